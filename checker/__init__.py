@@ -1,0 +1,1 @@
+"""Checker: judge what is on disk (submission trees, result tables, claims)."""

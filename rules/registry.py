@@ -1,0 +1,67 @@
+"""Find and load round rules: ``load_round("v5.1") -> Round``.
+
+One YAML file per round under ``rules/data/``; a new round is a new file, not new code.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from rules.models import Round
+
+_ROUND_FILE = re.compile(r"^v(\d+)\.(\d+)\.yaml$")
+
+
+class UnknownRound(LookupError):
+    """The requested round has no data file."""
+
+
+def _data_dir() -> Path:
+    return Path(str(resources.files("rules") / "data"))
+
+
+def list_rounds() -> list[str]:
+    """Round names with a data file, oldest first (``["v5.0", "v5.1", ...]``)."""
+    found = []
+    for p in _data_dir().iterdir():
+        m = _ROUND_FILE.match(p.name)
+        if m:
+            found.append((int(m.group(1)), int(m.group(2)), p.name[: -len(".yaml")]))
+    return [name for _, _, name in sorted(found)]
+
+
+def normalize_round(name: str) -> str:
+    """Accept ``v5.1``, ``5.1``, ``V5.1`` and ``5.1.1`` (patch ignored)."""
+    s = name.strip().lower().lstrip("v")
+    parts = s.split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        raise UnknownRound(f"not a round name: {name!r} (expected e.g. v5.1)")
+    return f"v{int(parts[0])}.{int(parts[1])}"
+
+
+@cache
+def load_round(name: str) -> Round:
+    """Load and validate one round's rules; raises UnknownRound naming the known rounds."""
+    key = normalize_round(name)
+    path = _data_dir() / f"{key}.yaml"
+    if not path.is_file():
+        raise UnknownRound(f"no rules for round {name!r}; known rounds: {', '.join(list_rounds())}")
+    with path.open(encoding="utf-8") as fh:
+        raw = yaml.safe_load(fh)
+    try:
+        return Round.model_validate(raw)
+    except ValidationError as exc:  # a broken data file is a bug in this package, say where
+        raise ValueError(f"{path}: invalid round data: {exc}") from exc
+
+
+def latest_round() -> str:
+    rounds = list_rounds()
+    if not rounds:
+        raise UnknownRound("no round data files installed")
+    return rounds[-1]
