@@ -1,0 +1,361 @@
+"""Parse LoadGen's ``mlperf_log_accuracy.json`` into typed entries.
+
+LoadGen writes a JSON list with one object per line::
+
+    [
+    { "seq_id" : 0, "qsl_idx" : 5, "data" : "0A000000...", "token_data" : "0A000000", "token_count" : 4 },
+    ...
+    ]
+
+``data`` is the uppercase hex of the response bytes the SUT passed to ``QuerySamplesComplete``;
+``token_count`` (the ``n_tokens`` the SUT reported) is present when ``use_token_latencies`` is on;
+``token_data`` (the bytes passed to ``FirstTokenComplete``) is present with tokens in non-Offline
+scenarios. The reference SUTs write token ids as little-endian integers (int32 for most; the
+llama2-70b HF Offline SUT writes int64), so decoding takes a :class:`TokenDtype`.
+
+Submitted trees carry the truncated form that ``tools/submission/truncate_accuracy_log.py`` writes:
+the first 4096 characters, ``"\\n\\n...\\n\\n"``, then the last 4096 characters, with the SHA-256 of
+the original file appended to ``accuracy.txt`` as ``hash=<hex>``. :func:`parse_accuracy_log`
+recognises that form and returns the entries that are fully visible in the two windows, with
+``truncated=True``.
+
+Bad input raises :class:`checker.findings.UnusableInput` naming the file, line and entry index.
+The parser reads line by line (genuine logs can be hundreds of MB) and falls back to a whole-file
+JSON parse, under a size cap, only for files that are not laid out one entry per line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Sequence
+from enum import Enum
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from checker.findings import UnusableInput
+
+ACCURACY_LOG_NAME = "mlperf_log_accuracy.json"
+
+# truncate_accuracy_log.py: VIEWABLE_SIZE and the separator it writes between head and tail.
+TRUNCATE_VIEWABLE_CHARS = 4096
+TRUNCATE_SEPARATOR = "\n\n...\n\n"
+# The ``hash=`` line that truncate_accuracy_log.py appends to accuracy.txt (its own regex).
+HASH_LINE_RE = re.compile(r"^hash=([\w\d]+)$")
+
+# A whole-file JSON parse (only for logs not laid out one entry per line) is refused above this.
+DEFAULT_MAX_JSON_BYTES = 1 << 30
+
+_HEX_RE = re.compile(r"\A(?:[0-9A-Fa-f]{2})*\Z")
+_ENTRY_KEYS = {"seq_id", "qsl_idx", "data", "token_count", "token_data"}
+_REQUIRED_KEYS = ("seq_id", "qsl_idx", "data")
+# A complete entry object on one line, as LoadGen writes it (used to pick entries out of the
+# windows of a truncated log).
+_ENTRY_LINE_RE = re.compile(r"^\s*(\{.*\})\s*,?\s*$")
+
+
+class TokenDtype(str, Enum):
+    """Element type of the response bytes (the ``--dtype`` of the official accuracy scripts)."""
+
+    INT64 = "int64"
+    INT32 = "int32"
+    INT16 = "int16"
+    FLOAT32 = "float32"
+
+    @property
+    def numpy(self) -> np.dtype[np.generic]:
+        return np.dtype({"int64": "<i8", "int32": "<i4", "int16": "<i2", "float32": "<f4"}[self.value])
+
+    @property
+    def itemsize(self) -> int:
+        return int(self.numpy.itemsize)
+
+
+class TokenDecodeError(ValueError):
+    """The bytes are not a whole number of ``dtype`` items (or not integral for float32)."""
+
+
+def decode_token_ids(data: bytes, dtype: TokenDtype = TokenDtype.INT32) -> tuple[int, ...]:
+    """Decode response bytes into token ids, as ``np.frombuffer(bytes, dtype)`` does in the official scripts."""
+    if len(data) % dtype.itemsize:
+        raise TokenDecodeError(
+            f"{len(data)} bytes is not a multiple of {dtype.value} ({dtype.itemsize} bytes)"
+        )
+    arr = np.frombuffer(data, dtype=dtype.numpy)
+    if dtype is TokenDtype.FLOAT32:
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise TokenDecodeError("float32 data holds values that are not whole numbers")
+        return tuple(int(v) for v in arr)
+    return tuple(int(v) for v in arr.tolist())
+
+
+class AccuracyEntry(BaseModel):
+    """One logged sample. ``index`` is its 0-based position in the file (or in the visible part)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    index: int
+    line: int | None
+    seq_id: int
+    qsl_idx: int
+    data_hex: str
+    token_count: int | None = None
+    token_data_hex: str | None = None
+
+    @property
+    def data(self) -> bytes:
+        return bytes.fromhex(self.data_hex)
+
+    @property
+    def token_data(self) -> bytes | None:
+        return None if self.token_data_hex is None else bytes.fromhex(self.token_data_hex)
+
+    @property
+    def data_nbytes(self) -> int:
+        return len(self.data_hex) // 2
+
+    def token_ids(self, dtype: TokenDtype = TokenDtype.INT32) -> tuple[int, ...]:
+        """The response decoded as token ids (raises :class:`TokenDecodeError`)."""
+        return decode_token_ids(self.data, dtype)
+
+    def first_token_ids(self, dtype: TokenDtype = TokenDtype.INT32) -> tuple[int, ...] | None:
+        """The first-token bytes decoded as ids; None when the log has no ``token_data``."""
+        raw = self.token_data
+        return None if raw is None else decode_token_ids(raw, dtype)
+
+
+class AccuracyLog(BaseModel):
+    """A parsed accuracy log.
+
+    ``truncated``: the file is the truncated form; ``entries`` then holds only the entries fully
+    visible in its head and tail windows, and ``sha256`` is the hash of the truncated file (the
+    original's hash is the ``hash=`` line of accuracy.txt).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    size_bytes: int
+    sha256: str
+    truncated: bool
+    entries: tuple[AccuracyEntry, ...]
+
+    def unique_by_qsl_idx(self) -> tuple[AccuracyEntry, ...]:
+        """First entry per ``qsl_idx``, in file order (the reference accuracy scripts' dedup)."""
+        seen: set[int] = set()
+        out = []
+        for e in self.entries:
+            if e.qsl_idx not in seen:
+                seen.add(e.qsl_idx)
+                out.append(e)
+        return tuple(out)
+
+    @property
+    def has_token_counts(self) -> bool:
+        return bool(self.entries) and all(e.token_count is not None for e in self.entries)
+
+    @property
+    def has_first_tokens(self) -> bool:
+        return bool(self.entries) and all(e.token_data_hex is not None for e in self.entries)
+
+
+def accuracy_log_hash(path: Path) -> str:
+    """SHA-256 hex of the file, read in 4 KiB blocks, exactly as ``truncate_accuracy_log.get_hash``."""
+    h = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(4096), b""):
+                h.update(block)
+    except OSError as e:
+        raise UnusableInput(f"cannot read accuracy log: {e.strerror or e}", str(path)) from e
+    return h.hexdigest()
+
+
+def recorded_hash(accuracy_txt_lines: Sequence[str]) -> str | None:
+    """The ``hash=`` value from accuracy.txt lines (first match, as the truncation script reads it)."""
+    for line in accuracy_txt_lines:
+        m = HASH_LINE_RE.match(line.rstrip("\r\n"))
+        if m:
+            return m.group(1)
+    return None
+
+
+def is_truncated_text(text: str) -> bool:
+    """True for the truncation script's output: head window, separator, tail window."""
+    limit = 2 * TRUNCATE_VIEWABLE_CHARS + len(TRUNCATE_SEPARATOR)
+    return (
+        len(text) <= limit
+        and text.find(TRUNCATE_SEPARATOR, 0, TRUNCATE_VIEWABLE_CHARS + len(TRUNCATE_SEPARATOR)) >= 0
+        and not _is_json(text)
+    )
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _bad(path: Path, msg: str, line: int | None = None, index: int | None = None) -> UnusableInput:
+    where = f"entry {index}: " if index is not None else ""
+    return UnusableInput(f"{where}{msg}", str(path), line)
+
+
+def _entry_from_obj(obj: object, path: Path, index: int, line: int | None) -> AccuracyEntry:
+    if not isinstance(obj, dict):
+        raise _bad(path, f"expected an object, got {type(obj).__name__}", line, index)
+    missing = [k for k in _REQUIRED_KEYS if k not in obj]
+    if missing:
+        raise _bad(path, f"missing key(s) {', '.join(missing)}", line, index)
+    unknown = sorted(set(obj) - _ENTRY_KEYS)
+    if unknown:
+        raise _bad(path, f"unknown key(s) {', '.join(unknown)}", line, index)
+    ints: dict[str, int | None] = {}
+    for key in ("seq_id", "qsl_idx", "token_count"):
+        v = obj.get(key)
+        if v is None and key == "token_count":
+            ints[key] = None
+            continue
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise _bad(path, f"{key} must be a non-negative integer, got {v!r}"[:200], line, index)
+        ints[key] = v
+    hexes: dict[str, str | None] = {}
+    for key in ("data", "token_data"):
+        v = obj.get(key)
+        if v is None and key == "token_data":
+            hexes[key] = None
+            continue
+        if not isinstance(v, str) or not _HEX_RE.match(v):
+            shown = v if not isinstance(v, str) else (v[:40] + "..." if len(v) > 40 else v)
+            raise _bad(path, f"{key} must be a hex string of whole bytes, got {shown!r}", line, index)
+        hexes[key] = v.upper()
+    seq_id, qsl_idx = ints["seq_id"], ints["qsl_idx"]
+    data_hex = hexes["data"]
+    assert seq_id is not None and qsl_idx is not None and data_hex is not None  # required keys
+    return AccuracyEntry(
+        index=index,
+        line=line,
+        seq_id=seq_id,
+        qsl_idx=qsl_idx,
+        data_hex=data_hex,
+        token_count=ints["token_count"],
+        token_data_hex=hexes["token_data"],
+    )
+
+
+def _iter_lines(path: Path) -> Iterator[tuple[int, str]]:
+    try:
+        with path.open("r", encoding="utf-8", errors="strict", newline="") as f:
+            yield from enumerate(f, start=1)
+    except UnicodeDecodeError as e:
+        raise _bad(path, f"not UTF-8 text ({e.reason})") from e
+    except OSError as e:
+        raise _bad(path, f"cannot read: {e.strerror or e}") from e
+
+
+def _parse_line_layout(path: Path) -> list[AccuracyEntry] | None:
+    """Parse LoadGen's one-entry-per-line layout; None when the file is laid out otherwise."""
+    entries: list[AccuracyEntry] = []
+    opened = closed = False
+    for lineno, raw in _iter_lines(path):
+        text = raw.strip()
+        if not text:
+            continue
+        if not opened:
+            if text != "[":
+                return None
+            opened = True
+            continue
+        if closed:
+            raise _bad(path, f"text after the closing ']': {text[:40]!r}", lineno)
+        if text == "]":
+            closed = True
+            continue
+        if not text.startswith("{"):
+            return None
+        body = text[:-1] if text.endswith(",") else text
+        try:
+            obj = json.loads(body)
+        except json.JSONDecodeError as e:
+            raise _bad(path, f"not a JSON object ({e.msg})", lineno, len(entries)) from e
+        entries.append(_entry_from_obj(obj, path, len(entries), lineno))
+    if not opened:
+        raise _bad(path, "empty file (expected a JSON list)")
+    if not closed:
+        raise _bad(path, "the JSON list is not closed (file cut off?)")
+    return entries
+
+
+def _parse_whole_json(path: Path, size: int, max_json_bytes: int) -> list[AccuracyEntry]:
+    if size > max_json_bytes:
+        raise _bad(
+            path,
+            f"{size} bytes and not laid out one entry per line as LoadGen writes it; "
+            f"refusing a whole-file JSON parse above {max_json_bytes} bytes",
+        )
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise _bad(path, f"not UTF-8 text ({e.reason})") from e
+    except json.JSONDecodeError as e:
+        raise _bad(path, f"not valid JSON ({e.msg})", e.lineno) from e
+    if not isinstance(obj, list):
+        raise _bad(path, f"expected a JSON list of entries, got {type(obj).__name__}")
+    return [_entry_from_obj(o, path, i, None) for i, o in enumerate(obj)]
+
+
+def _parse_truncated(path: Path, text: str) -> list[AccuracyEntry]:
+    head, _, tail = text.partition(TRUNCATE_SEPARATOR)
+    entries: list[AccuracyEntry] = []
+    seen_seq_ids: set[int] = set()  # head and tail overlap when the original was under 8 KiB
+    tail_offset = head.count("\n") + TRUNCATE_SEPARATOR.count("\n")
+    for line_offset, window in ((0, head), (tail_offset, tail)):
+        for i, raw in enumerate(window.split("\n"), start=1):
+            m = _ENTRY_LINE_RE.match(raw)
+            if not m:
+                continue
+            try:
+                obj = json.loads(m.group(1))
+            except json.JSONDecodeError:
+                continue  # a line cut by the window edge
+            entry = _entry_from_obj(obj, path, len(entries), line_offset + i)
+            if entry.seq_id not in seen_seq_ids:
+                seen_seq_ids.add(entry.seq_id)
+                entries.append(entry)
+    return entries
+
+
+def parse_accuracy_log(path: Path, *, max_json_bytes: int = DEFAULT_MAX_JSON_BYTES) -> AccuracyLog:
+    """Parse a full or truncated ``mlperf_log_accuracy.json``."""
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        raise _bad(path, f"cannot read: {e.strerror or e}") from e
+    if not path.is_file():
+        raise _bad(path, "not a regular file")
+    digest = accuracy_log_hash(path)
+    limit = 2 * TRUNCATE_VIEWABLE_CHARS + len(TRUNCATE_SEPARATOR)
+    if size <= 4 * limit:  # UTF-8 may take up to 4 bytes per character
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise _bad(path, f"not UTF-8 text ({e.reason})") from e
+        if is_truncated_text(text):
+            return AccuracyLog(
+                path=str(path),
+                size_bytes=size,
+                sha256=digest,
+                truncated=True,
+                entries=tuple(_parse_truncated(path, text)),
+            )
+    entries = _parse_line_layout(path)
+    if entries is None:
+        entries = _parse_whole_json(path, size, max_json_bytes)
+    return AccuracyLog(
+        path=str(path), size_bytes=size, sha256=digest, truncated=False, entries=tuple(entries)
+    )
