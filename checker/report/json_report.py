@@ -1,0 +1,70 @@
+"""The ``--json`` report: schema-versioned, validated by ``schemas/check-report.json``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from checker.findings import Finding
+from checker.report.outcome import counts, exit_code
+from checker.results import CheckReport, ResultEntry, SummaryRow
+
+SCHEMA_VERSION = "1"
+
+
+def _finding(f: Finding) -> dict[str, Any]:
+    return f.model_dump(mode="json")
+
+
+def _row(row: SummaryRow | None) -> dict[str, str] | None:
+    return None if row is None else dict(row.values)
+
+
+def _result(r: ResultEntry) -> dict[str, Any]:
+    return {
+        "path": r.path,
+        "division": r.division,
+        "submitter": r.submitter,
+        "system": r.system,
+        "benchmark": r.benchmark,
+        "mlperf_model": r.mlperf_model,
+        "scenario": r.scenario,
+        "valid": r.valid,
+        "findings": [_finding(f) for f in r.findings],
+        "summary": _row(r.summary),
+        "power_summary": _row(r.power_summary),
+    }
+
+
+def report_dict(
+    report: CheckReport,
+    *,
+    round_detection: str | None = None,
+    submitter: str | None = None,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The JSON report as a dict (``report`` already filtered by select/ignore)."""
+    code = exit_code(report)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": "inference-audit",
+        "tool_version": report.tool_version,
+        "round": report.round,
+        "round_detection": round_detection,
+        "root": report.root,
+        "submitter": submitter,
+        "select": list(select),
+        "ignore": list(ignore),
+        "valid": code == 0,
+        "unusable": report.unusable,
+        "exit_code": code,
+        "counts": counts(report).as_dict(),
+        "results": [_result(r) for r in report.results],
+        "findings": [_finding(f) for f in report.findings],
+    }
+
+
+def render_json(data: dict[str, Any]) -> bytes:
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

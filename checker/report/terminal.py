@@ -1,0 +1,128 @@
+"""The terminal report: a verdict line per result with its findings, then a summary.
+
+Finding lines read ``path:line [RULE] message — fix: ...  (source)`` so editors and CI logs can
+jump to the file.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from checker.findings import Finding, Severity
+from checker.report.outcome import counts, exit_code, per_division, per_rule
+from checker.results import CheckReport, ResultEntry
+
+_MARK = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _one_line(text: str) -> str:
+    """Findings may quote file content: keep each on one printable line."""
+    return "".join(ch if ch.isprintable() else " " for ch in text.replace("\n", " "))
+
+
+def finding_line(f: Finding) -> str:
+    parts = [f"{f.location()} [{f.rule}] {_MARK[f.severity]}: {f.message}"]
+    if f.fix:
+        parts.append(f" — fix: {f.fix}")
+    if f.source:
+        parts.append(f"  ({f.source})")
+    if f.beyond_official:
+        parts.append("  [beyond the official checker]")
+    return _one_line("".join(parts))
+
+
+def _verdict_line(r: ResultEntry) -> str:
+    n_err = sum(1 for f in r.findings if f.severity is Severity.ERROR)
+    n_warn = sum(1 for f in r.findings if f.severity is Severity.WARNING)
+    verdict = "VALID  " if r.valid else "INVALID"
+    extra = []
+    if n_err:
+        extra.append(f"{n_err} error(s)")
+    if n_warn:
+        extra.append(f"{n_warn} warning(s)")
+    tail = f"  ({', '.join(extra)})" if extra else ""
+    return _one_line(f"{verdict} {r.path}{tail}")
+
+
+def render_terminal(
+    report: CheckReport,
+    *,
+    quiet: bool = False,
+    round_detection: str | None = None,
+) -> str:
+    """The whole terminal report.
+
+    ``quiet`` prints only invalid results (with their findings), tree-level errors and the summary.
+    """
+    lines: list[str] = []
+    header = f"check-submission {report.tool_version}: round {report.round}, {report.root}"
+    if not quiet:
+        lines.append(header)
+        if round_detection:
+            lines.append(f"  round: {round_detection}")
+    tree = [f for f in report.findings if not quiet or f.severity is Severity.ERROR]
+    if tree:
+        lines.append("")
+        lines.append("Tree, submitter and system findings:")
+        lines.extend(f"  {finding_line(f)}" for f in tree)
+    shown = [r for r in report.results if not quiet or not r.valid]
+    if shown:
+        lines.append("")
+    for r in shown:
+        lines.append(_verdict_line(r))
+        for f in r.findings:
+            if quiet and f.severity is not Severity.ERROR:
+                continue
+            lines.append(f"    {finding_line(f)}")
+    lines.append("")
+    lines.extend(render_summary(report, quiet=quiet))
+    return "\n".join(lines) + "\n"
+
+
+def render_summary(report: CheckReport, *, quiet: bool = False) -> list[str]:
+    c = counts(report)
+    code = exit_code(report)
+    lines = ["Summary:"] if not quiet else []
+    if not quiet:
+        for division, (valid, invalid) in per_division(report).items():
+            lines.append(f"  {division:<8} {valid:>5} valid  {invalid:>5} invalid")
+        rules = per_rule(report)
+        if rules:
+            lines.append("  findings per rule:")
+            for rule, severity, n in rules:
+                lines.append(f"    {rule:<28} {_MARK[severity]:<8} {n:>5}")
+    verdict = {0: "all results valid", 1: "submission has errors", 2: "input could not be checked"}[code]
+    lines.append(
+        f"{c.results} results: {c.valid} valid, {c.invalid} invalid; "
+        f"{c.errors} errors, {c.warnings} warnings, {c.infos} notes — {verdict} (exit {code})"
+    )
+    return lines
+
+
+class Progress:
+    """A one-line progress display on stderr, redrawn at most ``hz`` times a second."""
+
+    def __init__(self, stream: TextIO | None = None, hz: float = 5.0) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.period = 1.0 / hz
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, done: int, total: int, *_: object) -> None:
+        now = time.monotonic()
+        if done < total and now - self.last < self.period:
+            return
+        self.last = now
+        width = len(str(total))
+        pct = 100.0 * done / total if total else 100.0
+        self.stream.write(f"\rchecking: {done:>{width}}/{total} results ({pct:5.1f}%)")
+        self.stream.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False

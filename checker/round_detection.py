@@ -1,0 +1,120 @@
+"""Guess which round a results tree was made for, from the LoadGen versions in its logs.
+
+``check-submission`` uses this when ``--round`` is not given. Only the first line of a
+sample of performance detail logs is read (LoadGen writes ``loadgen_version`` first), through
+:class:`checker.safe_io.SafeTree`, so nothing outside the tree is followed.
+
+Submissions of a round often use the previous round's LoadGen (v5.1 trees hold 5.0.x logs), so
+a round is chosen as: the round whose own version equals the newest LoadGen major.minor seen,
+when it accepts every version seen; otherwise the latest round accepting them all; otherwise
+the latest round. Any choice that is not clear-cut is said so in :attr:`Detection.note`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from checker.safe_io import SafeTree, join
+from rules.models import Round
+from rules.registry import latest_round, list_rounds, load_round
+
+_VERSION_RE = re.compile(rb'"key"\s*:\s*"loadgen_version"\s*,\s*"value"\s*:\s*"(\d+)\.(\d+)[^"]*"')
+_DETAIL_LOG = "mlperf_log_detail.txt"
+MAX_LOGS = 64
+_SKIP_DIRS = frozenset({"compliance", "accuracy", "code", "documentation", "measurements", "systems"})
+MAX_DEPTH = 9  # <division>/<submitter>/results/<system>/<benchmark>/<scenario>/performance/run_1/<file>
+
+
+@dataclass(frozen=True)
+class Detection:
+    round: Round
+    loadgen_versions: dict[str, int]  # "5.1" -> number of logs sampled
+    note: str  # how the round was chosen, for the terminal and JSON reports
+    clear: bool  # False when the choice was a fallback
+
+
+def sample_loadgen_versions(root: Path, max_logs: int = MAX_LOGS) -> Counter[str]:
+    """major.minor LoadGen versions of up to ``max_logs`` performance detail logs under ``root``."""
+    tree = SafeTree(root)
+    seen: Counter[str] = Counter()
+    stack: list[tuple[str, int]] = [("", 0)]
+    logs = 0
+    while stack and logs < max_logs:
+        rel, depth = stack.pop()
+        for name in tree.list_dir(rel):
+            child = join(rel, name)
+            if name == _DETAIL_LOG and "/compliance/" not in f"/{child}":
+                if not tree.is_file(child):
+                    continue
+                logs += 1
+                version = _first_version(tree.abspath(child))
+                if version:
+                    seen[version] += 1
+            elif (
+                depth < MAX_DEPTH
+                and name not in _SKIP_DIRS
+                and not name.startswith(".")
+                and tree.is_dir(child)
+                and not os.path.islink(tree.abspath(child))
+            ):
+                stack.append((child, depth + 1))
+    return seen
+
+
+def _first_version(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return None
+    m = _VERSION_RE.search(head)
+    return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
+
+
+def _accepts(rnd: Round, version: str) -> bool:
+    return any(
+        version == p or version.startswith(p.rstrip(".") + ".") or p.startswith(version + ".")
+        for p in rnd.loadgen_versions
+    )
+
+
+def _as_tuple(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def detect_round(root: Path) -> Detection:
+    """The round ``root`` was most likely made for (never raises for bad trees; falls back to the latest)."""
+    versions = sample_loadgen_versions(root)
+    latest = latest_round()
+    if not versions:
+        return Detection(
+            load_round(latest),
+            {},
+            f"{latest} (no LoadGen version found in the logs; latest round assumed)",
+            clear=False,
+        )
+    rounds = [load_round(name) for name in list_rounds()]
+    seen = ", ".join(f"{v} ({n} logs)" for v, n in sorted(versions.items(), key=lambda kv: _as_tuple(kv[0])))
+    accepting = [r for r in rounds if all(_accepts(r, v) for v in versions)]
+    newest = max(versions, key=_as_tuple)
+    exact = [r for r in accepting if r.version == newest or r.name == f"v{newest}"]
+    if exact:
+        chosen = exact[-1]
+        return Detection(chosen, dict(versions), f"{chosen.name} (detected from LoadGen {seen})", clear=True)
+    if accepting:
+        chosen = accepting[-1]
+        names = ", ".join(r.name for r in accepting)
+        clear = len(accepting) == 1
+        how = "detected" if clear else f"ambiguous between {names}; the latest chosen"
+        return Detection(chosen, dict(versions), f"{chosen.name} ({how}; LoadGen {seen})", clear=clear)
+    return Detection(
+        load_round(latest),
+        dict(versions),
+        f"{latest} (no round accepts every LoadGen version seen: {seen}; latest round assumed, use --round)",
+        clear=False,
+    )
