@@ -129,6 +129,43 @@ class Benchmark(_Model):
     extra_accuracy_files: dict[str, tuple[str, ...]] = Field(default_factory=dict)  # SDXL images
     rules_text: dict[str, str] = Field(default_factory=dict)  # verbatim rules table cells, for display
     notes: tuple[str, ...] = ()
+    # --- added by the rules data build (additive) ---
+    interactive_target_latency_ns: int | None = None  # a separate Interactive bound (v6.1 qwen3-vl)
+    accuracy_targets_by_scenario: dict[Scenario, tuple[AccuracyTarget, ...]] = Field(
+        default_factory=dict
+    )  # replaces accuracy_targets for that scenario when present
+    accuracy_sample_count: int | None = None  # accuracy run size when it differs from dataset_size
+    accuracy_sample_count_by_scenario: dict[Scenario, int] = Field(default_factory=dict)
+    compliance_delta_pct_overrides: dict[str, float] = Field(default_factory=dict)  # TEST01 metric -> %
+    min_duration_exempt: bool = False  # the checker skips the min-duration check (e2e-rag)
+    min_new_tokens: int | None = None
+    max_new_tokens_performance: int | None = None  # when the performance run has its own cap
+    mlperf_conf_flags: dict[str, int] = Field(default_factory=dict)  # e.g. use_token_latencies: 1
+    mlperf_conf_target_latency_ms: dict[Scenario, float] = Field(default_factory=dict)
+    # mlperf.conf per-model percentile where it differs from Round.scenario_defaults
+    target_latency_percentile_overrides: dict[Scenario, float] = Field(default_factory=dict)
+    discrepancies: tuple[str, ...] = ()  # ids of facts-file discrepancies touching this benchmark
+    cites: dict[str, str] = Field(default_factory=dict)  # field name -> SOURCE_ID:line
+
+    def accuracy_targets_for(self, scenario: Scenario | None = None) -> tuple[AccuracyTarget, ...]:
+        """Lower bounds that apply to a scenario's accuracy run."""
+        if scenario is not None and scenario in self.accuracy_targets_by_scenario:
+            return self.accuracy_targets_by_scenario[scenario]
+        return self.accuracy_targets
+
+    def scenario_set(self, system_type: str) -> ScenarioSet | None:
+        """Scenario rules for a system type; accepts "datacenter,edge" in either order."""
+        key = system_type.strip().lower().replace(" ", "")
+        if key in ("datacenter,edge", "edge,datacenter"):
+            key = "datacenter+edge"
+        return self.scenarios.get(key)
+
+    def allowed_scenarios(self, system_type: str) -> tuple[Scenario, ...]:
+        """Required and optional scenarios (closed division) for a system type."""
+        sset = self.scenario_set(system_type)
+        if sset is None:
+            return ()
+        return tuple(dict.fromkeys(sset.required + sset.optional))
 
 
 class SystemDescriptionRules(Cited):
@@ -154,6 +191,17 @@ class StructureRules(Cited):
     accuracy_optional_files: tuple[str, ...] = ()
     compliance_in_results_dir: bool = False  # v6.x layout: compliance under the results dir
     code_dir: str = "code"  # "src" from v6.x
+    # --- added by the rules data build (additive) ---
+    ignored_top_level: tuple[str, ...] = (".git", ".github", "assets")
+    root_allowed_suffixes: tuple[str, ...] = (".md", ".pdf")
+    power_run_files: tuple[str, ...] = ()
+    power_dir_files: tuple[str, ...] = ()
+    power_measure_file_patterns: tuple[str, ...] = ()
+    compliance_performance_files: tuple[str, ...] = ()
+    test01_accuracy_files: tuple[str, ...] = ()
+    test01_fallback_accuracy_files: tuple[str, ...] = ()
+    calibration_paths: tuple[str, ...] = ()
+    network_sut_name_substring: str | None = None
 
 
 class Round(_Model):
@@ -179,10 +227,45 @@ class Round(_Model):
     benchmarks: dict[str, Benchmark]
     aliases: dict[str, str] = Field(default_factory=dict)  # directory/model name -> benchmark
     notes: tuple[str, ...] = ()
+    # --- added by the rules data build (additive) ---
+    checker: str | None = None  # which official checker (and --version) this round's data follows
+    rules_source: str | None = None  # SOURCE_ID of the rules text
+    mlperf_conf_source: str | None = None  # SOURCE_ID of mlperf.conf
+    # official get_mlperf_model substring heuristics, tried in order: (substring, benchmark)
+    alias_substrings: tuple[tuple[str, str], ...] = ()
+    aliases_cite: str | None = None
+    result_fields_cite: str | None = None
+    units_cite: str | None = None
+    acc_patterns_cite: str | None = None
+    compliance_delta_pct_cite: str | None = None
+    power_units: dict[Scenario, str] = Field(default_factory=dict)
+    test05_seeds: Seeds | None = None
 
     def benchmark(self, name: str) -> Benchmark | None:
-        """Look a benchmark up by name or alias (None when the round has no such benchmark)."""
+        """Look a benchmark up by name or alias (None when the round has no such benchmark).
+
+        Order as the official checker's ``get_mlperf_model``: exact name, ``aliases``
+        (model_mapping), then the substring heuristics (``mobilenet``/``efficientnet``/``resnet50``
+        -> resnet, ``bert-99.9``/``bert-99``); finally the same steps case-insensitively.
+        """
+        found = self._lookup(name)
+        if found is None and name != name.lower():
+            found = self._lookup(name.lower())
+        return found
+
+    def resolve(self, name: str) -> str | None:
+        """The benchmark name a directory/model name maps to, or None."""
+        bench = self.benchmark(name)
+        return bench.name if bench is not None else None
+
+    def _lookup(self, name: str) -> Benchmark | None:
         if name in self.benchmarks:
             return self.benchmarks[name]
         target = self.aliases.get(name)
-        return self.benchmarks.get(target) if target else None
+        if target is not None:
+            return self.benchmarks.get(target)
+        for needle, bench in self.alias_substrings:
+            if needle in name:
+                mapped = self.aliases.get(bench, bench)
+                return self.benchmarks.get(mapped)
+        return None

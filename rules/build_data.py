@@ -1,0 +1,955 @@
+"""Generate ``rules/data/<round>.yaml`` from the shared facts file (maintainer script).
+
+Usage (from the repository root)::
+
+    python -m rules.build_data [FACTS_YAML] [--out rules/data] [--check]
+
+FACTS_YAML defaults to ``../shared/reference/mlperf-facts.yaml`` relative to the repository. The
+facts file holds the per-benchmark numbers of each round (checker MODEL_CONFIG, mlperf.conf, rules
+text) with their citations; what it lacks — the official checker's module-level constants (file
+lists, system-description fields, ACC_PATTERN, units, result keys, SDXL image ids) — is written
+below as data, each group with its citation. ``--check`` regenerates into memory and exits 1 when
+a committed file differs.
+
+The generated files are committed; CI does not run this script (a test does, when shared/ is
+present, and asserts equality with the committed files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import operator
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rules.models import Round
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_FACTS = REPO_ROOT.parent / "shared" / "reference" / "mlperf-facts.yaml"
+DATA_DIR = Path(__file__).resolve().parent / "data"
+ROUNDS = ("v5.0", "v5.1", "v6.0", "v6.1")
+
+# Sources this script adds to the facts file's own (``meta.sources``).
+EXTRA_SOURCES: dict[str, dict[str, str]] = {
+    "CATALOGUE": {
+        "path": "shared/reference/official-checker-catalogue.md",
+        "provenance": "project reference: catalogue of every check of the v5.1.1 (OLD) and HEAD "
+        "official checkers, with their line numbers",
+    },
+    "PARAMS": {
+        "path": "shared/reference/official-checker-v5.1-parameters.md",
+        "provenance": "project reference: MODEL_CONFIG and constants of the v5.1.1-tag checker "
+        "for --version v5.1 (generated from the checker source)",
+    },
+    "CHK_CONST": {
+        "path": "mlcommons/inference/tools/submission/submission_checker/constants.py",
+        "provenance": "module constants of the modular checker (version keys v5.0-v6.0), read "
+        "from a stored copy; cited by symbol (SOURCE#SYMBOL) since its line numbers differ from "
+        "CHK_HEAD",
+    },
+    "DATA_v5.1": {
+        "path": "shared/data/mlperf-inference-v5.1",
+        "provenance": "subset of mlcommons/inference_results_v5.1 (loadgen_version values of "
+        "the published detail logs: 5.0.21-5.0.25 and 5.1.0)",
+    },
+    "PYPI_LOADGEN": {
+        "path": "https://pypi.org/project/mlcommons-loadgen/",
+        "provenance": "LoadGen wheels are released per round series (5.0.x, 5.1.x, 6.0.x); "
+        "mlcommons-loadgen 6.0.17 is the version installed for this project",
+    },
+}
+
+_CITE_PART = re.compile(r"^[A-Za-z][A-Za-z0-9_.]*(:[0-9][0-9,\- ]*|#[A-Za-z0-9_][A-Za-z0-9_.\-]*)$")
+
+
+def check_cite(cite: str) -> str:
+    """Validate ``SOURCE_ID:line[-line][,line]`` (``;``-separated) or ``SOURCE_ID#SYMBOL``."""
+    for part in cite.split(";"):
+        if not _CITE_PART.match(part.strip()):
+            raise ValueError(f"malformed citation {cite!r}")
+    return cite
+
+
+# --------------------------------------------------------------------------------------------
+# Checker constants the facts file lacks, per checker family ("v5" = CHK_v5.1.1, "head").
+# --------------------------------------------------------------------------------------------
+
+SYSTEM_REQUIRED_FIELDS = (
+    "division", "submitter", "status", "system_name", "number_of_nodes",
+    "host_processor_model_name", "host_processors_per_node", "host_processor_core_count",
+    "host_memory_capacity", "host_storage_capacity", "host_storage_type",
+    "accelerators_per_node", "accelerator_model_name", "accelerator_memory_capacity",
+    "framework", "operating_system", "system_type", "other_software_stack",
+    "host_processor_frequency", "host_processor_caches", "host_memory_configuration",
+    "host_processor_interconnect", "host_networking", "host_networking_topology",
+    "accelerator_frequency", "accelerator_host_interconnect", "accelerator_interconnect",
+    "accelerator_interconnect_topology", "accelerator_memory_configuration",
+    "accelerator_on-chip_memories", "cooling", "hw_notes", "sw_notes",
+    "host_network_card_count", "system_type_detail",
+)  # fmt: skip
+SYSTEM_MEANINGFUL_FIELDS = (
+    "division", "submitter", "system_type", "status", "system_name", "number_of_nodes",
+    "host_processor_model_name", "host_processors_per_node", "host_processor_core_count",
+    "host_memory_capacity", "host_memory_configuration", "host_storage_capacity",
+    "host_storage_type", "host_networking", "host_network_card_count",
+    "host_networking_topology", "accelerators_per_node", "accelerator_model_name",
+    "accelerator_memory_capacity", "accelerator_host_interconnect",
+    "accelerator_memory_configuration", "accelerator_interconnect", "cooling", "framework",
+    "operating_system", "other_software_stack",
+)  # fmt: skip
+SYSTEM_NETWORK_FIELDS = (
+    "is_network", "network_type", "network_media", "network_rate", "nic_loadgen",
+    "number_nic_loadgen", "net_software_stack_loadgen", "network_protocol",
+    "number_connections", "nic_sut", "number_nic_sut", "net_software_stack_sut",
+    "network_topology",
+)  # fmt: skip
+SYSTEM_POWER_FIELDS = (
+    "power_management", "filesystem", "boot_firmware_version", "management_firmware_version",
+    "other_hardware", "number_of_type_nics_installed", "nics_enabled_firmware",
+    "nics_enabled_os", "nics_enabled_connected", "network_speed_mbit",
+    "power_supply_quantity_and_rating_watts", "power_supply_details", "disk_drives",
+    "disk_controllers", "system_power_only",
+)  # fmt: skip
+MEASUREMENT_JSON_FIELDS = (
+    "input_data_types", "retraining", "starting_weights_filename", "weight_data_types",
+    "weight_transformations",
+)  # fmt: skip
+
+ACC_PATTERNS_V5 = {
+    "acc": r"^(?:\{\"accuracy|accuracy)[\": ]*=?\s*([\d\.]+).*",
+    "meanAcc": r".*'mean-accuracy':\s+'?([\d.]+)'?.*",
+    "AUC": r"^AUC=([\d\.]+).*",
+    "mAP": r".*(?:mAP=|'Total':)\s*([\d.]+)",
+    "bleu": r"^BLEU\:\s*([\d\.]+).*",
+    "F1": r"^{[\"\']exact_match[\"\']\:\s*[\d\.]+,\s*[\"\']f1[\"\']\:\s*([\d\.]+)}",
+    "ACCURACY": r"Word Error Rate\:.*, accuracy=([0-9\.]+)%",
+    "DICE": r"Accuracy\:\s*mean\s*=\s*([\d\.]+).*",
+    "ROUGE1": r".*'rouge1':\s+'?([\d.]+)'?.*",
+    "ROUGE2": r".*'rouge2':\s+'?([\d.]+)'?.*",
+    "ROUGEL": r".*'rougeL':\s+'?([\d.]+)'?.*",
+    "ROUGELSUM": r".*'rougeLsum':\s+'?([\d.]+)'?.*",
+    "GEN_LEN": r".*'gen_len':\s([\d.]+).*",
+    "TOKENS_PER_SAMPLE": r".*'tokens_per_sample':\s([\d.]+).*",
+    "CLIP_SCORE": r".*'CLIP_SCORE':\s+'?([\d.]+).*",
+    "FID_SCORE": r".*'FID_SCORE':\s+'?([\d.]+).*",
+    "gsm8k_accuracy": r".*'gsm8k':\s([\d.]+).*",
+    "mbxp_accuracy": r".*'mbxp':\s([\d.]+).*",
+    "exact_match": r".*'exact_match':\s([\d.]+).*",
+}
+ACC_PATTERNS_HEAD = {
+    **ACC_PATTERNS_V5,
+    "DLRM_NE": r".*metric/lifetime_ne/rating:\s*([\d\.]+).*",
+    "DLRM_ACC": r".*metric/lifetime_accuracy/rating:\s*([\d\.]+).*",
+    "DLRM_AUC": r".*metric/lifetime_gauc/rating:\s*([\d\.]+).*",
+    "vbench_score": r".*'vbench_score':\s([\d.]+).*",
+    "F1_HIERARCHICAL": r"\{.*\"f1\":\s*([\d\.]+).*\}",
+}
+
+RESULT_FIELDS = {
+    "Offline": "result_samples_per_second",
+    "SingleStream": "early_stopping_latency_ss",
+    "MultiStream": "early_stopping_latency_ms",
+    "Server": "result_completed_samples_per_sec",
+    # Interactive runs are LoadGen Server runs; the checker reads the key of the effective scenario.
+    "Interactive": "result_completed_samples_per_sec",
+}
+UNITS = {
+    "SingleStream": "Latency (ms)",
+    "MultiStream": "Latency (ms)",
+    "Offline": "Samples/s",
+    "Server": "Queries/s",
+    "Interactive": "Queries/s",
+}
+POWER_UNITS = {
+    "SingleStream": "millijoules",
+    "MultiStream": "millijoules",
+    "Offline": "Watts",
+    "Server": "Watts",
+    "Interactive": "Watts",
+}
+
+_TOKENS = {"Offline": "result_tokens_per_second", "Server": "result_completed_tokens_per_second"}
+_INFERRED_TOKENS = {
+    "Offline": "result_inferred_tokens_per_second",
+    "Server": "result_inferred_completed_tokens_per_second",
+}
+# RESULT_FIELD_BENCHMARK_OVERWRITE per checker version key (Interactive added = Server's key).
+RESULT_OVERRIDES: dict[str, dict[str, dict[str, str]]] = {
+    "v5.0": {
+        "llama2-70b-99": _TOKENS,
+        "llama2-70b-99.9": _TOKENS,
+        "llama2-70b-interactive-99": _TOKENS,
+        "llama2-70b-interactive-99.9": _TOKENS,
+        "gptj-99": _INFERRED_TOKENS,
+        "gptj-99.9": _INFERRED_TOKENS,
+        "mixtral-8x7b": _TOKENS,
+        "llama3.1-405b": _TOKENS,
+    },
+    "v5.1": {
+        "llama2-70b-99": _TOKENS,
+        "llama2-70b-99.9": _TOKENS,
+        "llama3.1-8b": _TOKENS,
+        "llama3.1-8b-edge": {
+            "Offline": "result_tokens_per_second",
+            "SingleStream": "result_90.00_percentile_latency_ns",
+        },
+        "mixtral-8x7b": _TOKENS,
+        "llama3.1-405b": _TOKENS,
+        "deepseek-r1": _TOKENS,
+        "whisper": {"Offline": "result_tokens_per_second"},
+    },
+}
+RESULT_OVERRIDES["v6.0"] = {**RESULT_OVERRIDES["v5.1"], "gpt-oss-120b": _TOKENS}
+RESULT_OVERRIDES["v6.1"] = RESULT_OVERRIDES["v6.0"]
+
+_TOK3 = {"Offline": "Tokens/s", "Server": "Tokens/s", "Interactive": "Tokens/s"}
+# special_unit_dict (v5.1.1) == SPECIAL_UNIT_DICT (modular checker); not keyed by version.
+UNIT_OVERRIDES: dict[str, dict[str, str]] = {
+    "llama3.1-8b": {"Offline": "Tokens/s", "Server": "Tokens/s"},  # no Interactive: Queries/s
+    "llama3.1-8b-edge": {"Offline": "Tokens/s"},
+    "llama2-70b-99": _TOK3,
+    "llama2-70b-99.9": _TOK3,
+    "mixtral-8x7b": _TOK3,
+    "llama3.1-405b": _TOK3,
+    "deepseek-r1": _TOK3,
+}
+
+SDXL_IMAGES: dict[str, tuple[str, ...]] = {
+    "v5.0": ("4459", "4015", "2705", "1682", "4048", "4683", "3757", "1578", "3319", "95"),
+    "v5.1": ("2747", "2235", "2165", "1515", "1538", "1367", "2419", "4629", "3657", "4532"),
+    "v6.0": ("1311", "2476", "3644", "2188", "4114", "52", "388", "1195", "3427", "2289"),
+}
+
+MODEL_MAPPING_V5 = {
+    "ssd-resnet34": "retinanet",
+    "mobilenet": "resnet",
+    "resnet50": "resnet",
+    "llama3_1-405b": "llama3.1-405b",
+    "llama3_1-8b": "llama3.1-8b",
+    "llama3_1-8b-edge": "llama3.1-8b-edge",
+}
+ALIAS_SUBSTRINGS = (
+    ("mobilenet", "resnet"),
+    ("efficientnet", "resnet"),
+    ("resnet50", "resnet"),
+    ("bert-99.9", "bert-99.9"),
+    ("bert-99", "bert-99"),
+)
+
+# Checker's requested_use_token_latencies list (extra_check_llm / llm_check).
+TOKEN_LATENCY_MODELS: dict[str, tuple[str, ...]] = {
+    "v5": (
+        "llama2-70b-99", "llama2-70b-99.9", "llama2-70b-interactive-99",
+        "llama2-70b-interactive-99.9", "mixtral-8x7b", "llama3.1-405b", "llama3.1-8b",
+        "llama3.1-8b-edge", "deepseek-r1",
+    ),
+}  # fmt: skip
+TOKEN_LATENCY_MODELS["head"] = (*TOKEN_LATENCY_MODELS["v5"], "gpt-oss-120b")
+
+# Model key LoadGen looks up in mlperf.conf (FromConfig(..., model, scenario)).
+MLPERF_CONF_MODEL = {
+    "resnet": "resnet50",
+    "retinanet": "retinanet",
+    "bert-99": "bert",
+    "bert-99.9": "bert",
+    "dlrm-v2-99": "dlrm-v2",
+    "dlrm-v2-99.9": "dlrm-v2",
+    "3d-unet-99": "3d-unet",
+    "3d-unet-99.9": "3d-unet",
+    "stable-diffusion-xl": "stable-diffusion-xl",
+    "gptj-99": "gptj",
+    "gptj-99.9": "gptj",
+    "llama2-70b-99": "llama2-70b",
+    "llama2-70b-99.9": "llama2-70b",
+    "llama2-70b-interactive-99": "llama2-70b-interactive",
+    "llama2-70b-interactive-99.9": "llama2-70b-interactive",
+    "mixtral-8x7b": "mixtral-8x7b",
+    "llama3.1-405b": "llama3_1-405b",
+    "llama3.1-8b": "llama3_1-8b",
+    "llama3.1-8b-edge": "llama3_1-8b-edge",
+    "deepseek-r1": "deepseek-r1",
+    "gpt-oss-120b": "gpt-oss-120b",
+    "qwen3-vl-235b-a22b": "qwen3-vl-235b-a22b",
+    "wan-2.2-t2v-a14b": "wan-2.2-t2v-a14b",
+    "rgat": "rgat",
+    "pointpainting": "pointpainting",
+    "whisper": "whisper",
+    "yolo-95": "yolo",
+    "yolo-99": "yolo",
+}
+
+# Discrepancy ids (facts file `discrepancies`) -> benchmarks and rounds they concern.
+# Benchmark "*" = a round-level note.
+DISCREPANCY_SCOPE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "D-01": (("gpt-oss-120b",), ("v6.0", "v6.1")),
+    "D-02": (("deepseek-r1",), ("v5.1", "v6.0", "v6.1")),
+    "D-03": (("3d-unet-99", "3d-unet-99.9"), ("v6.0", "v6.1")),
+    "D-04": (("llama3.1-8b",), ROUNDS),
+    "D-05": (("llama3.1-8b-edge",), ROUNDS),
+    "D-06": (("mixtral-8x7b",), ROUNDS),
+    "D-07": (("llama2-70b-99", "llama2-70b-99.9", "llama3.1-8b"), ROUNDS),
+    "D-08": (("dlrm-v3",), ("v6.0", "v6.1")),
+    "D-09": (("wan-2.2-t2v-a14b",), ("v6.0", "v6.1")),
+    "D-10": (("qwen3-vl-235b-a22b",), ("v6.1",)),
+    "D-11": (("deepseek-r1",), ("v6.0", "v6.1")),
+    "D-12": (("llama2-70b-99.9",), ("v6.1",)),
+    "D-13": (("whisper",), ROUNDS),
+    "D-14": (("deepseek-r1",), ("v5.1",)),
+    "D-15": (("*",), ROUNDS),
+    "D-16": (("*",), ROUNDS),
+    "D-17": (("*",), ROUNDS),
+    "D-18": (("gptj-99", "gptj-99.9", "llama3.1-405b"), ("v5.0",)),
+    "D-19": (("*",), ("v6.0", "v6.1")),
+    "D-20": (("llama3.1-8b-edge",), ROUNDS),
+    "D-21": (("qwen3.6-27b",), ("v6.1",)),
+    "D-22": (("*",), ROUNDS),
+    "D-23": (("*",), ("v6.0", "v6.1")),
+    "D-24": (("*",), ROUNDS),
+    "D-25": (("*",), ("v6.1",)),
+    "D-26": (("mixtral-8x7b",), ROUNDS),
+}
+
+# Per round: checker family, LoadGen series, layout.
+ROUND_SETTINGS: dict[str, dict[str, Any]] = {
+    "v5.0": {
+        "family": "v5",
+        "checker": "submission_checker.py at inference tag v5.1.1, --version v5.0 "
+        "(LLM TTFT/TPOT and compliance lists of tag v5.0.1)",
+        "loadgen_versions": ("5.0.",),
+        "loadgen_cite": "PYPI_LOADGEN#5.0",
+        "compliance_in_results_dir": False,
+        "code_dir": "code",
+    },
+    "v5.1": {
+        "family": "v5",
+        "checker": "submission_checker.py at inference tag v5.1.1, --version v5.1",
+        "loadgen_versions": ("5.0.", "5.1."),
+        "loadgen_cite": "DATA_v5.1#loadgen_version; PYPI_LOADGEN#5.1",
+        "compliance_in_results_dir": False,
+        "code_dir": "code",
+    },
+    "v6.0": {
+        "family": "head",
+        "checker": "modular submission_checker (inference HEAD), --version v6.0",
+        "loadgen_versions": ("6.0.",),
+        "loadgen_cite": "PYPI_LOADGEN#6.0",
+        "compliance_in_results_dir": True,
+        "code_dir": "src",
+    },
+    "v6.1": {
+        "family": "head",
+        "checker": "modular submission_checker (inference HEAD), --version v6.1 (draft round)",
+        "loadgen_versions": ("6.0.", "6.1."),
+        "loadgen_cite": "PYPI_LOADGEN#6.0",
+        "compliance_in_results_dir": True,
+        "code_dir": "src",
+    },
+}
+
+ROUND_NOTES: dict[str, tuple[str, ...]] = {
+    "v5.0": (
+        "Units for llama2-70b-interactive-* and gptj follow the checker's special_unit_dict, "
+        "which has no entry for them (Queries/s, Samples/s); not verified against published "
+        "v5.0 results.",
+        "loadgen_versions is this project's acceptance policy (the official checker does not "
+        "check the LoadGen version).",
+    ),
+    "v5.1": (
+        "Published v5.1 results were produced with LoadGen 5.0.21-5.0.25 and 5.1.0 "
+        "(DATA_v5.1 detail logs); both series are accepted. The official checker does not "
+        "check the LoadGen version (beyond official).",
+    ),
+    "v6.0": (
+        "The HEAD checker does not enforce equal-issue mode (D-22); this data keeps "
+        "equal_issue_required from mlperf.conf's sample_concatenate_permutation.",
+        "loadgen_versions is this project's acceptance policy (the official checker does not "
+        "check the LoadGen version).",
+        "SDXL extra accuracy image ids and result-key overrides from CHK_CONST (v6.0 keys).",
+    ),
+    "v6.1": (
+        "Draft round: the checker has no v6.1 entries for RESULT_FIELD_NEW, "
+        "RESULT_FIELD_BENCHMARK_OVERWRITE or REQUIRED_ACC_BENCHMARK in CHK_CONST; the v6.0 "
+        "values are used (SDXL images: v6.0 ids).",
+        "The HEAD checker does not enforce equal-issue mode (D-22); this data keeps "
+        "equal_issue_required from mlperf.conf's sample_concatenate_permutation.",
+        "loadgen_versions is this project's acceptance policy: v6.1 LoadGen releases were "
+        "not yet published; 6.0.x is current.",
+    ),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+
+
+def arith(expr: str | float | int) -> float:
+    """Evaluate a checker threshold expression (``44.4312 * 0.99``) with Python float semantics."""
+    if isinstance(expr, (int, float)):
+        return float(expr)
+
+    def ev(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        raise ValueError(f"unsupported threshold expression {expr!r}")
+
+    return float(ev(ast.parse(str(expr), mode="eval")))
+
+
+def _join_cites(*cites: str | None) -> str | None:
+    parts = [c for c in cites if c]
+    return check_cite("; ".join(parts)) if parts else None
+
+
+def _scenario_list(names: Iterable[str]) -> list[str]:
+    return [str(n) for n in names]
+
+
+def _target(t: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"metric": t["metric"], "value": arith(t["expr"])}
+    if "reference" in t:
+        out["reference"] = arith(t["reference"])
+        out["factor"] = float(t["factor"])
+    out["cite"] = check_cite(t["cite"])
+    return out
+
+
+def _int_param(params: list[Mapping[str, Any]], name: str) -> tuple[int | None, str | None]:
+    for p in params:
+        if p["parameter"] == name:
+            return int(str(p["value"])), str(p["cite"])
+    return None, None
+
+
+def _rules_text(rt: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, str], list[str]]:
+    text: dict[str, str] = {}
+    cites: list[str] = []
+    for systype, cells in rt.items():
+        for key, val in cells.items():
+            if key == "cite" or key.endswith("_cite"):
+                cites.append(str(val))
+            else:
+                text[f"{systype}.{key}"] = " ".join(str(val).split())
+    return text, cites
+
+
+# --------------------------------------------------------------------------------------------
+# Builders
+# --------------------------------------------------------------------------------------------
+
+
+def build_benchmark(
+    round_name: str, name: str, facts: Mapping[str, Any], discrepancies: list[Mapping[str, Any]]
+) -> dict[str, Any]:
+    family = ROUND_SETTINGS[round_name]["family"]
+    cites: dict[str, str] = {}
+    notes: list[str] = []
+    b: dict[str, Any] = {"name": name, "categories": list(facts["categories"])}
+    if facts.get("categories_note"):
+        notes.append(f"categories: {facts['categories_note']}")
+
+    # scenarios per system type
+    scenarios: dict[str, dict[str, Any]] = {}
+    for systype, sc in facts["scenarios_checker"].items():
+        entry: dict[str, Any] = {"required": _scenario_list(sc["required"])}
+        if sc.get("optional"):
+            entry["optional"] = _scenario_list(sc["optional"])
+        if sc.get("one_of"):
+            entry["one_of"] = _scenario_list(sc["one_of"])
+        entry["cite"] = _join_cites(sc.get("cite"), sc.get("cite_optional"))
+        scenarios[systype] = entry
+    b["scenarios"] = scenarios
+
+    # sample counts
+    counts = facts["sample_counts"]
+    for key in ("performance_sample_count", "dataset_size", "offline_min_samples_per_query"):
+        if key in counts:
+            b[key] = int(counts[key]["value"])
+            cites[key] = check_cite(counts[key]["cite"])
+    if "accuracy_sample_count" in counts:
+        asc = counts["accuracy_sample_count"]
+        if isinstance(asc["value"], dict):
+            b["accuracy_sample_count_by_scenario"] = {k: int(v) for k, v in asc["value"].items()}
+        else:
+            b["accuracy_sample_count"] = int(asc["value"])
+        cites["accuracy_sample_count"] = check_cite(asc["cite"])
+    mqc = facts["min_query_count_checker"]
+    b["min_query_count"] = {k: int(v) for k, v in mqc["value"].items()}
+    cites["min_query_count"] = check_cite(mqc["cite"])
+    md = facts["min_duration_ms"]
+    if md.get("value") is None:
+        b["min_duration_exempt"] = True
+        cites["min_duration_exempt"] = check_cite(md["cite"])
+        notes.append(f"min duration: {md.get('note', 'exempt')}")
+
+    # latency
+    lat = facts.get("latency", {})
+    lc = lat.get("checker_latency_constraint_ns")
+    if lc:
+        if "Server" in lc["value"]:
+            b["server_target_latency_ns"] = int(lc["value"]["Server"])
+        if "Interactive" in lc["value"]:
+            b["interactive_target_latency_ns"] = int(lc["value"]["Interactive"])
+        cites["server_target_latency_ns"] = check_cite(lc["cite"])
+    tt = lat.get("checker_ttft_tpot_p99")
+    if tt:
+        limits: dict[str, dict[str, Any]] = {}
+        if "applies_to" in tt:  # v5.0: model-keyed, applies to the only non-Offline scenario
+            limits["Server"] = {
+                "ttft_ms": float(tt["ttft_ms"]),
+                "tpot_ms": float(tt["tpot_ms"]),
+                "cite": check_cite(tt["cite"]),
+            }
+            notes.append(f"TTFT/TPOT limits apply to {tt['applies_to']}")
+        for scen in ("Server", "Interactive"):
+            if scen in tt:
+                limits[scen] = {
+                    "ttft_ms": float(tt[scen]["ttft_ms"]),
+                    "tpot_ms": float(tt[scen]["tpot_ms"]),
+                    "cite": check_cite(tt[scen]["cite"]),
+                }
+        b["token_latency_limits"] = limits
+    conf_lat = lat.get("mlperf_conf", {})
+    if conf_lat:
+        b["mlperf_conf_target_latency_ms"] = {
+            scen: float(v["target_latency_ms"]) for scen, v in conf_lat.items()
+        }
+        cites["mlperf_conf_target_latency_ms"] = _join_cites(*(v["cite"] for v in conf_lat.values())) or ""
+        for scen, v in conf_lat.items():
+            key = str(v["conf_key"]).split(".")[0]
+            if scen == "Interactive":
+                b["mlperf_conf_interactive_model"] = key
+            elif scen == "Server":
+                b["mlperf_conf_model"] = key
+    if "mlperf_conf_model" not in b and name in MLPERF_CONF_MODEL:
+        b["mlperf_conf_model"] = MLPERF_CONF_MODEL[name]
+    if "mlperf_conf_model" in b:
+        psc = counts.get("mlperf_conf_performance_sample_count_override")
+        cites["mlperf_conf_model"] = check_cite(psc["cite"]) if psc else "CHK_CONST#MODEL_CONFIG"
+
+    # accuracy
+    acc = facts["accuracy"]
+    if "targets" in acc:
+        b["accuracy_targets"] = [_target(t) for t in acc["targets"]]
+    if "targets_by_scenario" in acc:
+        b["accuracy_targets_by_scenario"] = {
+            scen: [_target(t) for t in ts] for scen, ts in acc["targets_by_scenario"].items()
+        }
+        if "accuracy_targets" not in b:
+            b["accuracy_targets"] = [_target(t) for t in acc["targets_by_scenario"]["Offline"]]
+    if acc.get("upper_limits"):
+        b["accuracy_upper_limits"] = [_target(t) for t in acc["upper_limits"]]
+    b["accuracy_cite"] = check_cite(acc["comparison_cite"])
+    for t in [*acc.get("targets", []), *acc.get("upper_limits", [])]:
+        if t.get("note"):
+            notes.append(f"accuracy {t['metric']}: {t['note']}")
+            break
+    if "test01_delta_perc_override" in acc:
+        ov = acc["test01_delta_perc_override"]
+        b["compliance_delta_pct_overrides"] = {k: float(v) for k, v in ov["value"].items()}
+        cites["compliance_delta_pct_overrides"] = check_cite(ov["cite"])
+
+    # flags
+    flags = {k: int(v["value"]) for k, v in facts.get("mlperf_conf_flags", {}).items()}
+    if flags:
+        b["mlperf_conf_flags"] = flags
+        cites["mlperf_conf_flags"] = (
+            _join_cites(*(v["cite"] for v in facts["mlperf_conf_flags"].values())) or ""
+        )
+    b["equal_issue_required"] = flags.get("sample_concatenate_permutation") == 1
+    if b["equal_issue_required"]:
+        scp = facts["mlperf_conf_flags"]["sample_concatenate_permutation"]["cite"]
+        chk = "CATALOGUE:83; CHK_v5.1.1:1161-1179,1597-1605" if family == "v5" else "CATALOGUE:83"
+        cites["equal_issue_required"] = check_cite(f"{scp}; {chk}")
+    b["use_token_latencies_required"] = name in TOKEN_LATENCY_MODELS[family]
+    if b["use_token_latencies_required"]:
+        cites["use_token_latencies_required"] = "CATALOGUE:93"
+    b["is_llm"] = bool(facts.get("decoding_rules")) or b["use_token_latencies_required"]
+
+    # compliance
+    comp = facts["compliance_tests"]
+    b["compliance_tests"] = list(comp["tests"])
+    if _CITE_PART.match(str(comp["cite"]).split(";")[0].strip()):
+        b["compliance_cite"] = check_cite(comp["cite"])
+    else:
+        b["compliance_cite"] = "CHK_HEAD#models_TEST01"
+        notes.append(f"compliance: {comp['cite']}")
+
+    # result keys and units
+    overrides = RESULT_OVERRIDES[round_name].get(name)
+    if overrides:
+        ro = dict(overrides)
+        if "Server" in ro and _has_scenario(scenarios, "Interactive"):
+            ro["Interactive"] = ro["Server"]
+        b["result_field_overrides"] = ro
+        cites["result_field_overrides"] = (
+            "PARAMS:3-24; CATALOGUE:86"
+            if round_name == "v5.1"
+            else "CHK_CONST#RESULT_FIELD_BENCHMARK_OVERWRITE; CATALOGUE:86"
+        )
+    units = UNIT_OVERRIDES.get(name)
+    if units:
+        b["units_overrides"] = {s: u for s, u in units.items() if _has_scenario(scenarios, s)}
+        cites["units_overrides"] = "CHK_CONST#SPECIAL_UNIT_DICT; CATALOGUE:217"
+
+    # generation
+    params = list(facts.get("inference_parameters_rules", []))
+    mx, mx_cite = _int_param(params, "max_new_tokens")
+    if mx is None:
+        mx, mx_cite = _int_param(params, "max_new_tokens (accuracy)")
+        mxp, mxp_cite = _int_param(params, "max_new_tokens (performance)")
+        if mxp is not None:
+            b["max_new_tokens_performance"] = mxp
+            cites["max_new_tokens_performance"] = check_cite(mxp_cite or "")
+    if mx is not None:
+        b["max_new_tokens"] = mx
+        cites["max_new_tokens"] = check_cite(mx_cite or "")
+    mn, mn_cite = _int_param(params, "min_new_tokens")
+    if mn is not None:
+        b["min_new_tokens"] = mn
+        cites["min_new_tokens"] = check_cite(mn_cite or "")
+    for p in params:
+        if p["parameter"] not in (
+            "max_new_tokens", "min_new_tokens",
+            "max_new_tokens (accuracy)", "max_new_tokens (performance)",
+        ):  # fmt: skip
+            notes.append(f"inference parameter {p['parameter']} = {p['value']} ({p['cite']})")
+    if facts.get("decoding_rules"):
+        b["decoding"] = str(facts["decoding_rules"]["algorithm"])
+        cites["decoding"] = check_cite(facts["decoding_rules"]["cite"])
+    gl = facts.get("generation_length_checker")
+    if gl:
+        notes.append(
+            f"generation length: {gl['metric']} ({gl['unit']}) must lie within the "
+            "accuracy lower bound and upper limit"
+        )
+
+    # SDXL images
+    if name == "stable-diffusion-xl":
+        key = round_name if round_name in SDXL_IMAGES else "v6.0"
+        b["extra_accuracy_files"] = {"images": list(SDXL_IMAGES[key])}
+        cites["extra_accuracy_files"] = (
+            "PARAMS:50; CATALOGUE:113"
+            if round_name == "v5.1"
+            else "CHK_CONST#REQUIRED_ACC_BENCHMARK; CATALOGUE:113"
+        )
+
+    # rules text and discrepancies
+    rt, rt_cites = _rules_text(facts.get("rules_text", {}))
+    disc_ids: list[str] = []
+    for d in discrepancies:
+        benches, rounds = DISCREPANCY_SCOPE.get(str(d["id"]), ((), ()))
+        if name in benches and round_name in rounds:
+            disc_ids.append(str(d["id"]))
+            notes.append(
+                f"{d['id']} ({d['topic']}): {' '.join(str(d['summary']).split())} "
+                f"Enforced: the checker/mlperf.conf value."
+            )
+    if disc_ids:
+        rt["discrepancies"] = ", ".join(disc_ids)
+        b["discrepancies"] = disc_ids
+    if rt:
+        b["rules_text"] = rt
+        if rt_cites:
+            cites["rules_text"] = _join_cites(*rt_cites) or ""
+    b["notes"] = notes
+    b["cites"] = {k: v for k, v in cites.items() if v}
+    return b
+
+
+def _has_scenario(scenarios: Mapping[str, Mapping[str, Any]], scen: str) -> bool:
+    return any(scen in s.get("required", []) or scen in s.get("optional", []) for s in scenarios.values())
+
+
+def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
+    rf = facts["rounds"][round_name]
+    settings = ROUND_SETTINGS[round_name]
+    family = settings["family"]
+    sel = facts["meta"]["round_source_selection"][round_name]
+    glob = rf["globals"]
+    v5 = family == "v5"
+
+    seeds = glob["seeds"]
+    scen_defaults: dict[str, dict[str, Any]] = {}
+    for scen, d in glob["mlperf_conf_scenario_defaults"].items():
+        entry: dict[str, Any] = {
+            "min_duration_ms": int(d["min_duration"]),
+            "target_latency_percentile": float(d["target_latency_percentile"]),
+        }
+        if "samples_per_query" in d:
+            entry["samples_per_query"] = int(d["samples_per_query"])
+        if "min_query_count" in d:
+            entry["min_query_count"] = int(d["min_query_count"])
+        entry["cite"] = check_cite(d["cite"])
+        scen_defaults[scen] = entry
+
+    benchmarks = {
+        name: build_benchmark(round_name, name, bf, facts["discrepancies"])
+        for name, bf in rf["benchmarks"].items()
+    }
+    # per-model percentile overrides in mlperf.conf (pointpainting SingleStream p99.9)
+    for scen, d in glob["mlperf_conf_scenario_defaults"].items():
+        for key, val in d.items():
+            model = key[: -len("_target_latency_percentile")]
+            if key.endswith("_target_latency_percentile") and model in benchmarks:
+                bench = benchmarks[model]
+                bench["target_latency_percentile_overrides"] = {scen: float(val)}
+                bench["cites"]["target_latency_percentile_overrides"] = check_cite(d[f"{model}_cite"])
+    notes = [" ".join(str(n).split()) for n in rf.get("notes", [])]
+    notes.extend(ROUND_NOTES[round_name])
+    for d in facts["discrepancies"]:
+        benches, rounds = DISCREPANCY_SCOPE.get(str(d["id"]), ((), ()))
+        if "*" in benches and round_name in rounds:
+            notes.append(f"{d['id']} ({d['topic']}): {' '.join(str(d['summary']).split())}")
+
+    chk = "CHK_v5.1.1" if v5 else "CHK_HEAD"
+    aliases = {k: v for k, v in MODEL_MAPPING_V5.items() if v in benchmarks}
+    out: dict[str, Any] = {
+        "name": round_name,
+        "version": round_name.lstrip("v"),
+        "checker": settings["checker"],
+        "rules_source": str(sel["rules_text"]),
+        "mlperf_conf_source": str(sel["mlperf_conf"]),
+        "sources": {},  # filled below from the citations actually used
+        "loadgen_versions": list(settings["loadgen_versions"]),
+        "loadgen_versions_cite": check_cite(settings["loadgen_cite"]),
+        "seeds": {
+            "qsl_rng_seed": int(seeds["qsl_rng_seed"]),
+            "sample_index_rng_seed": int(seeds["sample_index_rng_seed"]),
+            "schedule_rng_seed": int(seeds["schedule_rng_seed"]),
+            "cite": _join_cites(seeds.get("cite_checker"), seeds.get("cite_mlperf_conf")),
+        },
+        "scenario_defaults": scen_defaults,
+        "min_duration_ms": 600000,
+        "min_duration_cite": check_cite(
+            "CHK_v5.1.1:692; CATALOGUE:92" if v5 else "CHK_HEAD:1495; CHK_HEAD_perf:373-377"
+        ),
+        "early_stopping_scenarios": ["SingleStream", "MultiStream", "Server", "Interactive"],
+        "early_stopping_cite": check_cite(
+            "CHK_v5.1.1:1665-1672; CATALOGUE:87" if v5 else "CHK_HEAD_cfg:230-231; CATALOGUE:87"
+        ),
+        "result_fields": dict(RESULT_FIELDS),
+        "result_fields_cite": check_cite(
+            "PARAMS:27; CATALOGUE:86" if round_name == "v5.1" else "CHK_CONST#RESULT_FIELD_NEW; CATALOGUE:86"
+        ),
+        "units": dict(UNITS),
+        "units_cite": "CHK_CONST#UNIT_DICT; CATALOGUE:217",
+        "power_units": dict(POWER_UNITS),
+        "acc_patterns": dict(ACC_PATTERNS_V5 if v5 else ACC_PATTERNS_HEAD),
+        "acc_patterns_cite": check_cite(
+            "PARAMS:29-48; CATALOGUE:106" if v5 else "CHK_CONST#ACC_PATTERN; CATALOGUE:106"
+        ),
+        "compliance_delta_pct": {"99": 1.0, "99.9": 0.1},
+        "compliance_delta_pct_cite": "CATALOGUE:133",
+        "system": {
+            "required_fields": list(SYSTEM_REQUIRED_FIELDS),
+            "meaningful_fields": list(SYSTEM_MEANINGFUL_FIELDS),
+            "network_fields": list(SYSTEM_NETWORK_FIELDS),
+            "power_fields": list(SYSTEM_POWER_FIELDS),
+            "valid_status": ["available", "preview", "rdi"],
+            "valid_system_types": ["datacenter", "edge", "datacenter,edge", "edge,datacenter"],
+            "cite": check_cite(
+                "CATALOGUE:51-60; CHK_v5.1.1:2437-2456,2881-2940"
+                if v5
+                else "CATALOGUE:51-60; CHK_CONST#SYSTEM_DESC_REQUIRED_FIELDS"
+            ),
+        },
+        "structure": {
+            "divisions": ["closed", "open", "network"],
+            "file_size_limit_mb": 50,
+            "max_accuracy_log_bytes": 10240,
+            "measurement_required_files": ["user.conf", "README.md"],
+            "measurement_json_fields": list(MEASUREMENT_JSON_FIELDS),
+            "performance_run_files": ["mlperf_log_summary.txt", "mlperf_log_detail.txt"],
+            "performance_optional_files": [
+                "mlperf_log_accuracy.json",
+                "mlperf_log_trace.json",
+                "results.json",
+                ".gitkeep",
+            ],
+            "accuracy_files": [
+                "mlperf_log_summary.txt",
+                "mlperf_log_detail.txt",
+                "accuracy.txt",
+                "mlperf_log_accuracy.json",
+            ],
+            "accuracy_optional_files": ["mlperf_log_trace.json", "results.json", ".gitkeep"],
+            "compliance_in_results_dir": settings["compliance_in_results_dir"],
+            "code_dir": settings["code_dir"],
+            "ignored_top_level": [".git", ".github", "assets"],
+            "root_allowed_suffixes": [".md", ".pdf"],
+            "power_run_files": ["spl.txt"],
+            "power_dir_files": [
+                "client.json",
+                "client.log",
+                "ptd_logs.txt",
+                "server.json",
+                "server.log",
+            ],
+            "power_measure_file_patterns": ["analyzer_table.*", "power_settings.*"],
+            "compliance_performance_files": ["mlperf_log_summary.txt", "mlperf_log_detail.txt"],
+            "test01_accuracy_files": ["mlperf_log_accuracy.json", "accuracy.txt"],
+            "test01_fallback_accuracy_files": [
+                "mlperf_log_accuracy.json",
+                "accuracy.txt",
+                "baseline_accuracy.txt",
+                "compliance_accuracy.txt",
+            ],
+            "calibration_paths": ["calibration.md", "documentation/calibration.md"],
+            "network_sut_name_substring": "Network SUT",
+            "cite": check_cite(
+                "CATALOGUE:29-44,69-73,80,105,110,118,126-133; CHK_v5.1.1:2231-2418"
+                if v5
+                else "CATALOGUE:29-44,69-73,80,105,110,118,126-133; CHK_CONST#REQUIRED_PERF_FILES"
+            ),
+        },
+        "benchmarks": benchmarks,
+        "aliases": aliases,
+        "aliases_cite": check_cite(
+            "PARAMS:52; CATALOGUE:40" if round_name == "v5.1" else f"{chk}#model_mapping; CATALOGUE:40"
+        ),
+        "alias_substrings": [list(p) for p in ALIAS_SUBSTRINGS],
+        "notes": notes,
+    }
+    out["sources"] = _used_sources(out, facts["meta"]["sources"])
+    return out
+
+
+def _collect_cites(obj: Any, acc: set[str]) -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if (k == "cite" or k.endswith("_cite")) and isinstance(v, str):
+                acc.add(v)
+            elif k == "cites" and isinstance(v, dict):
+                acc.update(str(x) for x in v.values())
+            else:
+                _collect_cites(v, acc)
+    elif isinstance(obj, list):
+        for v in obj:
+            _collect_cites(v, acc)
+
+
+def _used_sources(round_data: dict[str, Any], facts_sources: Mapping[str, Any]) -> dict[str, Any]:
+    cites: set[str] = set()
+    _collect_cites(round_data, cites)
+    for key in ("rules_source", "mlperf_conf_source"):
+        cites.add(f"{round_data[key]}:1")
+    known = {**facts_sources, **EXTRA_SOURCES}
+    notes = [*round_data["notes"]]
+    for bench in round_data["benchmarks"].values():
+        notes.extend(bench.get("notes", []))
+    for n in notes:
+        cites.update(f"{tok}:1" for tok in re.findall(r"[A-Za-z][A-Za-z0-9_.]*", n) if tok in known)
+    ids: set[str] = set()
+    for c in cites:
+        for part in c.split(";"):
+            m = re.match(r"\s*([A-Za-z][A-Za-z0-9_.]*?)(?::|#|$)", part)
+            if m:
+                ids.add(m.group(1))
+    all_sources = {**facts_sources, **EXTRA_SOURCES}
+    out: dict[str, Any] = {}
+    for sid in sorted(ids):
+        if sid in all_sources:
+            src = all_sources[sid]
+            out[sid] = {"path": str(src["path"]), "provenance": str(src["provenance"])}
+    missing = sorted(i for i in ids if i not in all_sources and not i.startswith("RES"))
+    if missing:
+        raise ValueError(f"{round_data['name']}: citations name unknown sources {missing}")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Output
+# --------------------------------------------------------------------------------------------
+
+HEADER = (
+    "# GENERATED by `python -m rules.build_data` from shared/reference/mlperf-facts.yaml plus the\n"
+    "# checker constants in rules/build_data.py. Do not edit by hand: change the generator or the\n"
+    "# facts and regenerate. Citations are SOURCE_ID:line (or SOURCE_ID#SYMBOL) into `sources`.\n"
+)
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str_repr(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+
+
+_Dumper.add_representer(str, _str_repr)
+
+
+def render_round(round_name: str, facts: Mapping[str, Any]) -> str:
+    data = build_round(round_name, facts)
+    Round.model_validate(data)  # never write a file the registry cannot load
+    body = yaml.dump(
+        data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
+    )
+    return HEADER + body
+
+
+def load_facts(path: Path) -> dict[str, Any]:
+    with path.open(encoding="utf-8") as fh:
+        facts = yaml.safe_load(fh)
+    if not isinstance(facts, dict) or "rounds" not in facts:
+        raise ValueError(f"{path}: not an MLPerf facts file (no 'rounds')")
+    return facts
+
+
+def render_all(facts_path: Path) -> dict[str, str]:
+    facts = load_facts(facts_path)
+    return {r: render_round(r, facts) for r in ROUNDS}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m rules.build_data", description=__doc__.split("\n")[0])
+    ap.add_argument("facts", nargs="?", type=Path, default=DEFAULT_FACTS)
+    ap.add_argument("--out", type=Path, default=DATA_DIR)
+    ap.add_argument("--check", action="store_true", help="compare with the files in --out")
+    args = ap.parse_args(argv)
+    if not args.facts.is_file():
+        print(f"error: facts file not found: {args.facts}", file=sys.stderr)
+        return 2
+    try:
+        rendered = render_all(args.facts)
+    except (ValueError, KeyError) as exc:
+        print(f"error: {args.facts}: {exc}", file=sys.stderr)
+        return 2
+    differs = []
+    for name, text in rendered.items():
+        target = args.out / f"{name}.yaml"
+        if args.check:
+            if not target.is_file() or target.read_text(encoding="utf-8") != text:
+                differs.append(str(target))
+        else:
+            args.out.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            print(f"wrote {target}")
+    if differs:
+        print("out of date: " + ", ".join(differs), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
