@@ -1,0 +1,290 @@
+"""Re-verify the TEST06 compliance test (LLM output consistency) from accuracy-log entries.
+
+TEST06 is a performance-mode run with ``compliance/TEST06/audit.config``: LoadGen logs about
+``accuracy_log_sampling_target`` (100) sampled responses, and ``compliance/TEST06/run_verification.py``
+checks them:
+
+1. **First token** (not for Offline): every logged output starts with the ids the SUT reported
+   through ``FirstTokenComplete`` (``token_data``), compared element-wise with ``zip``.
+2. **EOS**: no output ends with two or more EOS ids (an output of exactly two ids is allowed).
+   The loop runs ``while i > 0``, so position 0 is never counted.
+3. **Sample length**: ``token_count`` (the ``n_tokens`` reported to LoadGen) equals the number of ids returned.
+
+:func:`verify_test06` repeats those checks per sample, returns which samples fail and why, and
+records next to each verdict what the official script would print (``official_pass``), which
+differs where the official script is lenient or breaks:
+
+- first token: an empty ``token_data`` passes officially (``zip`` of nothing); a first-token
+  report longer than the output passes officially when the output is its prefix. Both fail here.
+- a decode error or a missing key makes the official EOS/first-token check fail and the official
+  sample-length check crash (no ``verify_accuracy.txt`` at all); here each is a per-sample reason.
+- ``--eos_token_id`` has no ``type=int`` in the official script, so any ``-e N`` on its command line
+  compares ints with a string and the EOS check always passes; ``official_pass`` assumes no ``-e``.
+- beyond the official script, the number of logged samples is checked (none logged means the audit
+  config was not applied; far more than the sampling target means an accuracy-mode run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict
+
+from checker.parsers.accuracy_log import AccuracyEntry, TokenDecodeError, TokenDtype
+from rules.models import Scenario
+
+OFFICIAL_DEFAULT_EOS_TOKEN_ID = 2  # run_verification.py: --eos_token_id default
+OFFICIAL_SAMPLING_TARGET = 100  # compliance/TEST06/audit.config: accuracy_log_sampling_target
+# Beyond official: more logged samples than this multiple of the target is not a TEST06 run.
+MAX_SAMPLES_FACTOR = 2
+
+
+class Test06Check(str, Enum):
+    FIRST_TOKEN = "first_token"
+    EOS = "eos"
+    SAMPLE_LENGTH = "sample_length"
+    SAMPLE_COUNT = "sample_count"
+
+
+class SampleProblem(BaseModel):
+    """Why one logged sample fails one check."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    check: Test06Check
+    entry_index: int
+    seq_id: int
+    qsl_idx: int
+    line: int | None
+    reason: str
+    official_catches: bool  # False where run_verification.py would pass this sample
+
+
+class CheckOutcome(BaseModel):
+    """One check over all samples. ``passed`` None means skipped (first token in Offline)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    check: Test06Check
+    passed: bool | None
+    official_pass: bool | None  # what run_verification.py prints (None: skipped / not an official check)
+    samples_checked: int
+    problems: tuple[SampleProblem, ...] = ()
+    note: str | None = None
+
+
+class Test06Result(BaseModel):
+    """TEST06 verdict with per-check outcomes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    scenario: Scenario
+    dtype: TokenDtype
+    eos_token_id: int
+    eos_token_id_given: bool  # False: the official default (2) was used
+    sample_count: int
+    first_token: CheckOutcome
+    eos: CheckOutcome
+    sample_length: CheckOutcome
+    samples: CheckOutcome
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed is not False for c in self.outcomes)
+
+    @property
+    def official_passed(self) -> bool:
+        """What the official script's last line would say (complete vs failed)."""
+        return all(c.official_pass is not False for c in (self.first_token, self.eos, self.sample_length))
+
+    @property
+    def outcomes(self) -> tuple[CheckOutcome, ...]:
+        return (self.first_token, self.eos, self.sample_length, self.samples)
+
+    def verify_accuracy_lines(self) -> list[str]:
+        """The official ``verify_accuracy.txt`` lines for this verdict (our stricter verdicts)."""
+
+        def word(passed: bool | None) -> str:
+            return "Skipped" if passed is None else str(passed)
+
+        complete = "TEST06 verification complete" if self.passed else "TEST06 verification failed"
+        return [
+            f"First token check pass: {word(self.first_token.passed)}",
+            f"EOS check pass: {word(self.eos.passed)}",
+            f"Sample length check pass: {word(self.sample_length.passed)}",
+            complete,
+        ]
+
+
+def _problem(check: Test06Check, e: AccuracyEntry, reason: str, official: bool) -> SampleProblem:
+    return SampleProblem(
+        check=check,
+        entry_index=e.index,
+        seq_id=e.seq_id,
+        qsl_idx=e.qsl_idx,
+        line=e.line,
+        reason=reason,
+        official_catches=official,
+    )
+
+
+def _decode(e: AccuracyEntry, dtype: TokenDtype) -> tuple[int, ...] | str:
+    try:
+        return e.token_ids(dtype)
+    except TokenDecodeError as err:
+        return f"output bytes do not decode as {dtype.value}: {err}"
+
+
+def _trailing_eos(ids: Sequence[int], eos: int) -> int:
+    """Trailing EOS ids counted as the official loop does (position 0 never counted)."""
+    n = 0
+    for i in range(len(ids) - 1, 0, -1):
+        if ids[i] != eos:
+            break
+        n += 1
+    return n
+
+
+def _first_token(entries: Sequence[AccuracyEntry], scenario: Scenario, dtype: TokenDtype) -> CheckOutcome:
+    if scenario.loadgen_scenario is Scenario.OFFLINE:
+        return CheckOutcome(
+            check=Test06Check.FIRST_TOKEN,
+            passed=None,
+            official_pass=None,
+            samples_checked=0,
+            note="skipped for Offline, as the official script does",
+        )
+    problems = []
+    for e in entries:
+        ids = _decode(e, dtype)
+        if isinstance(ids, str):
+            problems.append(_problem(Test06Check.FIRST_TOKEN, e, ids, True))
+            continue
+        if e.token_data_hex is None:
+            reason = "no token_data in the log (FirstTokenComplete not called, or use_token_latencies off)"
+            problems.append(_problem(Test06Check.FIRST_TOKEN, e, reason, True))
+            continue
+        try:
+            first = e.first_token_ids(dtype) or ()
+        except TokenDecodeError as err:
+            problems.append(_problem(Test06Check.FIRST_TOKEN, e, f"token_data does not decode: {err}", True))
+            continue
+        official_ok = all(a == b for a, b in zip(ids, first, strict=False))
+        if not official_ok:
+            k = next(i for i, (a, b) in enumerate(zip(ids, first, strict=False)) if a != b)
+            reason = f"reported first token(s) {list(first[:4])} but the output starts {list(ids[:4])} (differs at position {k})"
+            problems.append(_problem(Test06Check.FIRST_TOKEN, e, reason, True))
+        elif not first:
+            reason = "FirstTokenComplete reported no token (empty token_data)"
+            problems.append(_problem(Test06Check.FIRST_TOKEN, e, reason, False))
+        elif len(first) > len(ids):
+            reason = f"reported {len(first)} first-token id(s) but the output has only {len(ids)}"
+            problems.append(_problem(Test06Check.FIRST_TOKEN, e, reason, False))
+    return CheckOutcome(
+        check=Test06Check.FIRST_TOKEN,
+        passed=not problems,
+        official_pass=not any(p.official_catches for p in problems),
+        samples_checked=len(entries),
+        problems=tuple(problems),
+    )
+
+
+def _eos(entries: Sequence[AccuracyEntry], eos: int, dtype: TokenDtype) -> CheckOutcome:
+    problems = []
+    for e in entries:
+        ids = _decode(e, dtype)
+        if isinstance(ids, str):
+            problems.append(_problem(Test06Check.EOS, e, ids, True))
+            continue
+        n = _trailing_eos(ids, eos)
+        if n >= 2:
+            problems.append(_problem(Test06Check.EOS, e, f"output ends with {n} EOS ({eos}) tokens", True))
+    return CheckOutcome(
+        check=Test06Check.EOS,
+        passed=not problems,
+        official_pass=not problems,
+        samples_checked=len(entries),
+        problems=tuple(problems),
+    )
+
+
+def _sample_length(entries: Sequence[AccuracyEntry], dtype: TokenDtype) -> CheckOutcome:
+    problems = []
+    crashes = False
+    for e in entries:
+        if e.token_count is None:
+            crashes = True
+            reason = "no token_count in the log (use_token_latencies off?); the official script crashes here"
+            problems.append(_problem(Test06Check.SAMPLE_LENGTH, e, reason, True))
+            continue
+        if e.data_nbytes % dtype.itemsize:
+            crashes = True
+            reason = f"output bytes ({e.data_nbytes}) are not whole {dtype.value} ids; the official script crashes here"
+            problems.append(_problem(Test06Check.SAMPLE_LENGTH, e, reason, True))
+            continue
+        n_ids = e.data_nbytes // dtype.itemsize
+        if n_ids != e.token_count:
+            reason = f"token_count {e.token_count} reported to LoadGen but {n_ids} ids returned"
+            problems.append(_problem(Test06Check.SAMPLE_LENGTH, e, reason, True))
+    note = (
+        "the official run_verification.py raises on this log and writes no verify_accuracy.txt"
+        if crashes
+        else None
+    )
+    return CheckOutcome(
+        check=Test06Check.SAMPLE_LENGTH,
+        passed=not problems,
+        official_pass=not problems,
+        samples_checked=len(entries),
+        problems=tuple(problems),
+        note=note,
+    )
+
+
+def _sample_count(entries: Sequence[AccuracyEntry], target: int) -> CheckOutcome:
+    n = len(entries)
+    if n == 0:
+        note = (
+            "no sample was logged: the run did not apply TEST06's audit.config (accuracy_log_sampling_target)"
+        )
+        passed = False
+    elif n > MAX_SAMPLES_FACTOR * target:
+        note = (
+            f"{n} samples logged, more than {MAX_SAMPLES_FACTOR}x the sampling target {target}: "
+            "this looks like an accuracy-mode run, not the TEST06 performance run"
+        )
+        passed = False
+    else:
+        note = f"{n} samples logged (sampling target {target}; LoadGen samples randomly, so the count varies)"
+        passed = True
+    return CheckOutcome(
+        check=Test06Check.SAMPLE_COUNT, passed=passed, official_pass=None, samples_checked=n, note=note
+    )
+
+
+def verify_test06(
+    entries: Sequence[AccuracyEntry],
+    scenario: Scenario,
+    *,
+    eos_token_id: int | None = None,
+    dtype: TokenDtype = TokenDtype.INT32,
+    sampling_target: int = OFFICIAL_SAMPLING_TARGET,
+) -> Test06Result:
+    """Verify TEST06 over the logged entries (all of them, in file order, without dedup).
+
+    ``eos_token_id`` None uses the official default (2, Llama-2's EOS); pass the model's real EOS id
+    (e.g. 128009 for Llama-3.1 instruct) for a meaningful EOS check.
+    """
+    eos = OFFICIAL_DEFAULT_EOS_TOKEN_ID if eos_token_id is None else eos_token_id
+    return Test06Result(
+        scenario=scenario,
+        dtype=dtype,
+        eos_token_id=eos,
+        eos_token_id_given=eos_token_id is not None,
+        sample_count=len(entries),
+        first_token=_first_token(entries, scenario, dtype),
+        eos=_eos(entries, eos, dtype),
+        sample_length=_sample_length(entries, dtype),
+        samples=_sample_count(entries, sampling_target),
+    )
