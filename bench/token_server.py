@@ -1,0 +1,596 @@
+"""A recording OpenAI-compatible streaming server: the reference clock for the fidelity benchmark.
+
+It answers ``POST /v1/completions`` and ``POST /v1/chat/completions`` with a fixed timing: the first token
+``ttft_ms`` after the request arrived, then one token every ``tpot_ms``, ``tokens`` tokens in all (fewer when
+the request's ``max_tokens`` asks for fewer). With ``"stream": true`` each token is one SSE event; with
+``"stream_options": {"include_usage": true}`` a last chunk carries ``usage`` (prompt/completion/total tokens);
+then ``data: [DONE]``. Without ``stream`` the whole completion is sent once the last token is due.
+
+For every request it records, in wall-clock nanoseconds (``time.time_ns``):
+
+* ``recv_ns``: when the first byte of the request reached the server (entry of ``data_received``);
+* ``send_ns``: when each token event had been written to the socket (just after ``transport.write``).
+
+``GET /_bench/records`` returns them as JSON (``?reset=1`` also clears them), ``GET /_bench/stats`` returns
+the request count and the server's own CPU time (``resource.getrusage``), so a benchmark can show that the
+server was not the bottleneck. ``GET /v1/models`` and ``GET /health`` exist for clients that probe them.
+
+The server is one asyncio process with a hand-written HTTP/1.1 parser (keep-alive, chunked responses) and one
+loop timer per token event: no framework, no per-token coroutine. It uses uvloop when it is importable and
+``--loop`` allows it.
+
+    python3 bench/token_server.py --port 8011 --ttft-ms 200 --tpot-ms 20 --tokens 64
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import signal
+import sys
+import time
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+try:  # optional accelerator: a faster event loop, same semantics
+    import uvloop
+except ImportError:  # pragma: no cover - depends on the environment
+    uvloop = None
+
+MAX_HEADER_BYTES = 64 * 1024
+MAX_BODY_BYTES = 64 * 1024 * 1024
+TOKEN_TEXT = " tok"
+TOKEN_ID = 3  # the id of "tok" in bench/peers/make_tokenizer.py's vocabulary
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The server's fixed generation timing."""
+
+    ttft_ms: float
+    tpot_ms: float
+    tokens: int
+
+    def n_tokens(self, requested: object) -> int:
+        """Tokens to emit for a request whose ``max_tokens`` (or ``max_completion_tokens``) is ``requested``."""
+        if isinstance(requested, int) and not isinstance(requested, bool) and requested >= 1:
+            return min(self.tokens, requested)
+        return self.tokens
+
+
+@dataclass
+class RequestRecord:
+    """What the server observed for one generation request."""
+
+    seq: int
+    path: str
+    recv_ns: int
+    n_tokens: int
+    prompt_tokens: int
+    stream: bool
+    send_ns: array = field(default_factory=lambda: array("q"))
+    complete: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "path": self.path,
+            "recv_ns": self.recv_ns,
+            "n_tokens": self.n_tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "stream": self.stream,
+            "complete": self.complete,
+            "send_ns": self.send_ns.tolist(),
+        }
+
+
+class Recorder:
+    """All requests since the last reset, plus lifetime counters."""
+
+    def __init__(self) -> None:
+        self.records: list[RequestRecord] = []
+        self.total_requests = 0
+        self.active_streams = 0
+
+    def new(self, path: str, recv_ns: int, n_tokens: int, prompt_tokens: int, stream: bool) -> RequestRecord:
+        self.total_requests += 1
+        record = RequestRecord(self.total_requests, path, recv_ns, n_tokens, prompt_tokens, stream)
+        self.records.append(record)
+        return record
+
+    def take(self, reset: bool) -> list[RequestRecord]:
+        records = self.records
+        if reset:
+            self.records = []
+        return records
+
+
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _count_prompt_tokens(prompt: object) -> int:
+    """Token ids count as themselves; text counts whitespace-separated words (the server has no tokenizer)."""
+    if isinstance(prompt, str):
+        return len(prompt.split())
+    if isinstance(prompt, list):
+        if all(isinstance(p, int) for p in prompt):
+            return len(prompt)
+        return sum(_count_prompt_tokens(p) for p in prompt)
+    return 0
+
+
+def _chat_prompt_tokens(messages: object) -> int:
+    if not isinstance(messages, list):
+        return 0
+    total = 0
+    for message in messages:
+        if isinstance(message, dict):
+            content = message.get("content")
+            if isinstance(content, str):
+                total += len(content.split())
+            elif isinstance(content, list):
+                total += sum(
+                    len(str(part.get("text", "")).split()) for part in content if isinstance(part, dict)
+                )
+    return total
+
+
+def _chunk(payload: bytes) -> bytes:
+    """One HTTP/1.1 chunk."""
+    return b"%x\r\n%s\r\n" % (len(payload), payload)
+
+
+def _sse(obj: dict[str, Any]) -> bytes:
+    return _chunk(b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n")
+
+
+class _StreamEvents:
+    """The pre-encoded bytes of one streamed response."""
+
+    def __init__(
+        self,
+        chat: bool,
+        model: str,
+        rid: str,
+        n_tokens: int,
+        prompt_tokens: int,
+        usage: bool,
+        token_ids: bool,
+    ) -> None:
+        created = int(time.time())
+        if chat:
+            base: dict[str, Any] = {
+                "id": rid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+            }
+            first = {
+                **base,
+                "choices": [
+                    {"index": 0, "delta": {"role": "assistant", "content": TOKEN_TEXT}, "finish_reason": None}
+                ],
+            }
+            middle = {
+                **base,
+                "choices": [{"index": 0, "delta": {"content": TOKEN_TEXT}, "finish_reason": None}],
+            }
+            last = {
+                **base,
+                "choices": [{"index": 0, "delta": {"content": TOKEN_TEXT}, "finish_reason": "length"}],
+            }
+        else:
+            base = {"id": rid, "object": "text_completion", "created": created, "model": model}
+            middle = {
+                **base,
+                "choices": [{"index": 0, "text": TOKEN_TEXT, "logprobs": None, "finish_reason": None}],
+            }
+            first = middle
+            last = {
+                **base,
+                "choices": [{"index": 0, "text": TOKEN_TEXT, "logprobs": None, "finish_reason": "length"}],
+            }
+        for event in (first, middle, last):
+            if token_ids:  # vLLM's "return_token_ids": the generated ids of this event
+                event["choices"][0]["token_ids"] = [TOKEN_ID]
+            if usage:
+                event["usage"] = None
+        self.first = _sse(first)
+        self.middle = _sse(middle)
+        self.last = _sse(last)
+        tail = b""
+        if usage:
+            tail += _sse(
+                {
+                    **base,
+                    "choices": [],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": n_tokens,
+                        "total_tokens": prompt_tokens + n_tokens,
+                    },
+                }
+            )
+        tail += _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+        self.tail = tail
+
+
+def _full_body(chat: bool, model: str, rid: str, n_tokens: int, prompt_tokens: int, token_ids: bool) -> bytes:
+    text = TOKEN_TEXT * n_tokens
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": n_tokens,
+        "total_tokens": prompt_tokens + n_tokens,
+    }
+    created = int(time.time())
+    if chat:
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": text},
+            "finish_reason": "length",
+        }
+        obj: dict[str, Any] = {
+            "id": rid,
+            "object": "chat.completion",
+            "created": created,
+            "model": model,
+            "choices": [choice],
+            "usage": usage,
+        }
+    else:
+        obj = {
+            "id": rid,
+            "object": "text_completion",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": "length"}],
+            "usage": usage,
+        }
+    if token_ids:
+        obj["choices"][0]["token_ids"] = [TOKEN_ID] * n_tokens
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def _response(
+    status: str, body: bytes, content_type: str = "application/json", keep_alive: bool = True
+) -> bytes:
+    head = (
+        f"HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {len(body)}\r\n"
+        f"connection: {'keep-alive' if keep_alive else 'close'}\r\n\r\n"
+    ).encode()
+    return head + body
+
+
+_STREAM_HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
+    b"transfer-encoding: chunked\r\nconnection: keep-alive\r\n\r\n"
+)
+
+
+class _Stream:
+    """One streamed response in flight: emits its token events on loop timers."""
+
+    __slots__ = ("conn", "due", "events", "index", "record")
+
+    def __init__(
+        self, conn: HttpConnection, record: RequestRecord, events: _StreamEvents, first_due: float
+    ) -> None:
+        self.conn = conn
+        self.record = record
+        self.events = events
+        self.index = 0
+        self.due = first_due
+
+
+class HttpConnection(asyncio.Protocol):
+    """A minimal HTTP/1.1 server connection (one request at a time, keep-alive)."""
+
+    def __init__(self, server: TokenServer) -> None:
+        self.server = server
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.recv_ns = 0
+        self.busy = False  # a response is in flight; further bytes wait in the buffer
+        self.closed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+
+    def data_received(self, data: bytes) -> None:
+        if not self.buffer:
+            self.recv_ns = time.time_ns()
+        self.buffer += data
+        if not self.busy:
+            self._process()
+
+    def _process(self) -> None:
+        while self.buffer and not self.busy and not self.closed:
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                if len(self.buffer) > MAX_HEADER_BYTES:
+                    self._fail("431 Request Header Fields Too Large", "header too large")
+                return
+            head = bytes(self.buffer[:end]).decode("latin-1")
+            lines = head.split("\r\n")
+            parts = lines[0].split(" ")
+            if len(parts) != 3:
+                self._fail("400 Bad Request", "bad request line")
+                return
+            method, target, _version = parts
+            headers: dict[str, str] = {}
+            for line in lines[1:]:
+                name, sep, value = line.partition(":")
+                if sep:
+                    headers[name.strip().lower()] = value.strip()
+            if "chunked" in headers.get("transfer-encoding", "").lower():
+                self._fail("411 Length Required", "chunked request bodies are not supported")
+                return
+            try:
+                length = int(headers.get("content-length", "0"))
+            except ValueError:
+                self._fail("400 Bad Request", "bad content-length")
+                return
+            if length > MAX_BODY_BYTES:
+                self._fail("413 Payload Too Large", "body too large")
+                return
+            total = end + 4 + length
+            if len(self.buffer) < total:
+                return
+            body = bytes(self.buffer[end + 4 : total])
+            del self.buffer[:total]
+            recv_ns = self.recv_ns
+            if self.buffer:  # a pipelined next request arrived with this one
+                self.recv_ns = time.time_ns()
+            keep_alive = headers.get("connection", "").lower() != "close"
+            self.server.handle(self, method, target, body, recv_ns, keep_alive)
+
+    def write(self, data: bytes) -> None:
+        if self.transport is not None and not self.closed:
+            self.transport.write(data)
+
+    def finish(self, keep_alive: bool) -> None:
+        """The current response is complete: accept the next request."""
+        self.busy = False
+        if not keep_alive:
+            self.close()
+        elif self.buffer:
+            self._process()
+
+    def close(self) -> None:
+        if self.transport is not None and not self.closed:
+            self.transport.close()
+        self.closed = True
+
+    def _fail(self, status: str, message: str) -> None:
+        self.write(_response(status, json.dumps({"error": {"message": message}}).encode(), keep_alive=False))
+        self.close()
+
+
+class TokenServer:
+    """Routes requests and drives the token timers."""
+
+    def __init__(self, timing: Timing, model: str, owned_by: str, loop: asyncio.AbstractEventLoop) -> None:
+        self.timing = timing
+        self.model = model
+        self.owned_by = owned_by
+        self.loop = loop
+        self.recorder = Recorder()
+        self.started_cpu_s = _cpu_s()
+
+    def handle(
+        self, conn: HttpConnection, method: str, target: str, body: bytes, recv_ns: int, keep_alive: bool
+    ) -> None:
+        url = urlsplit(target)
+        path = url.path
+        conn.busy = True
+        if method == "POST" and path in ("/v1/completions", "/v1/chat/completions"):
+            self._generate(conn, path, body, recv_ns, keep_alive)
+            return
+        if method == "GET" and path in ("/health", "/v1/health", "/ping"):
+            reply = _response("200 OK", b"ok", "text/plain", keep_alive)
+        elif method == "GET" and path == "/v1/models":
+            models = {
+                "object": "list",
+                "data": [
+                    {
+                        "id": self.model,
+                        "object": "model",
+                        "created": 0,
+                        "owned_by": self.owned_by,
+                        "max_model_len": 1 << 20,
+                    }
+                ],
+            }
+            reply = _response("200 OK", json.dumps(models).encode(), keep_alive=keep_alive)
+        elif method == "GET" and path == "/version":
+            reply = _response("200 OK", b'{"version":"token-server"}', keep_alive=keep_alive)
+        elif method == "GET" and path == "/_bench/stats":
+            stats = {
+                "requests": self.recorder.total_requests,
+                "records": len(self.recorder.records),
+                "active_streams": self.recorder.active_streams,
+                "cpu_s": _cpu_s(),
+                "timing": {
+                    "ttft_ms": self.timing.ttft_ms,
+                    "tpot_ms": self.timing.tpot_ms,
+                    "tokens": self.timing.tokens,
+                },
+            }
+            reply = _response("200 OK", json.dumps(stats).encode(), keep_alive=keep_alive)
+        elif method == "GET" and path == "/_bench/records":
+            reset = parse_qs(url.query).get("reset", ["0"])[0] not in ("0", "", "false")
+            records = [r.to_json() for r in self.recorder.take(reset)]
+            reply = _response("200 OK", json.dumps({"records": records}).encode(), keep_alive=keep_alive)
+        else:
+            reply = _response(
+                "404 Not Found",
+                json.dumps({"error": {"message": f"no route {method} {path}"}}).encode(),
+                keep_alive=keep_alive,
+            )
+        conn.write(reply)
+        conn.finish(keep_alive)
+
+    def _generate(self, conn: HttpConnection, path: str, body: bytes, recv_ns: int, keep_alive: bool) -> None:
+        start = self.loop.time()
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        if not isinstance(request, dict):
+            conn.write(
+                _response(
+                    "400 Bad Request",
+                    b'{"error":{"message":"body is not a JSON object"}}',
+                    keep_alive=keep_alive,
+                )
+            )
+            conn.finish(keep_alive)
+            return
+        chat = path.endswith("/chat/completions")
+        requested = request.get("max_completion_tokens", request.get("max_tokens"))
+        n_tokens = self.timing.n_tokens(requested)
+        prompt_tokens = (
+            _chat_prompt_tokens(request.get("messages"))
+            if chat
+            else _count_prompt_tokens(request.get("prompt"))
+        )
+        stream = bool(request.get("stream"))
+        token_ids = bool(request.get("return_token_ids"))
+        model = str(request.get("model") or self.model)
+        record = self.recorder.new(path, recv_ns, n_tokens, prompt_tokens, stream)
+        rid = f"cmpl-{record.seq}"
+        first_due = start + self.timing.ttft_ms / 1000.0
+        if not stream:
+            due = first_due + (n_tokens - 1) * self.timing.tpot_ms / 1000.0
+            reply = _response(
+                "200 OK",
+                _full_body(chat, model, rid, n_tokens, prompt_tokens, token_ids),
+                keep_alive=keep_alive,
+            )
+            self.loop.call_at(due, self._send_whole, conn, record, reply, keep_alive)
+            return
+        options = request.get("stream_options")
+        usage = isinstance(options, dict) and bool(options.get("include_usage"))
+        events = _StreamEvents(chat, model, rid, n_tokens, prompt_tokens, usage, token_ids)
+        conn.write(_STREAM_HEAD)
+        self.recorder.active_streams += 1
+        state = _Stream(conn, record, events, first_due)
+        self.loop.call_at(first_due, self._emit, state)
+
+    def _send_whole(
+        self, conn: HttpConnection, record: RequestRecord, reply: bytes, keep_alive: bool
+    ) -> None:
+        conn.write(reply)
+        record.send_ns.append(time.time_ns())
+        record.complete = not conn.closed
+        conn.finish(keep_alive)
+
+    def _emit(self, state: _Stream) -> None:
+        conn = state.conn
+        record = state.record
+        if conn.closed:  # the client went away: stop generating
+            self.recorder.active_streams -= 1
+            return
+        index = state.index
+        events = state.events
+        last = index == record.n_tokens - 1
+        if last:
+            conn.write(events.last)
+            record.send_ns.append(time.time_ns())
+            conn.write(events.tail)
+            record.complete = True
+            self.recorder.active_streams -= 1
+            conn.finish(True)
+            return
+        conn.write(events.first if index == 0 else events.middle)
+        record.send_ns.append(time.time_ns())
+        state.index = index + 1
+        state.due += self.timing.tpot_ms / 1000.0
+        self.loop.call_at(state.due, self._emit, state)
+
+
+def _new_loop(kind: str) -> asyncio.AbstractEventLoop:
+    if kind == "uvloop" and uvloop is None:
+        raise SystemExit("token_server: --loop uvloop asked for, but uvloop is not installed")
+    if kind in ("uvloop", "auto") and uvloop is not None:
+        return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
+
+
+async def _serve(args: argparse.Namespace, ready: Callable[[int], None]) -> None:
+    loop = asyncio.get_running_loop()
+    app = TokenServer(Timing(args.ttft_ms, args.tpot_ms, args.tokens), args.model, args.owned_by, loop)
+    server = await loop.create_server(
+        lambda: HttpConnection(app), args.host, args.port, backlog=4096, reuse_address=True
+    )
+    port = server.sockets[0].getsockname()[1]
+    ready(port)
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    server.close()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description="Recording OpenAI-compatible SSE server with fixed token timing."
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="bind address (loopback by default)")
+    parser.add_argument("--port", type=int, default=8011, help="port; 0 picks a free one (see --port-file)")
+    parser.add_argument("--port-file", help="write the bound port to this file once listening")
+    parser.add_argument("--ttft-ms", type=float, default=200.0, help="time to first token (ms)")
+    parser.add_argument("--tpot-ms", type=float, default=20.0, help="time between tokens (ms)")
+    parser.add_argument("--tokens", type=int, default=64, help="tokens per response (capped by max_tokens)")
+    parser.add_argument("--model", default="token-server", help="model id reported by /v1/models")
+    parser.add_argument(
+        "--owned-by",
+        default="token-server",
+        help="owned_by in /v1/models ('vllm' makes clients pick their vLLM request flavour)",
+    )
+    parser.add_argument(
+        "--loop",
+        choices=("auto", "asyncio", "uvloop"),
+        default="auto",
+        help="event loop: uvloop when importable (auto), or plain asyncio",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.tokens < 1 or args.ttft_ms < 0 or args.tpot_ms < 0:
+        print("token_server: --tokens must be >= 1 and the times >= 0", file=sys.stderr)
+        return 2
+
+    def ready(port: int) -> None:
+        if args.port_file:
+            with open(args.port_file, "w", encoding="utf-8") as handle:
+                handle.write(f"{port}\n")
+        print(
+            f"token_server listening on http://{args.host}:{port} (ttft {args.ttft_ms} ms, "
+            f"tpot {args.tpot_ms} ms, {args.tokens} tokens, loop {args.loop})",
+            flush=True,
+        )
+
+    loop = _new_loop(args.loop)
+    try:
+        loop.run_until_complete(_serve(args, ready))
+    finally:
+        loop.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
