@@ -1,0 +1,39 @@
+"""The accuracy string of a results table: ``"ROUGE1: 44.4542  ROUGE2: 22.0419  TOKENS_PER_SAMPLE: 301.1"``.
+
+The official checker writes ``metric: value`` pairs separated by two spaces (catalogue E13); values keep the
+text they had in ``accuracy.txt``. :func:`parse_accuracy_string` returns them in order with the printed text,
+so a comparison can honour the published precision.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_PAIR = re.compile(r"([A-Za-z][A-Za-z0-9_.\-]*)\s*[:=]\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
+
+
+@dataclass(frozen=True, slots=True)
+class AccuracyValue:
+    metric: str
+    value: float
+    text: str  # as printed
+
+    @property
+    def decimals(self) -> int:
+        """Digits after the decimal point as printed (0 for integers or exponent notation)."""
+        if "e" in self.text.lower() or "." not in self.text:
+            return 0
+        return len(self.text.split(".", 1)[1])
+
+
+def parse_accuracy_string(text: str) -> tuple[AccuracyValue, ...]:
+    """Every ``metric: value`` pair in order; an unparseable string gives ()."""
+    return tuple(AccuracyValue(m.group(1), float(m.group(2)), m.group(2)) for m in _PAIR.finditer(text))
+
+
+def values_match(printed: AccuracyValue, measured: float) -> bool:
+    """True when ``measured`` rounds to the printed value at the printed precision (or within 1e-6 rel.)."""
+    if printed.decimals:
+        return abs(round(measured, printed.decimals) - printed.value) <= 0.51 * 10 ** (-printed.decimals)
+    return abs(measured - printed.value) <= max(0.5, 1e-6 * abs(measured))

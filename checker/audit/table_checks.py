@@ -1,0 +1,396 @@
+"""Judge the rows of a results table against one round's rules (no logs needed).
+
+Each check returns :class:`~checker.findings.Finding` records naming the row (``scope``), the column (in the
+message, as the source names it), the table file (``path``) and, for files with lines, the line.
+
+Rule ids: TABLE-VALUE (untyped cell), TABLE-ID, TABLE-VERSION, TABLE-BENCHMARK, TABLE-SUITE, TABLE-SCENARIO,
+TABLE-LOCATION, TABLE-DIVISION, TABLE-AVAILABILITY, TABLE-RESULT, TABLE-UNITS, TABLE-ACCURACY, TABLE-POWER,
+TABLE-DUPLICATE, TABLE-DERIVED.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from checker.audit.accuracy_text import parse_accuracy_string
+from checker.audit.table_model import ResultTable, TableRow
+from checker.audit.table_parse import KNOWN_INFORMATIONAL
+from checker.findings import Finding, Severity
+from rules.models import Benchmark, Round, Scenario
+
+RESULT_ID = re.compile(r"^(\d+)\.(\d+)-(\d{4})$")  # LBL-03: published form, e.g. 5.1-0001
+POWER_UNITS = ("Watts", "millijoules")
+SUITES = ("datacenter", "edge")
+_LATENCY_SCENARIOS = (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM)
+
+
+class RowChecker:
+    """Checks for one table under one round."""
+
+    def __init__(self, table: ResultTable, rnd: Round) -> None:
+        self.table = table
+        self.round = rnd
+
+    # ---- helpers -------------------------------------------------------------------------------------------
+    def finding(
+        self,
+        row: TableRow,
+        rule: str,
+        field: str | None,
+        message: str,
+        *,
+        severity: Severity = Severity.ERROR,
+        source: str | None = None,
+        fix: str | None = None,
+        beyond_official: bool = False,
+    ) -> Finding:
+        col = f", column '{self.table.column(field)}'" if field else ""
+        return Finding(
+            rule=rule,
+            severity=severity,
+            message=f"{row.label()}{col}: {message}",
+            result=row.location,
+            scope=f"row {row.row}",
+            path=self.table.path,
+            line=row.line,
+            source=source,
+            fix=fix,
+            beyond_official=beyond_official,
+        )
+
+    def benchmark_of(self, row: TableRow) -> Benchmark | None:
+        return self.round.benchmark(row.benchmark) if row.benchmark else None
+
+    def expected_units(self, bench: Benchmark, scenario: Scenario) -> str | None:
+        """Units the official checker writes for this benchmark and scenario (catalogue G / special units)."""
+        if scenario in bench.units_overrides:
+            return bench.units_overrides[scenario]
+        if scenario in self.round.units:
+            return self.round.units[scenario]
+        return bench.units_overrides.get(scenario.loadgen_scenario) or self.round.units.get(scenario.loadgen_scenario)
+
+    def result_key(self, bench: Benchmark, scenario: Scenario) -> str | None:
+        """LoadGen key of the result (catalogue D8: per-benchmark override, else the round default)."""
+        eff = scenario.loadgen_scenario
+        return bench.result_field_overrides.get(eff) or self.round.result_fields.get(eff)
+
+    # ---- per row ------------------------------------------------------------------------------------------
+    def check_row(self, row: TableRow) -> list[Finding]:
+        out: list[Finding] = []
+        for problem in row.problems:
+            out.append(self.finding(row, "TABLE-VALUE", None, problem, fix="write the value in the column's type"))
+        out += self._id(row)
+        out += self._version(row)
+        out += self._division_availability(row)
+        bench = self.benchmark_of(row)
+        if row.benchmark is None:
+            out.append(self.finding(row, "TABLE-BENCHMARK", "benchmark", "no benchmark given"))
+        elif bench is None:
+            out.append(
+                self.finding(
+                    row, "TABLE-BENCHMARK", "benchmark",
+                    f"'{row.benchmark}' is not a benchmark of round {self.round.name} "
+                    f"(known: {', '.join(sorted(self.round.benchmarks))})",
+                    source=f"rules/data/{self.round.name}.yaml benchmarks",
+                )
+            )  # fmt: skip
+        scenario = Scenario.parse(row.scenario) if row.scenario else None
+        if row.scenario is None:
+            out.append(self.finding(row, "TABLE-SCENARIO", "scenario", "no scenario given"))
+        elif scenario is None:
+            names = ", ".join(s.value for s in Scenario)
+            out.append(self.finding(row, "TABLE-SCENARIO", "scenario", f"'{row.scenario}' is not a scenario ({names})",
+                                    source="SUBRULES:414"))
+        out += self._location(row)
+        if bench is not None:
+            out += self._suite(row, bench)
+            if scenario is not None:
+                out += self._scenario_allowed(row, bench, scenario)
+                out += self._units(row, bench, scenario)
+            out += self._accuracy(row, bench)
+        out += self._result(row)
+        out += self._power(row)
+        return out
+
+    def _id(self, row: TableRow) -> list[Finding]:
+        if "id" not in self.table.columns:
+            return []  # the checker's CSV has no ID column
+        if row.id is None:
+            return [self.finding(row, "TABLE-ID", "id", "no result ID", source="MSG:50 (LBL-02)")]
+        m = RESULT_ID.match(row.id)
+        if m is None:
+            return [self.finding(row, "TABLE-ID", "id", f"'{row.id}' is not an official result ID (form 5.1-0001)",
+                                 source="MSG:62 (LBL-03); RES_v5.1 'ID' field")]
+        if f"{int(m.group(1))}.{int(m.group(2))}" != self.round.version:
+            return [self.finding(row, "TABLE-ID", "id",
+                                 f"result ID '{row.id}' is not of round {self.round.name} (IDs start '{self.round.version}-')",
+                                 source="MSG:62 (LBL-03)")]
+        return []
+
+    def _version(self, row: TableRow) -> list[Finding]:
+        if row.version is None:
+            return []
+        if row.version.lower().lstrip("v") != self.round.version:
+            return [self.finding(row, "TABLE-VERSION", "version",
+                                 f"'{row.version}' is not round {self.round.name}")]
+        return []
+
+    def _division_availability(self, row: TableRow) -> list[Finding]:
+        out = []
+        divisions = self.round.structure.divisions
+        if row.division is None:
+            if "division" in self.table.columns:
+                out.append(self.finding(row, "TABLE-DIVISION", "division", "no division given", source="SUBRULES:702 (CMP-11)"))
+        elif row.division.lower() not in divisions:
+            out.append(self.finding(row, "TABLE-DIVISION", "division",
+                                    f"'{row.division}' is not a division ({', '.join(divisions)})",
+                                    source="SUBRULES:702 (CMP-11)"))
+        valid = self.round.system.valid_status
+        if row.availability is None:
+            if "availability" in self.table.columns:
+                out.append(self.finding(row, "TABLE-AVAILABILITY", "availability", "no availability given",
+                                        source="SUBRULES:719 (AVL-01)"))
+        elif row.availability.lower() not in valid:
+            out.append(self.finding(row, "TABLE-AVAILABILITY", "availability",
+                                    f"'{row.availability}' is not an availability category ({', '.join(valid)})",
+                                    source="SUBRULES:719-727 (AVL-01)"))
+        return out
+
+    def _suite(self, row: TableRow, bench: Benchmark) -> list[Finding]:
+        if row.suite is None:
+            return []
+        suites = [s.strip().lower() for s in row.suite.split(",")]
+        bad = [s for s in suites if s not in SUITES]
+        if bad:
+            return [self.finding(row, "TABLE-SUITE", "suite", f"'{row.suite}' is not a suite ({', '.join(SUITES)})")]
+        if not any(s in bench.categories for s in suites):
+            sev = Severity.ERROR if self._closed(row) else Severity.WARNING
+            return [self.finding(row, "TABLE-SUITE", "suite",
+                                 f"{bench.name} is not a {row.suite} benchmark in {self.round.name} "
+                                 f"(categories: {', '.join(bench.categories)})", severity=sev)]
+        return []
+
+    def _closed(self, row: TableRow) -> bool:
+        return (row.division or "").lower() in ("closed", "network")
+
+    def _scenario_allowed(self, row: TableRow, bench: Benchmark, scenario: Scenario) -> list[Finding]:
+        allowed: set[Scenario] = set()
+        suites = [s.strip().lower() for s in (row.suite or "").split(",") if s.strip()]
+        for key, sset in bench.scenarios.items():
+            if not suites or any(s in key.split("+") for s in suites):
+                allowed |= set(sset.required) | set(sset.optional) | set(sset.one_of)
+        if not allowed or scenario in allowed:
+            return []
+        names = ", ".join(sorted(s.value for s in allowed))
+        if self._closed(row):
+            return [self.finding(row, "TABLE-SCENARIO", "scenario",
+                                 f"{scenario.value} is not a scenario of {bench.name} ({row.suite or 'any suite'}: {names})",
+                                 source=f"rules/data/{self.round.name}.yaml benchmarks.{bench.name}.scenarios")]
+        return [self.finding(row, "TABLE-SCENARIO", "scenario",
+                             f"{scenario.value} is not a Closed scenario of {bench.name} ({names}); allowed in Open",
+                             severity=Severity.INFO, source="RULES_HEAD:363 (DIV-02)")]
+
+    def _location(self, row: TableRow) -> list[Finding]:
+        if row.location is None:
+            return []
+        parts = row.location.strip("/").split("/")
+        if len(parts) != 6 or parts[2] != "results":
+            return [self.finding(row, "TABLE-LOCATION", "location",
+                                 f"'{row.location}' is not <division>/<submitter>/results/<system>/<benchmark>/<scenario>",
+                                 severity=Severity.WARNING)]
+        out = []
+        if row.division and parts[0].lower() != row.division.lower():
+            out.append(self.finding(row, "TABLE-LOCATION", "division",
+                                    f"'{row.division}' but the result lives in '{parts[0]}/' ({row.location})"))
+        if row.scenario and Scenario.parse(parts[5]) is not None and parts[5].lower() != row.scenario.lower():
+            out.append(self.finding(row, "TABLE-SCENARIO", "scenario",
+                                    f"'{row.scenario}' but the result directory is '{parts[5]}' ({row.location})"))
+        if row.platform and parts[3] != row.platform:
+            out.append(self.finding(row, "TABLE-LOCATION", "platform",
+                                    f"'{row.platform}' but the result directory is under '{parts[3]}'",
+                                    severity=Severity.WARNING))
+        return out
+
+    def _result(self, row: TableRow) -> list[Finding]:
+        if row.result is None:
+            if any("'" + self.table.column("result") + "'" in p for p in row.problems):
+                return []
+            return [self.finding(row, "TABLE-RESULT", "result", "no result value")]
+        if row.result <= 0:
+            return [self.finding(row, "TABLE-RESULT", "result", f"{row.result_text} is not a positive result")]
+        return []
+
+    def _units(self, row: TableRow, bench: Benchmark, scenario: Scenario) -> list[Finding]:
+        if "units" not in self.table.columns:
+            return []
+        expected = self.expected_units(bench, scenario)
+        if row.units is None:
+            return [self.finding(row, "TABLE-UNITS", "units", f"no units given (expected {expected or '?'})")]
+        if row.units in POWER_UNITS:
+            if row.power_result is None and not row.has_power:
+                return [self.finding(row, "TABLE-UNITS", "units",
+                                     f"power units '{row.units}' on a row without MLPerf power measurement",
+                                     source="MSG:112-116 (PWR-01)")]
+            return []
+        if expected is None:
+            return []
+        if row.units != expected:
+            return [self.finding(row, "TABLE-UNITS", "units",
+                                 f"'{row.units}' does not fit {bench.name} {scenario.value} (the official checker writes '{expected}')",
+                                 source="official checker: summary units (catalogue G, D8)",
+                                 fix=f"write '{expected}'")]
+        key = self.result_key(bench, scenario) or ""
+        if "tokens" in key and "okens" not in expected:
+            return [self.finding(row, "TABLE-UNITS", "units",
+                                 f"'{row.units}' as the official checker writes it, but the value is LoadGen's {key} (tokens/s)",
+                                 severity=Severity.WARNING, beyond_official=True,
+                                 source="official checker: summary units vs RESULT_FIELD_BENCHMARK_OVERWRITE (catalogue D8, CSV units note)")]
+        return []
+
+    def _accuracy(self, row: TableRow, bench: Benchmark) -> list[Finding]:
+        if "accuracy" not in self.table.columns:
+            return []
+        cite = bench.accuracy_cite or f"rules/data/{self.round.name}.yaml benchmarks.{bench.name}.accuracy_targets"
+        if row.accuracy is None:
+            return [self.finding(row, "TABLE-ACCURACY", "accuracy", "no accuracy given", source=cite)]
+        values = {v.metric: v for v in parse_accuracy_string(row.accuracy)}
+        if not values:
+            return [self.finding(row, "TABLE-ACCURACY", "accuracy", f"'{row.accuracy}' has no 'METRIC: value' pair",
+                                 source="catalogue E13")]
+        closed = self._closed(row)
+        sev = Severity.ERROR if closed else Severity.INFO
+        suffix = "" if closed else " (Open: accuracy constraints do not apply, RULES_HEAD:361)"
+        out = []
+        for target in bench.accuracy_targets:
+            got = values.get(target.metric)
+            if got is None:
+                if closed:
+                    out.append(self.finding(row, "TABLE-ACCURACY", "accuracy",
+                                            f"no {target.metric} value (required: {target.metric} >= {target.value:g})",
+                                            source=cite))
+                continue
+            if got.value < target.value:
+                out.append(self.finding(row, "TABLE-ACCURACY", "accuracy",
+                                        f"{target.metric} {got.text} is below the {self.round.name} threshold {target.value:g}{suffix}",
+                                        severity=sev, source=target.cite or cite))
+        for limit in bench.accuracy_upper_limits:
+            got = values.get(limit.metric)
+            if got is not None and got.value > limit.value:
+                out.append(self.finding(row, "TABLE-ACCURACY", "accuracy",
+                                        f"{limit.metric} {got.text} is above the {self.round.name} upper bound {limit.value:g}{suffix}",
+                                        severity=sev, source=limit.cite or cite))
+        return out
+
+    def _power(self, row: TableRow) -> list[Finding]:
+        if row.power_result is not None and row.has_power is False:
+            return [self.finding(row, "TABLE-POWER", "power_result",
+                                 "a power result on a row whose has_power is false", source="MSG:116 (PWR-01)")]
+        if row.has_power and "power_result" in self.table.columns and row.power_result is None:
+            return [self.finding(row, "TABLE-POWER", "has_power", "has_power is true but no power result is given",
+                                 severity=Severity.WARNING)]
+        return []
+
+    # ---- whole table --------------------------------------------------------------------------------------
+    def duplicates(self) -> list[Finding]:
+        out = []
+        seen: dict[tuple[str, ...], TableRow] = {}
+        for row in self.table.rows:
+            keys: list[tuple[str, ...]] = []
+            if row.location:
+                keys.append(("location", row.location.strip("/").lower()))
+            if row.benchmark and row.scenario and (row.id or row.platform):
+                keys.append(("entry", (row.id or row.submitter or "") + "|" + (row.platform or row.system or ""),
+                             row.benchmark.lower(), row.scenario.lower()))
+            for key in keys:
+                first = seen.get(key)
+                if first is not None:
+                    what = "result directory" if key[0] == "location" else "system, benchmark and scenario"
+                    out.append(self.finding(row, "TABLE-DUPLICATE", "location" if key[0] == "location" else None,
+                                            f"same {what} as {first.label()}"))
+                    break
+                seen[key] = row
+        return out
+
+    def derived_columns(self) -> list[Finding]:
+        """Columns that are not official metrics: per accelerator, per watt, cost, composite (DRV-01/02, PWR-01, CMB-01)."""
+        out = []
+        extra_cols: list[str] = []
+        for row in self.table.rows:
+            for col in row.extra:
+                if col not in extra_cols and col not in KNOWN_INFORMATIONAL:
+                    extra_cols.append(col)
+        for col in extra_cols:
+            kind = derived_kind(col)
+            if kind is None:
+                continue
+            rule, source = DERIVED_RULES[kind]
+            out.append(Finding(
+                rule="TABLE-DERIVED", severity=Severity.WARNING,
+                message=f"column '{col}' is a derived {kind} figure, not an official MLPerf metric ({rule}): "
+                        "it may not be presented as official or verified",
+                scope="table", path=self.table.path, source=source, beyond_official=True,
+                fix="label it as derived and unverified, with the basis of the derivation in text and footnote",
+            ))  # fmt: skip
+            out += self._derived_values(col, kind)
+        return out
+
+    def _derived_values(self, col: str, kind: str) -> Iterable[Finding]:
+        for row in self.table.rows:
+            text = row.extra.get(col)
+            if text is None:
+                continue
+            if kind == "per-watt" and not (row.has_power and row.power_result):
+                yield Finding(
+                    rule="TABLE-DERIVED", severity=Severity.ERROR,
+                    message=f"{row.label()}, column '{col}': a per-watt figure ({text}) for a result without "
+                            "MLPerf-measured system power; no proxy power may be used",
+                    result=row.location, scope=f"row {row.row}", path=self.table.path, line=row.line,
+                    source="MSG:114-116 (PWR-01)", beyond_official=True,
+                )  # fmt: skip
+            if kind == "per-accelerator" and row.result is not None:
+                count = (row.nodes or 1) * (row.accelerators_per_node or 0)
+                try:
+                    value = float(text.replace(",", ""))
+                except ValueError:
+                    continue
+                if count > 0 and abs(value - row.result / count) > 0.01 * abs(row.result / count):
+                    yield Finding(
+                        rule="TABLE-DERIVED", severity=Severity.WARNING,
+                        message=f"{row.label()}, column '{col}': {text} is not the result divided by the "
+                                f"accelerator count ({row.result_text} / {count} = {row.result / count:.6g})",
+                        result=row.location, scope=f"row {row.row}", path=self.table.path, line=row.line,
+                        source="MSG:82 (CMP-06 chip count)", beyond_official=True,
+                    )  # fmt: skip
+
+
+DERIVED_RULES: dict[str, tuple[str, str]] = {
+    "per-accelerator": ("DRV-02", "MSG:159, MSG:82 (DRV-01, DRV-02)"),
+    "per-watt": ("PWR-01", "MSG:112-116 (PWR-01, DRV-01)"),
+    "cost": ("DRV-01", "MSG:159 (DRV-01)"),
+    "composite": ("CMB-01", "MSG:155 (CMB-01)"),
+}
+
+_DERIVED_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("per-watt", re.compile(r"per[ _-]?watt|/\s*w\b|perf[ _/-]?w\b|per[ _-]?joule|/\s*j\b|tokens?/j|efficien", re.I)),
+    ("per-accelerator", re.compile(r"per[ _-]?(gpu|accelerator|chip|device|card|node)|/\s*(gpu|accelerator|chip|device)", re.I)),
+    ("cost", re.compile(r"cost|price|\$|usd|eur|€|tco|per[ _-]?dollar", re.I)),
+    ("composite", re.compile(r"geo[ _-]?mean|average|composite|aggregate|overall", re.I)),
+)  # fmt: skip
+
+
+def derived_kind(column: str) -> str | None:
+    for kind, pattern in _DERIVED_PATTERNS:
+        if pattern.search(column):
+            return kind
+    return None
+
+
+def check_table(table: ResultTable, rnd: Round) -> list[Finding]:
+    checker = RowChecker(table, rnd)
+    out: list[Finding] = []
+    for row in table.rows:
+        out += checker.check_row(row)
+    out += checker.duplicates()
+    out += checker.derived_columns()
+    return out

@@ -1,0 +1,77 @@
+"""``inference-audit table FILE [--tree PATH] [--round v5.1] [--json OUT] [--map FIELD=COLUMN,...]``.
+
+Validates a published results table row by row against a round's rules and, with ``--tree``, against the
+logs each row points to. Exit code: 0 no errors, 1 errors, 2 unusable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+from checker.audit.report_common import write_json_report
+from checker.audit.table_checks import RESULT_ID, check_table
+from checker.audit.table_model import ResultTable
+from checker.audit.table_parse import load_table, parse_column_map
+from checker.audit.table_report import TableAudit, render_text, report_dict
+from checker.audit.table_tree import DEFAULT_REL_TOL, compare_with_tree
+from checker.findings import UnusableInput, filter_findings
+from rules import UnknownRound, latest_round, load_round, normalize_round
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, metavar="FILE",
+                        help="summary_results.json, the checker's summary CSV, or any CSV/JSON of results (see --map)")
+    parser.add_argument("--tree", type=Path, metavar="PATH",
+                        help="results tree the rows' Location column points into; re-derive each row from its logs")
+    parser.add_argument("--round", metavar="ROUND",
+                        help="round rules to apply (default: from the table's version column / result IDs)")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="write the schema-versioned JSON report here")
+    parser.add_argument("--map", metavar="FIELD=COLUMN,...",
+                        help="name the columns of a non-official table, e.g. result=Throughput,benchmark=Model")
+    parser.add_argument("--rel-tol", type=float, default=DEFAULT_REL_TOL,
+                        help=f"relative tolerance when comparing with the logs beyond printed rounding (default {DEFAULT_REL_TOL:g})")
+    parser.add_argument("--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes")
+    parser.add_argument("--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list every note, not a summary per rule")  # fmt: skip
+
+
+def detect_round(table: ResultTable) -> tuple[str, str]:
+    """(round, how it was found): the table's version column, else its result IDs, else the newest round."""
+    versions = Counter(r.version.lower().lstrip("v") for r in table.rows if r.version)
+    if versions:
+        v = versions.most_common(1)[0][0]
+        return normalize_round(v), f"from the '{table.column('version')}' column"
+    ids = Counter(m.group(1) + "." + m.group(2) for r in table.rows if r.id and (m := RESULT_ID.match(r.id)))
+    if ids:
+        return normalize_round(ids.most_common(1)[0][0]), f"from the result IDs ('{table.column('id')}')"
+    return latest_round(), "newest round with rules (the table names none; pass --round)"
+
+
+def run(args: argparse.Namespace) -> int:
+    table = load_table(args.file, parse_column_map(args.map))
+    if args.round:
+        round_name, how = args.round, "--round"
+    else:
+        round_name, how = detect_round(table)
+    try:
+        rnd = load_round(round_name)
+    except UnknownRound as exc:
+        raise UnusableInput(str(exc)) from exc
+    if args.rel_tol < 0:
+        raise UnusableInput("--rel-tol must be >= 0")
+    findings = check_table(table, rnd)
+    tree = None
+    if args.tree is not None:
+        tree = compare_with_tree(table, args.tree, rnd, args.rel_tol)
+        findings += tree.findings
+    findings = filter_findings(findings, args.select, args.ignore)
+    audit = TableAudit(table, rnd.name, how, tuple(findings), tree, args.rel_tol)
+    for line in render_text(audit, verbose=args.verbose):
+        print(line)
+    if args.json is not None:
+        write_json_report(args.json, report_dict(audit), "table-report")
+        print(f"JSON report: {args.json}", file=sys.stderr)
+    return audit.exit_code

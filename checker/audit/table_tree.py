@@ -1,0 +1,159 @@
+"""``--tree``: compare every table row with the logs it points to, and list tree results the table lacks.
+
+Findings: TABLE-REDERIVE (result, scenario or accuracy differs from the logs: ERROR), TABLE-LOGS-MISSING
+(the row's directory is not in the tree: INFO, listed), TABLE-LOGS-UNREADABLE (the directory is there but its
+logs cannot be used: WARNING), TABLE-MISSING-ROW (a result in the tree whose own LoadGen log says VALID has no
+row: WARNING).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from checker.audit.accuracy_text import parse_accuracy_string, values_match
+from checker.audit.rederive import Rederived, rederive, within_rounding
+from checker.audit.table_model import ResultTable, TableRow
+from checker.findings import Finding, Severity, UnusableInput
+from checker.parsers.mllog import parse_detail_text
+from checker.safe_io import SafeTree
+from checker.tree import discover, walk_submitter
+from rules.models import Round, Scenario
+
+DEFAULT_REL_TOL = 1e-4
+
+
+class RowStatus(str, Enum):
+    MATCH = "match"
+    MISMATCH = "mismatch"
+    LOGS_MISSING = "logs-missing"
+    UNREADABLE = "logs-unreadable"
+    NOT_CHECKED = "not-checked"  # no location or unknown benchmark
+
+
+@dataclass(frozen=True)
+class RowComparison:
+    row: TableRow
+    status: RowStatus
+    derived: Rederived | None = None
+
+
+@dataclass(frozen=True)
+class TreeComparison:
+    root: str
+    rows: tuple[RowComparison, ...]
+    missing_rows: tuple[str, ...]  # result dirs (relative to the repository root) without a row
+    findings: tuple[Finding, ...]
+
+
+class _Tree:
+    """The tree the user pointed at; locations are relative to the repository root above it."""
+
+    def __init__(self, root: Path, rnd: Round) -> None:
+        if not root.is_dir():
+            raise UnusableInput("--tree: not a directory", str(root))
+        self.layout = discover(root, rnd.structure.divisions)
+        if not self.layout.submitters:
+            raise UnusableInput("--tree: no <division>/<submitter> directories found", str(root))
+        self.safe = SafeTree(self.layout.checked)
+        rel = os.path.relpath(self.layout.checked, self.layout.base)
+        self.prefix = "" if rel == "." else rel.replace(os.sep, "/")
+
+    def relative(self, location: str) -> str | None:
+        loc = location.strip("/")
+        if not self.prefix:
+            return loc
+        if loc == self.prefix or loc.startswith(self.prefix + "/"):
+            return loc[len(self.prefix) + 1 :]
+        return None
+
+    def result_dirs(self) -> list[str]:
+        out: list[str] = []
+        for division, name in self.layout.submitters:
+            sub = walk_submitter(self.layout.base, self.layout.checked, division, name)
+            out.extend(r.path for r in sub.results)
+        return sorted(out)
+
+
+def compare_with_tree(table: ResultTable, root: Path, rnd: Round, rel_tol: float = DEFAULT_REL_TOL) -> TreeComparison:
+    tree = _Tree(root, rnd)
+    findings: list[Finding] = []
+    comparisons: list[RowComparison] = []
+    covered: set[str] = set()
+
+    def emit(row: TableRow, rule: str, field: str | None, message: str, severity: Severity, *,
+             path: str | None = None, line: int | None = None, source: str | None = None) -> None:
+        col = f", column '{table.column(field)}'" if field else ""
+        findings.append(Finding(
+            rule=rule, severity=severity, message=f"{row.label()}{col}: {message}", result=row.location,
+            scope=f"row {row.row}", path=path or table.path, line=line if path else row.line, source=source,
+        ))  # fmt: skip
+
+    for row in table.rows:
+        bench = rnd.benchmark(row.benchmark) if row.benchmark else None
+        if row.location is None or bench is None:
+            comparisons.append(RowComparison(row, RowStatus.NOT_CHECKED))
+            continue
+        rel = tree.relative(row.location)
+        if rel is None or not tree.safe.is_dir(rel):
+            comparisons.append(RowComparison(row, RowStatus.LOGS_MISSING))
+            emit(row, "TABLE-LOGS-MISSING", "location", f"no directory {row.location} in {root}", Severity.INFO)
+            continue
+        covered.add(row.location.strip("/").lower())
+        metrics = tuple(v.metric for v in parse_accuracy_string(row.accuracy or ""))
+        derived = rederive(tree.safe, rel, rnd, bench, metrics)
+        if derived.value is None:
+            comparisons.append(RowComparison(row, RowStatus.UNREADABLE, derived))
+            emit(row, "TABLE-LOGS-UNREADABLE", "result", "; ".join(derived.problems) or "no result in the logs",
+                 Severity.WARNING)
+            continue
+        ok = True
+        scen = Scenario.parse(row.scenario) if row.scenario else None
+        eff = Scenario.parse(derived.effective_scenario) if derived.effective_scenario else None
+        if scen is not None and eff is not None and not derived.inferred and scen.loadgen_scenario is not eff:
+            ok = False
+            emit(row, "TABLE-REDERIVE", "scenario",
+                 f"'{row.scenario}' but the log was run as {derived.effective_scenario} (effective_scenario)",
+                 Severity.ERROR, source="LoadGen effective_scenario")
+        if row.result is not None and not within_rounding(row.result, row.result_text, derived.value, rel_tol):
+            ok = False
+            emit(row, "TABLE-REDERIVE", "result",
+                 f"table says {row.result_text}, the logs give {derived.value:.6g} ({derived.key}); "
+                 f"difference {100 * (row.result - derived.value) / derived.value:+.3f}%",
+                 Severity.ERROR, source="official checker D8 (RESULT_FIELD_NEW / per-LLM overrides)")
+        for printed in parse_accuracy_string(row.accuracy or ""):
+            measured = derived.accuracy.get(printed.metric)
+            if measured is not None and not values_match(printed, measured):
+                ok = False
+                emit(row, "TABLE-REDERIVE", "accuracy",
+                     f"{printed.metric} {printed.text} but accuracy/accuracy.txt gives {measured:g}",
+                     Severity.ERROR, source="catalogue E3/E13 (acc_patterns)")
+        if row.inferred is not None and row.inferred != derived.inferred:
+            emit(row, "TABLE-REDERIVE", "inferred",
+                 f"{'1' if row.inferred else '0'} but the result {'is' if derived.inferred else 'is not'} inferred "
+                 f"from another scenario's run ({derived.effective_scenario})", Severity.WARNING, source="catalogue D17")
+        comparisons.append(RowComparison(row, RowStatus.MATCH if ok else RowStatus.MISMATCH, derived))
+
+    missing: list[str] = []
+    for rel_dir in tree.result_dirs():
+        if rel_dir.lower() in covered:
+            continue
+        rel = tree.relative(rel_dir)
+        if rel is None:
+            continue
+        read = tree.safe.read_text(f"{rel}/performance/run_1/mlperf_log_detail.txt")
+        if read.text is None:
+            continue
+        log = parse_detail_text(read.text)
+        if log.result_validity != "VALID" or not tree.safe.is_file(f"{rel}/accuracy/accuracy.txt"):
+            continue
+        missing.append(rel_dir)
+        findings.append(Finding(
+            rule="TABLE-MISSING-ROW", severity=Severity.WARNING,
+            message=f"{rel_dir}: a result whose LoadGen log says VALID (with an accuracy run) has no row in the "
+                    "table (run `inference-audit check` for the full verdict)",
+            result=rel_dir, scope="table", path=table.path, beyond_official=True,
+        ))  # fmt: skip
+    return TreeComparison(str(root), tuple(comparisons), tuple(missing), tuple(findings))
