@@ -9,7 +9,15 @@ from rules.models import (
     Seeds,
     TokenLatencyLimit,
 )
-from rules.registry import UnknownRound, latest_round, list_rounds, load_round, normalize_round
+from rules.registry import (
+    UnknownBenchmark,
+    UnknownRound,
+    find_benchmark,
+    latest_round,
+    list_rounds,
+    load_round,
+    normalize_round,
+)
 
 __all__ = [
     "AccuracyTarget",
@@ -19,7 +27,9 @@ __all__ = [
     "ScenarioSet",
     "Seeds",
     "TokenLatencyLimit",
+    "UnknownBenchmark",
     "UnknownRound",
+    "find_benchmark",
     "latest_round",
     "list_rounds",
     "load_round",

@@ -13,13 +13,17 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from rules.models import Round
+from rules.models import Benchmark, Round
 
 _ROUND_FILE = re.compile(r"^v(\d+)\.(\d+)\.yaml$")
 
 
 class UnknownRound(LookupError):
     """The requested round has no data file."""
+
+
+class UnknownBenchmark(LookupError):
+    """The round has no benchmark of that name (nor an alias resolving to one)."""
 
 
 def _data_dir() -> Path:
@@ -52,12 +56,32 @@ def load_round(name: str) -> Round:
     path = _data_dir() / f"{key}.yaml"
     if not path.is_file():
         raise UnknownRound(f"no rules for round {name!r}; known rounds: {', '.join(list_rounds())}")
-    with path.open(encoding="utf-8") as fh:
-        raw = yaml.safe_load(fh)
+    try:
+        with path.open(encoding="utf-8") as fh:
+            raw = yaml.safe_load(fh)
+    except yaml.YAMLError as exc:  # a broken data file is a bug in this package, say where
+        raise ValueError(f"{path}: not valid YAML: {exc}") from exc
     try:
         return Round.model_validate(raw)
-    except ValidationError as exc:  # a broken data file is a bug in this package, say where
+    except ValidationError as exc:
         raise ValueError(f"{path}: invalid round data: {exc}") from exc
+
+
+def find_benchmark(round_name: str, name: str) -> tuple[Round, Benchmark]:
+    """Load a round and resolve a benchmark name or alias in it.
+
+    Raises UnknownRound / UnknownBenchmark with a message that lists what is known.
+    """
+    rnd = load_round(round_name)
+    bench = rnd.benchmark(name)
+    if bench is None:
+        others = [r for r in list_rounds() if r != rnd.name and load_round(r).benchmark(name)]
+        hint = f" (it exists in {', '.join(others)})" if others else ""
+        raise UnknownBenchmark(
+            f"round {rnd.name} has no benchmark {name!r}{hint}; "
+            f"known: {', '.join(sorted(rnd.benchmarks))}"
+        )
+    return rnd, bench
 
 
 def latest_round() -> str:
