@@ -1,0 +1,259 @@
+"""How fast is ``check-submission`` on a results repository of realistic size?
+
+Builds a large tree by replicating the shared v5.1 subset under different submitter names
+(hard links where possible; ``systems/*.json`` rewritten so their ``submitter`` field matches
+the new directory name), then measures in the same run:
+
+- the floor: a process that walks the tree (stat of every entry, as the structure checks need)
+  and reads every file a check needs (systems, measurements, results and compliance files),
+  doing nothing else;
+- ``check-submission`` on the same tree (``--quiet --json``), as a child process.
+
+Both run after a warm-up pass, so both read from the page cache. Printed: wall time, CPU time
+(user+system of the process and its children, from ``getrusage(RUSAGE_CHILDREN)``), peak RSS
+(largest single process, ``ru_maxrss``) and peak RSS of the whole process tree (sampled from
+/proc every 20 ms), and the ratio check/floor. Targets: ratio <= 3, peak <= 200 MB.
+
+    python3 bench/checker_speed.py [--copies 23] [--keep DIR] [--shared PATH] [-- extra check-submission args]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET_RATIO = 3.0
+TARGET_PEAK_MB = 200.0
+# Folders of a submitter the checker reads files from (the rest it only walks).
+READ_DIRS = ("systems", "measurements", "results", "compliance")
+
+
+def find_shared(explicit: str | None) -> Path:
+    candidates = [Path(explicit)] if explicit else []
+    env = os.environ.get("INFERENCE_AUDIT_SHARED")
+    candidates += [Path(env)] if env else []
+    candidates += [REPO.parent / "shared", REPO / "shared", Path("/work/shared")]
+    for c in candidates:
+        if (c / "data" / "mlperf-inference-v5.1").is_dir():
+            return c / "data" / "mlperf-inference-v5.1"
+    sys.exit("checker_speed: the shared v5.1 tree was not found (use --shared PATH)")
+
+
+# ---- building the big tree ----------------------------------------------------------------------------------
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def _rewrite_system_json(src: Path, dst: Path, old: str, new: str) -> None:
+    data = json.loads(src.read_text(encoding="utf-8"))
+    if isinstance(data, dict) and str(data.get("submitter", "")).lower() == old.lower():
+        data["submitter"] = new
+    dst.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def build_tree(source: Path, dest: Path, copies: int) -> tuple[int, int]:
+    """Replicate every ``<division>/<submitter>`` of ``source`` ``copies`` times; returns (files, results)."""
+    files = 0
+    results = 0
+    for division in sorted(p for p in source.iterdir() if p.is_dir()):
+        for submitter in sorted(p for p in division.iterdir() if p.is_dir()):
+            for k in range(copies):
+                new = submitter.name if k == 0 else f"{submitter.name}{k:02d}"
+                target = dest / division.name / new
+                for dirpath, dirnames, filenames in os.walk(submitter):
+                    rel = Path(dirpath).relative_to(submitter)
+                    (target / rel).mkdir(parents=True, exist_ok=True)
+                    if len(rel.parts) == 4 and rel.parts[0] == "results":
+                        results += 1
+                    for name in filenames:
+                        src = Path(dirpath) / name
+                        dst = target / rel / name
+                        if rel.parts == ("systems",) and name.endswith(".json"):
+                            _rewrite_system_json(src, dst, submitter.name, new)
+                        else:
+                            _link_or_copy(src, dst)
+                        files += 1
+                    dirnames.sort()
+    return files, results
+
+
+# ---- the floor --------------------------------------------------------------------------------------------
+
+
+def floor(root: Path) -> tuple[int, int]:
+    """Walk ``root`` (stat every entry) and read every file under the folders the checks read."""
+    n_files = 0
+    n_bytes = 0
+    for dirpath, _dirnames, filenames in os.walk(root):
+        rel = Path(dirpath).relative_to(root).parts
+        read = len(rel) >= 3 and rel[2] in READ_DIRS
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            os.lstat(path)  # the structure checks need every entry's type and size
+            n_files += 1
+            if read:
+                with open(path, "rb") as fh:
+                    n_bytes += len(fh.read())
+    return n_files, n_bytes
+
+
+# ---- measuring a child process -----------------------------------------------------------------------------
+
+
+@dataclass
+class Measurement:
+    wall_s: float
+    cpu_s: float
+    peak_rss_mb: float  # largest single process
+    peak_tree_rss_mb: float  # sum over the process tree, sampled
+    returncode: int
+    output: str
+
+
+def _tree_rss_kb(pid: int) -> int:
+    """Resident set of ``pid`` and all its descendants (kB), from /proc."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read().decode(errors="replace")
+            with open(f"/proc/{entry}/statm", "rb") as fh:
+                pages = int(fh.read().split()[1])
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+        rss[int(entry)] = pages * (os.sysconf("SC_PAGE_SIZE") // 1024)
+    total, stack = 0, [pid]
+    while stack:
+        p = stack.pop()
+        total += rss.get(p, 0)
+        stack.extend(children.get(p, []))
+    return total
+
+
+def measure(cmd: list[str]) -> Measurement:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak_tree = 0
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=REPO)
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak_tree
+        while not done.is_set():
+            peak_tree = max(peak_tree, _tree_rss_kb(proc.pid))
+            done.wait(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, _ = proc.communicate()
+    wall = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Measurement(
+        wall_s=wall,
+        cpu_s=cpu,
+        peak_rss_mb=after.ru_maxrss / 1024.0,
+        peak_tree_rss_mb=peak_tree / 1024.0,
+        returncode=proc.returncode,
+        output=out.decode("utf-8", errors="replace"),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--copies", type=int, default=23, help="replicas of each submitter (default 23: ~1,400 results)"
+    )
+    parser.add_argument("--shared", help="the shared v5.1 tree (default: ../shared beside the checkout)")
+    parser.add_argument("--keep", type=Path, help="build the tree in this (new) directory and keep it")
+    parser.add_argument("--floor-only", type=Path, help=argparse.SUPPRESS)  # internal: run the floor on PATH
+    parser.add_argument("check_args", nargs="*", help="extra check-submission arguments (after --)")
+    args = parser.parse_args(argv)
+
+    if args.floor_only is not None:
+        files, size = floor(args.floor_only)
+        print(f"floor: {files} files, {size} bytes read")
+        return 0
+
+    source = find_shared(args.shared)
+    work = Path(tempfile.mkdtemp(prefix="checker-speed-")) if args.keep is None else args.keep
+    if args.keep is not None:
+        work.mkdir(parents=True, exist_ok=False)
+    tree = work / "tree"
+    try:
+        t0 = time.perf_counter()
+        files, results = build_tree(source, tree, args.copies)
+        print(f"tree: {tree}  {files} files, {results} result dirs ({args.copies} copies of {source})")
+        print(f"  built in {time.perf_counter() - t0:.1f} s")
+
+        floor_cmd = [sys.executable, str(Path(__file__).resolve()), "--floor-only", str(tree)]
+        check_cmd = [
+            sys.executable,
+            "-m",
+            "checker.cli",
+            str(tree),
+            "--quiet",
+            "--json",
+            str(work / "report.json"),
+            *args.check_args,
+        ]
+        measure(floor_cmd)  # warm-up: page cache, not timed
+        fl = measure(floor_cmd)
+        ck = measure(check_cmd)
+        fl2 = measure(floor_cmd)  # floor again after the check, the faster of the two counts
+        best_floor = fl if fl.wall_s <= fl2.wall_s else fl2
+
+        print(f"floor ({best_floor.output.strip()}):")
+        print(
+            f"  wall {best_floor.wall_s:7.2f} s   cpu {best_floor.cpu_s:7.2f} s   peak RSS {best_floor.peak_rss_mb:6.1f} MB"
+        )
+        print(f"check-submission (exit {ck.returncode}):")
+        print(
+            f"  wall {ck.wall_s:7.2f} s   cpu {ck.cpu_s:7.2f} s   peak RSS {ck.peak_rss_mb:6.1f} MB "
+            f"(largest process), {ck.peak_tree_rss_mb:6.1f} MB (process tree, sampled)"
+        )
+        last = ck.output.strip().splitlines()[-1:] or ["(no output)"]
+        print(f"  {last[0]}")
+        ratio = ck.wall_s / best_floor.wall_s if best_floor.wall_s > 0 else float("inf")
+        cpu_ratio = ck.cpu_s / best_floor.cpu_s if best_floor.cpu_s > 0 else float("inf")
+        peak = max(ck.peak_rss_mb, ck.peak_tree_rss_mb)
+        print(f"ratio check/floor: wall {ratio:.2f}x, cpu {cpu_ratio:.2f}x (target <= {TARGET_RATIO:.0f}x)")
+        print(f"peak memory: {peak:.1f} MB (target <= {TARGET_PEAK_MB:.0f} MB)")
+        if ck.returncode not in (0, 1):
+            print("check-submission failed:\n" + ck.output[-4000:])
+            return 2
+        ok = ratio <= TARGET_RATIO and peak <= TARGET_PEAK_MB
+        print("PASS" if ok else "MISS")
+        return 0 if ok else 1
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
