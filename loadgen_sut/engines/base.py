@@ -1,0 +1,120 @@
+"""The one small interface every engine implements.
+
+An engine turns one :class:`GenerationRequest` into an async stream of events:
+
+- at most one :class:`FirstToken` (the moment the first output token is known, with its ids);
+- then exactly one terminal event: :class:`Finished` (all output token ids and the engine's own
+  token count) or :class:`Failed` (an :class:`EngineError` value — never an empty "answer").
+
+The SUT (``loadgen_sut.sut``) turns these into LoadGen's FirstTokenComplete/QuerySamplesComplete.
+Timing is measured by LoadGen, not by engines.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GenerationRequest(_Frozen):
+    """One sample to generate for. Either ``input_ids`` or ``prompt`` is set (ids preferred)."""
+
+    sample_index: int
+    input_ids: tuple[int, ...] | None = None
+    prompt: str | None = None
+    max_new_tokens: int
+    min_new_tokens: int | None = None
+    greedy: bool = True
+    ignore_eos: bool = False
+
+
+class FirstToken(_Frozen):
+    """The first output token(s) are known. ``token_ids`` may hold several when an engine merges."""
+
+    token_ids: tuple[int, ...]
+    ids_from_engine: bool = True
+
+
+class Finished(_Frozen):
+    """Generation ended. ``n_tokens`` is the engine's own count (``usage``), ids the full output."""
+
+    token_ids: tuple[int, ...]
+    n_tokens: int
+    ids_from_engine: bool = True
+    finish_reason: str | None = None
+
+
+class ErrorKind(str, Enum):
+    CONNECT = "connect"  # refused / unreachable
+    RESET = "reset"  # connection dropped mid-response
+    HTTP_STATUS = "http_status"  # 4xx / 5xx
+    TRUNCATED = "truncated"  # stream ended without a terminal event
+    MALFORMED = "malformed"  # unparseable SSE / JSON / HTTP
+    TIMEOUT = "timeout"
+    TOKEN_MISMATCH = "token_mismatch"  # ids returned != usage count
+    MISSING_USAGE = "missing_usage"  # no token count from the engine
+    EMPTY = "empty"  # zero output tokens
+    ENGINE = "engine"  # the engine reported an error in-band / crashed
+
+
+class EngineError(_Frozen):
+    kind: ErrorKind
+    message: str
+    endpoint: str | None = None
+
+
+class Failed(_Frozen):
+    error: EngineError
+    partial_token_ids: tuple[int, ...] = ()
+
+
+GenerationEvent = FirstToken | Finished | Failed
+
+
+class EngineInfo(_Frozen):
+    """What a run record says about the engine."""
+
+    kind: str  # "openai", "transformers", "simulated"
+    name: str  # e.g. "vllm", "llama-server", "transformers", "simulated"
+    version: str | None = None
+    model: str
+    model_revision: str | None = None
+    precision: str | None = None
+    tokenizer: str | None = None
+    endpoints: tuple[str, ...] = ()
+    simulated: bool = False
+    parameters: dict[str, str] = Field(default_factory=dict)
+
+
+class EngineUnavailable(Exception):
+    """The engine cannot serve (raised by ``start`` before LoadGen starts)."""
+
+
+class Engine(abc.ABC):
+    """Lifecycle: ``await start()`` (raises EngineUnavailable), ``generate`` many times, ``await close()``.
+
+    ``generate`` is called on the SUT's event-loop thread; it must not block that loop.
+    """
+
+    @abc.abstractmethod
+    async def start(self) -> None: ...
+
+    @abc.abstractmethod
+    def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]: ...
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+    @abc.abstractmethod
+    def info(self) -> EngineInfo: ...
+
+    def detokenize(self, token_ids: tuple[int, ...] | list[int]) -> str:
+        """Text of output ids, for accuracy scoring; engines without a tokenizer raise."""
+        raise NotImplementedError(f"{type(self).__name__} has no tokenizer to detokenize with")

@@ -1,0 +1,400 @@
+"""OpenAI-compatible streaming engine: vLLM, SGLang, TensorRT-LLM, TGI, llama.cpp ``llama-server``.
+
+One request per sample to ``/v1/completions`` (or ``/v1/chat/completions``) with ``stream: true``
+and ``stream_options.include_usage``; several endpoints (replicas) share the load (least
+outstanding requests). Token accounting:
+
+- ids: from the engine where it offers them (vLLM ``return_token_ids``), else the served model's
+  tokenizer re-tokenizes the text (flagged ``ids_from_engine=False``);
+- count: ``usage.completion_tokens`` — never the number of SSE events (engines merge tokens into
+  one event under load); ids from the engine that disagree with ``usage`` fail the sample.
+
+Every failure (refused/reset connection, HTTP status, malformed or truncated stream, timeout,
+missing usage) is a :class:`Failed` value; the SUT completes the sample and counts the failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from loadgen_sut.engines.base import (
+    Engine,
+    EngineError,
+    EngineInfo,
+    EngineUnavailable,
+    ErrorKind,
+    Failed,
+    Finished,
+    FirstToken,
+    GenerationEvent,
+    GenerationRequest,
+)
+from loadgen_sut.engines.http_client import Endpoint, HttpClient, HttpError, Response, iter_sse_data
+from loadgen_sut.engines.tokenizers import Tokenizer
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """Request extensions an engine accepts beyond the OpenAI API."""
+
+    name: str
+    token_prompt: bool = False  # accepts "prompt": [ids]
+    return_token_ids: bool = False  # vLLM: "return_token_ids": true -> choices[].token_ids
+    ignore_eos: bool = False
+    min_tokens: bool = False
+    no_prompt_cache: bool = False  # llama-server: "cache_prompt": false for honest TTFT
+
+
+FLAVORS: dict[str, Flavor] = {
+    "vllm": Flavor("vllm", token_prompt=True, return_token_ids=True, ignore_eos=True, min_tokens=True),
+    "sglang": Flavor("sglang", token_prompt=True, ignore_eos=True, min_tokens=True),
+    "trtllm": Flavor("trtllm", token_prompt=True, ignore_eos=True, min_tokens=True),
+    "tgi": Flavor("tgi"),
+    "llama-server": Flavor("llama-server", token_prompt=True, ignore_eos=True, no_prompt_cache=True),
+    "generic": Flavor("generic"),
+}
+# /v1/models "owned_by" -> flavor, for --engine-flavor auto
+_OWNED_BY = {"vllm": "vllm", "llamacpp": "llama-server", "sglang": "sglang", "tensorrt_llm": "trtllm", "tgi": "tgi"}
+
+
+@dataclass(frozen=True)
+class OpenAIConfig:
+    endpoints: tuple[str, ...]
+    model: str
+    flavor: str = "auto"
+    api: str = "completions"  # or "chat"
+    request_timeout_s: float = 600.0
+    idle_timeout_s: float = 60.0
+    connect_timeout_s: float = 10.0
+    api_key: str | None = None
+    max_concurrency: int = 1024  # in-flight requests over all endpoints
+
+
+class _Watchdog:
+    """One timer per request: aborts the connection on an idle gap or the total deadline."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, total_s: float, idle_s: float) -> None:
+        self._loop = loop
+        self._deadline = loop.time() + total_s
+        self._idle_s = idle_s
+        self._last = loop.time()
+        self._resp: Response | None = None
+        self.fired: str | None = None
+        self._handle = loop.call_at(min(self._deadline, self._last + idle_s), self._check)
+
+    def attach(self, resp: Response) -> None:
+        self._resp = resp
+
+    def touch(self) -> None:
+        self._last = self._loop.time()
+
+    def _check(self) -> None:
+        now = self._loop.time()
+        if now >= self._deadline:
+            self.fired = "request timeout"
+        elif now - self._last >= self._idle_s:
+            self.fired = f"no data for {self._idle_s:g} s"
+        else:
+            self._handle = self._loop.call_at(min(self._deadline, self._last + self._idle_s), self._check)
+            return
+        if self._resp is not None:
+            self._resp.abort()
+
+    def cancel(self) -> None:
+        self._handle.cancel()
+
+
+class OpenAIEngine(Engine):
+    def __init__(self, config: OpenAIConfig, tokenizer: Tokenizer | None = None) -> None:
+        if not config.endpoints:
+            raise ValueError("at least one --endpoint is needed")
+        self._cfg = config
+        self._tok = tokenizer
+        self._eps = [Endpoint.parse(u) for u in config.endpoints]
+        self._client = HttpClient(config.connect_timeout_s, config.api_key)
+        self._flavor = FLAVORS.get(config.flavor, FLAVORS["generic"])
+        self._rr = 0
+        self._slots: asyncio.Semaphore | None = None
+        self._version: str | None = None
+        self._owned_by: str | None = None
+
+    # ---------------------------------------------------------------- lifecycle
+
+    async def start(self) -> None:
+        """Every endpoint must answer ``/v1/models`` and serve the model, before LoadGen starts."""
+        self._slots = asyncio.Semaphore(self._cfg.max_concurrency)
+        for ep in self._eps:
+            try:
+                status, body = await self._client.get_json(ep, "/v1/models")
+            except HttpError as exc:
+                raise EngineUnavailable(f"{ep.url}: cannot reach the engine ({exc}); is it running?") from exc
+            if status != 200:
+                raise EngineUnavailable(f"{ep.url}/v1/models answered HTTP {status}; is this an OpenAI-compatible server?")
+            models = [m.get("id") for m in (body or {}).get("data", []) if isinstance(m, dict)]
+            if self._cfg.model not in models:
+                raise EngineUnavailable(
+                    f"{ep.url} does not serve model {self._cfg.model!r} (it serves: {', '.join(map(str, models)) or 'nothing'})"
+                )
+            owned = next(
+                (m.get("owned_by") for m in body.get("data", []) if isinstance(m, dict) and m.get("id") == self._cfg.model),
+                None,
+            )
+            self._owned_by = self._owned_by or (str(owned) if owned else None)
+            if self._version is None:
+                try:
+                    vstatus, vbody = await self._client.get_json(ep, "/version")
+                    if vstatus == 200 and isinstance(vbody, dict) and vbody.get("version"):
+                        self._version = str(vbody["version"])
+                except HttpError:
+                    pass
+        if self._cfg.flavor == "auto":
+            self._flavor = FLAVORS[_OWNED_BY.get(self._owned_by or "", "generic")]
+        elif self._cfg.flavor not in FLAVORS:
+            raise EngineUnavailable(f"unknown engine flavor {self._cfg.flavor!r} (known: auto, {', '.join(FLAVORS)})")
+
+    async def close(self) -> None:
+        for ep in self._eps:
+            while ep.idle:
+                _, writer = ep.idle.pop()
+                writer.transport.abort()
+
+    def info(self) -> EngineInfo:
+        return EngineInfo(
+            kind="openai",
+            name=self._flavor.name if self._flavor.name != "generic" else (self._owned_by or "openai-compatible"),
+            version=self._version,
+            model=self._cfg.model,
+            tokenizer=self._tok.name if self._tok else None,
+            endpoints=tuple(ep.url for ep in self._eps),
+            parameters={
+                "api": self._cfg.api,
+                "flavor": self._flavor.name,
+                "token_ids": "engine" if self._flavor.return_token_ids else ("tokenizer" if self._tok else "none"),
+                "request_timeout_s": f"{self._cfg.request_timeout_s:g}",
+                "idle_timeout_s": f"{self._cfg.idle_timeout_s:g}",
+                "max_concurrency": str(self._cfg.max_concurrency),
+            },
+        )
+
+    @property
+    def ids_available(self) -> bool:
+        return self._flavor.return_token_ids or self._tok is not None
+
+    def detokenize(self, token_ids: tuple[int, ...] | list[int]) -> str:
+        if self._tok is None:
+            raise NotImplementedError("--tokenizer DIR is needed to detokenize outputs for accuracy")
+        return self._tok.decode(token_ids)
+
+    # ---------------------------------------------------------------- requests
+
+    def _pick(self) -> Endpoint:
+        best = min(ep.outstanding for ep in self._eps)
+        n = len(self._eps)
+        for i in range(n):
+            ep = self._eps[(self._rr + i) % n]
+            if ep.outstanding == best:
+                self._rr = (self._rr + i + 1) % n
+                return ep
+        return self._eps[0]  # pragma: no cover
+
+    def _body(self, req: GenerationRequest) -> tuple[str, dict[str, Any]]:
+        f = self._flavor
+        body: dict[str, Any] = {
+            "model": self._cfg.model,
+            "max_tokens": req.max_new_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if req.greedy:
+            body["temperature"] = 0.0
+            body["top_p"] = 1.0
+        if req.ignore_eos and f.ignore_eos:
+            body["ignore_eos"] = True
+        if req.min_new_tokens and f.min_tokens:
+            body["min_tokens"] = req.min_new_tokens
+        if f.return_token_ids:
+            body["return_token_ids"] = True
+        if f.no_prompt_cache:
+            body["cache_prompt"] = False
+        if self._cfg.api == "chat":
+            text = self._prompt_text(req)
+            body["messages"] = [{"role": "user", "content": text}]
+            return "/v1/chat/completions", body
+        if req.input_ids is not None and f.token_prompt:
+            body["prompt"] = list(req.input_ids)
+        else:
+            body["prompt"] = self._prompt_text(req)
+        return "/v1/completions", body
+
+    def _prompt_text(self, req: GenerationRequest) -> str:
+        if req.prompt is not None:
+            return req.prompt
+        if req.input_ids is not None and self._tok is not None:
+            return self._tok.decode(req.input_ids)
+        raise ValueError(f"sample {req.sample_index}: no prompt text, and no tokenizer to decode its input ids")
+
+    async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
+        assert self._slots is not None, "start() first"
+        async with self._slots:
+            ep = self._pick()
+            ep.outstanding += 1
+            try:
+                async for ev in self._stream(ep, request):
+                    yield ev
+            finally:
+                ep.outstanding -= 1
+
+    async def _stream(self, ep: Endpoint, req: GenerationRequest) -> AsyncIterator[GenerationEvent]:
+        def fail(kind: ErrorKind, msg: str, partial: Sequence[int] = ()) -> Failed:
+            return Failed(error=EngineError(kind=kind, message=msg, endpoint=ep.url), partial_token_ids=tuple(partial))
+
+        try:
+            path, body = self._body(req)
+        except ValueError as exc:
+            yield fail(ErrorKind.ENGINE, str(exc))
+            return
+        loop = asyncio.get_running_loop()
+        dog = _Watchdog(loop, self._cfg.request_timeout_s, self._cfg.idle_timeout_s)
+        resp: Response | None = None
+        ids: list[int] = []
+        engine_ids = self._flavor.return_token_ids
+        texts: list[str] = []
+        first_sent = False
+        finish_reason: str | None = None
+        usage_tokens: int | None = None
+        done = False
+        try:
+            try:
+                resp = await self._client.request(ep, "POST", path, body, accept="text/event-stream")
+            except HttpError as exc:
+                if dog.fired:
+                    yield fail(ErrorKind.TIMEOUT, f"{dog.fired} before the response started")
+                else:
+                    yield fail(ErrorKind.CONNECT if exc.kind == "connect" else ErrorKind.RESET, str(exc))
+                return
+            dog.attach(resp)
+            dog.touch()
+            if resp.status != 200:
+                detail = ""
+                with contextlib.suppress(HttpError):
+                    detail = (await resp.read_all(1 << 16)).decode("utf-8", errors="replace")[:300]
+                yield fail(ErrorKind.HTTP_STATUS, f"HTTP {resp.status} {resp.reason}: {detail}".strip())
+                return
+            chat = self._cfg.api == "chat"
+            async for data in iter_sse_data(resp):
+                dog.touch()
+                if data == "[DONE]":
+                    done = True
+                    continue
+                if done:
+                    yield fail(ErrorKind.MALFORMED, "data after [DONE]", ids)
+                    return
+                try:
+                    event = json.loads(data)
+                except ValueError:
+                    yield fail(ErrorKind.MALFORMED, f"not JSON in SSE data: {data[:80]!r}", ids)
+                    return
+                if not isinstance(event, dict):
+                    yield fail(ErrorKind.MALFORMED, f"SSE data is not a JSON object: {data[:80]!r}", ids)
+                    return
+                if "error" in event:
+                    err = event["error"]
+                    msg = err.get("message") if isinstance(err, dict) else err
+                    yield fail(ErrorKind.ENGINE, f"engine error in stream: {msg}", ids)
+                    return
+                usage = event.get("usage")
+                if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+                    usage_tokens = usage["completion_tokens"]
+                choices = event.get("choices")
+                if not isinstance(choices, list):
+                    yield fail(ErrorKind.MALFORMED, f"event without a choices list: {data[:80]!r}", ids)
+                    return
+                for ch in choices:
+                    if not isinstance(ch, dict):
+                        yield fail(ErrorKind.MALFORMED, "choice is not an object", ids)
+                        return
+                    if chat:
+                        delta = ch.get("delta") or {}
+                        text = delta.get("content") if isinstance(delta, dict) else None
+                    else:
+                        text = ch.get("text")
+                    new_ids = ch.get("token_ids") if engine_ids else None
+                    if engine_ids and text and not new_ids:
+                        engine_ids = False  # this server does not return ids after all
+                    if isinstance(new_ids, list) and new_ids:
+                        ids.extend(int(t) for t in new_ids)
+                    if isinstance(text, str) and text:
+                        texts.append(text)
+                    if ch.get("finish_reason"):
+                        finish_reason = str(ch["finish_reason"])
+                    if not first_sent and (ids if engine_ids else texts):
+                        first_sent = True
+                        if engine_ids:
+                            yield FirstToken(token_ids=tuple(ids))
+                        else:
+                            first = tuple(self._tok.encode(texts[0])[:1]) if self._tok else ()
+                            yield FirstToken(token_ids=first, ids_from_engine=False)
+        except HttpError as exc:
+            if dog.fired:
+                yield fail(ErrorKind.TIMEOUT, f"{dog.fired} (stream aborted)", ids)
+            else:
+                yield fail(ErrorKind.RESET if exc.kind == "reset" else ErrorKind.MALFORMED, str(exc), ids)
+            return
+        finally:
+            dog.cancel()
+            if resp is not None:
+                resp.release()
+        if dog.fired:
+            yield fail(ErrorKind.TIMEOUT, f"{dog.fired} (stream aborted)", ids)
+            return
+        if not done or finish_reason is None:
+            what = "no [DONE]" if not done else "no finish_reason"
+            yield fail(ErrorKind.TRUNCATED, f"stream ended without completing ({what})", ids)
+            return
+        if not engine_ids:
+            ids = self._tok.encode("".join(texts)) if self._tok else []
+        if usage_tokens is None:
+            if engine_ids:
+                usage_tokens = len(ids)
+            else:
+                yield fail(ErrorKind.MISSING_USAGE, "no usage.completion_tokens in the stream (stream_options ignored?)", ids)
+                return
+        if engine_ids and len(ids) != usage_tokens:
+            yield fail(
+                ErrorKind.TOKEN_MISMATCH,
+                f"engine returned {len(ids)} token ids but usage says {usage_tokens} completion tokens",
+                ids,
+            )
+            return
+        if usage_tokens <= 0:
+            yield fail(ErrorKind.EMPTY, "engine generated no tokens", ids)
+            return
+        yield Finished(token_ids=tuple(ids), n_tokens=usage_tokens, ids_from_engine=engine_ids, finish_reason=finish_reason)
+
+
+def wait_for_endpoints(urls: Sequence[str], timeout_s: float) -> None:
+    """Block until every URL answers ``/v1/models`` (for scripts that start engines)."""
+
+    async def probe() -> bool:
+        client = HttpClient(connect_timeout_s=2.0)
+        for u in urls:
+            try:
+                status, _ = await client.get_json(Endpoint.parse(u), "/v1/models")
+            except HttpError:
+                return False
+            if status != 200:
+                return False
+        return True
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if asyncio.run(probe()):
+            return
+        time.sleep(0.5)
+    raise EngineUnavailable(f"engines not ready after {timeout_s:g} s: {', '.join(urls)}")

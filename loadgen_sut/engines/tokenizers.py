@@ -1,0 +1,79 @@
+"""Tokenizers the harness uses: the served model's HF tokenizer, or the simulated word tokenizer.
+
+``encode`` never adds special tokens (it tokenizes generated text); ``decode`` skips them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from checker.findings import UnusableInput
+
+
+class Tokenizer(Protocol):
+    name: str
+    eos_token_id: int | None
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, token_ids: Sequence[int]) -> str: ...
+
+
+class HFTokenizer:
+    """``transformers.AutoTokenizer`` from a local directory (no network)."""
+
+    def __init__(self, directory: Path) -> None:
+        try:
+            from transformers import AutoTokenizer
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise UnusableInput("reading a tokenizer needs transformers: pip install 'inference-audit[hf]'") from exc
+        if not directory.is_dir():
+            raise UnusableInput("tokenizer directory not found", path=str(directory))
+        try:
+            self._tok: Any = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise UnusableInput(f"cannot load a tokenizer from it: {exc}", path=str(directory)) from exc
+        self.name = str(directory)
+        eos = self._tok.eos_token_id
+        self.eos_token_id = int(eos) if isinstance(eos, int) else None
+
+    def encode(self, text: str) -> list[int]:
+        return list(self._tok.encode(text, add_special_tokens=False))
+
+    def decode(self, token_ids: Sequence[int]) -> str:
+        return str(self._tok.decode(list(token_ids), skip_special_tokens=True))
+
+
+class WordTokenizer:
+    """The simulated engine's tokenizer: one id per whitespace-separated word of a fixed vocabulary.
+
+    Ids 0-3 are ``<pad> <bos> <eos> <unk>``; words get ids in order of first appearance in the
+    texts it is built from (the dataset's prompts and references), so a run is reproducible.
+    """
+
+    PAD, BOS, EOS, UNK = 0, 1, 2, 3
+    _SPECIAL = ("<pad>", "<bos>", "<eos>", "<unk>")
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.name = "simulated-word-tokenizer"
+        self.eos_token_id: int | None = self.EOS
+        self._vocab: dict[str, int] = {}
+        self._words: list[str] = list(self._SPECIAL)
+        for text in texts:
+            for word in text.split():
+                if word not in self._vocab:
+                    self._vocab[word] = len(self._words)
+                    self._words.append(word)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self._words)
+
+    def encode(self, text: str) -> list[int]:
+        return [self._vocab.get(w, self.UNK) for w in text.split()]
+
+    def decode(self, token_ids: Sequence[int]) -> str:
+        words = self._words
+        return " ".join(words[i] for i in token_ids if len(self._SPECIAL) <= i < len(words))

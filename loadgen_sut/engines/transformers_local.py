@@ -1,0 +1,280 @@
+"""A local Hugging Face model, streaming, in its own process.
+
+The model runs in a ``multiprocessing`` (spawn) worker so its Python work (the generate loop)
+never holds the GIL of the process LoadGen runs in. Requests go over a pipe; the worker groups
+waiting requests into batches of up to ``batch_size`` (left padding), generates greedily with a
+streamer that reports each sequence's first token as soon as it exists, and returns every
+sequence's ids up to and including EOS with their true count.
+
+This is an honest reference engine, not a fast one: no continuous batching, no paged KV cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.metadata
+import multiprocessing as mp
+import threading
+import traceback
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from loadgen_sut.engines.base import (
+    Engine,
+    EngineError,
+    EngineInfo,
+    EngineUnavailable,
+    ErrorKind,
+    Failed,
+    Finished,
+    FirstToken,
+    GenerationEvent,
+    GenerationRequest,
+)
+from loadgen_sut.engines.tokenizers import Tokenizer
+
+
+@dataclass(frozen=True)
+class TransformersConfig:
+    model_dir: str
+    device: str = "cpu"  # "cuda", "cuda:0", ...
+    dtype: str = "auto"  # "bfloat16", "float16", "float32", "auto"
+    batch_size: int = 8
+    start_timeout_s: float = 600.0
+
+
+# ------------------------------------------------------------------------------ worker process
+
+
+def _worker_main(cfg: dict[str, Any], conn: Connection) -> None:  # pragma: no cover - runs in the child
+    """Child process: load the model, then serve batches until told to stop."""
+    try:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.generation.streamers import BaseStreamer
+
+        tok = AutoTokenizer.from_pretrained(cfg["model_dir"], local_files_only=True)
+        dtype = "auto" if cfg["dtype"] == "auto" else getattr(torch, cfg["dtype"])
+        model = AutoModelForCausalLM.from_pretrained(cfg["model_dir"], dtype=dtype, local_files_only=True)
+        model.to(cfg["device"]).eval()
+        pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        eos_id = tok.eos_token_id
+        conn.send(
+            (
+                "ready",
+                {
+                    "torch": torch.__version__,
+                    "dtype": str(next(model.parameters()).dtype).replace("torch.", ""),
+                    "revision": getattr(model.config, "_commit_hash", None),
+                    "eos_token_id": eos_id,
+                },
+            )
+        )
+    except Exception as exc:
+        conn.send(("fatal", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"))
+        return
+
+    class _FirstTokenStreamer(BaseStreamer):
+        def __init__(self, keys: list[int]) -> None:
+            self.keys = keys
+            self.calls = 0
+
+        def put(self, value: Any) -> None:
+            self.calls += 1
+            if self.calls == 2:  # the first put() is the prompt; the second the first new tokens
+                for key, t in zip(self.keys, value.reshape(-1).tolist(), strict=False):
+                    conn.send(("first", key, [int(t)]))
+
+        def end(self) -> None:
+            return None
+
+    pending: list[tuple[int, dict[str, Any]]] = []
+    while True:
+        if not pending or conn.poll(0):
+            msg = conn.recv()
+            if msg[0] == "stop":
+                return
+            pending.append((msg[1], msg[2]))
+            while conn.poll(0) and len(pending) < cfg["batch_size"]:
+                msg = conn.recv()
+                if msg[0] == "stop":
+                    return
+                pending.append((msg[1], msg[2]))
+        # one batch: same max_new_tokens / ignore_eos (group by those), left-padded
+        head = pending[0][1]
+        batch = [
+            p for p in pending if p[1]["max_new_tokens"] == head["max_new_tokens"] and p[1]["ignore_eos"] == head["ignore_eos"]
+        ][: cfg["batch_size"]]
+        pending = [p for p in pending if p not in batch]
+        keys = [k for k, _ in batch]
+        try:
+            seqs = [r["input_ids"] or tok.encode(r["prompt"], add_special_tokens=True) for _, r in batch]
+            width = max(len(s) for s in seqs)
+            ids = torch.tensor([[pad_id] * (width - len(s)) + list(s) for s in seqs], device=cfg["device"])
+            mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in seqs], device=cfg["device"])
+            kwargs: dict[str, Any] = {
+                "max_new_tokens": head["max_new_tokens"],
+                "do_sample": False,
+                "pad_token_id": pad_id,
+                "streamer": _FirstTokenStreamer(keys),
+            }
+            if head.get("min_new_tokens"):
+                kwargs["min_new_tokens"] = head["min_new_tokens"]
+            if head["ignore_eos"]:
+                kwargs["eos_token_id"] = None
+            with torch.no_grad():
+                out = model.generate(input_ids=ids, attention_mask=mask, **kwargs)
+            for key, row in zip(keys, out[:, width:].tolist(), strict=False):
+                gen: list[int] = []
+                for t in row:
+                    gen.append(int(t))
+                    if not head["ignore_eos"] and eos_id is not None and t == eos_id:
+                        break
+                conn.send(("done", key, gen))
+        except Exception as exc:
+            for key in keys:
+                conn.send(("error", key, f"{type(exc).__name__}: {exc}"))
+
+
+# ------------------------------------------------------------------------------ engine (SUT side)
+
+
+class TransformersEngine(Engine):
+    def __init__(self, config: TransformersConfig, tokenizer: Tokenizer | None = None) -> None:
+        self._cfg = config
+        self._tok = tokenizer
+        self._proc: Any = None
+        self._conn: Connection | None = None
+        self._queues: dict[int, asyncio.Queue[tuple[str, Any]]] = {}
+        self._next_key = 0
+        self._reader: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._meta: dict[str, Any] = {}
+        self._dead: str | None = None
+
+    async def start(self) -> None:
+        ctx = mp.get_context("spawn")
+        parent, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_worker_main, args=(asdict(self._cfg), child), name="transformers-engine", daemon=True)
+        self._proc.start()
+        child.close()
+        self._conn = parent
+        loop = asyncio.get_running_loop()
+        ready = await loop.run_in_executor(None, self._wait_ready)
+        if ready[0] != "ready":
+            self._proc.join(5)
+            raise EngineUnavailable(f"transformers worker failed to load {self._cfg.model_dir}: {ready[1]}")
+        self._meta = ready[1]
+        self._loop = loop
+        self._reader = threading.Thread(target=self._read_loop, name="transformers-reader", daemon=True)
+        self._reader.start()
+
+    def _wait_ready(self) -> tuple[str, Any]:
+        assert self._conn is not None
+        if not self._conn.poll(self._cfg.start_timeout_s):
+            return ("fatal", f"not ready after {self._cfg.start_timeout_s:g} s")
+        try:
+            msg: tuple[str, Any] = self._conn.recv()
+        except EOFError:
+            return ("fatal", "worker process exited while loading")
+        return msg
+
+    def _read_loop(self) -> None:
+        """Reader thread: pipe -> per-request queues on the loop (blocking recv releases the GIL)."""
+        assert self._conn is not None and self._loop is not None
+        while True:
+            try:
+                msg = self._conn.recv()
+            except (EOFError, OSError):
+                self._loop.call_soon_threadsafe(self._worker_died)
+                return
+            self._loop.call_soon_threadsafe(self._dispatch, msg)
+
+    def _dispatch(self, msg: tuple[Any, ...]) -> None:
+        q = self._queues.get(msg[1])
+        if q is not None:
+            q.put_nowait((msg[0], msg[2]))
+
+    def _worker_died(self) -> None:
+        self._dead = "transformers worker process exited"
+        for q in self._queues.values():
+            q.put_nowait(("error", self._dead))
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(OSError, BrokenPipeError):
+                self._conn.send(("stop",))
+        if self._proc is not None:
+            self._proc.join(10)
+            if self._proc.is_alive():
+                self._proc.terminate()
+                self._proc.join(5)
+
+    def info(self) -> EngineInfo:
+        try:
+            tf_version = importlib.metadata.version("transformers")
+        except importlib.metadata.PackageNotFoundError:
+            tf_version = None
+        return EngineInfo(
+            kind="transformers",
+            name="transformers",
+            version=tf_version,
+            model=self._cfg.model_dir,
+            model_revision=self._meta.get("revision"),
+            precision=self._meta.get("dtype", self._cfg.dtype),
+            tokenizer=self._tok.name if self._tok else self._cfg.model_dir,
+            parameters={
+                "device": self._cfg.device,
+                "batch_size": str(self._cfg.batch_size),
+                "torch": str(self._meta.get("torch")),
+            },
+        )
+
+    def detokenize(self, token_ids: tuple[int, ...] | list[int]) -> str:
+        if self._tok is None:
+            raise NotImplementedError("no tokenizer loaded")
+        return self._tok.decode(token_ids)
+
+    async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
+        if self._dead or self._conn is None:
+            yield Failed(error=EngineError(kind=ErrorKind.ENGINE, message=self._dead or "engine not started"))
+            return
+        key = self._next_key
+        self._next_key += 1
+        q: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._queues[key] = q
+        try:
+            self._conn.send(
+                (
+                    "gen",
+                    key,
+                    {
+                        "input_ids": list(request.input_ids) if request.input_ids is not None else None,
+                        "prompt": request.prompt,
+                        "max_new_tokens": request.max_new_tokens,
+                        "min_new_tokens": request.min_new_tokens,
+                        "ignore_eos": request.ignore_eos,
+                    },
+                )
+            )
+            while True:
+                kind, payload = await q.get()
+                if kind == "first":
+                    yield FirstToken(token_ids=tuple(payload))
+                elif kind == "done":
+                    ids = tuple(payload)
+                    if not ids:
+                        yield Failed(error=EngineError(kind=ErrorKind.EMPTY, message="no tokens generated"))
+                    else:
+                        yield Finished(token_ids=ids, n_tokens=len(ids), finish_reason="stop_or_length")
+                    return
+                else:
+                    yield Failed(error=EngineError(kind=ErrorKind.ENGINE, message=str(payload)))
+                    return
+        except (OSError, BrokenPipeError) as exc:
+            yield Failed(error=EngineError(kind=ErrorKind.ENGINE, message=f"pipe to worker broken: {exc}"))
+        finally:
+            self._queues.pop(key, None)

@@ -1,0 +1,219 @@
+"""One LoadGen test in one process: ``python -m loadgen_sut.lgtest SPEC.json``.
+
+LoadGen keeps process-wide state (its compiled mlperf.conf is applied only on the first
+``FromConfig`` of a process; the logger is a singleton), so the runner starts a fresh process
+for every test, in the test's own working directory (where an ``audit.config`` is present only
+for a compliance test). This module writes ``sut_result.json`` next to LoadGen's logs.
+
+Exit codes: 0 test ran (validity is judged from the logs), 3 engine unavailable, 4 setup error.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import mlperf_loadgen as lg
+from pydantic import BaseModel, ConfigDict
+
+from checker.findings import Finding, UnusableInput
+from loadgen_sut.datasets import Dataset, load_dataset
+from loadgen_sut.engines.base import EngineUnavailable, GenerationRequest
+from loadgen_sut.engines.factory import EngineSpec, build_engine, build_tokenizer
+from loadgen_sut.progress import Progress
+from loadgen_sut.settings import TestSettingsModel, compare_with_loadgen, from_loadgen, to_loadgen
+from loadgen_sut.sut import LoadGenSUT, LoopThread, percentile_with_count
+
+RESULT_FILE = "sut_result.json"
+EXIT_ENGINE_UNAVAILABLE = 3
+EXIT_SETUP = 4
+AUDIT_CONFIG = "audit.config"
+
+
+class GenerationSpec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_new_tokens: int
+    min_new_tokens: int | None = None
+    ignore_eos: bool = False
+    greedy: bool = True
+
+
+class TestSpec(BaseModel):
+    """What the child process runs; written by the runner as JSON."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    __test__ = False  # not a pytest class
+
+    name: str  # "performance", "accuracy", "TEST06", "find-peak"
+    round_name: str
+    settings: TestSettingsModel
+    user_conf: str
+    dataset: str
+    dataset_limit: int | None = None
+    engine: EngineSpec
+    generation: GenerationSpec
+    audit: bool = False  # an audit.config is expected in the working directory
+    progress_interval_s: float = 5.0
+    engine_start_timeout_s: float = 600.0
+
+
+def _write(out: Path, payload: dict[str, Any]) -> None:
+    tmp = out / (RESULT_FILE + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(out / RESULT_FILE)
+
+
+def _requests(dataset: Dataset, gen: GenerationSpec) -> dict[int, GenerationRequest]:
+    return {
+        pos: GenerationRequest(
+            sample_index=s.index,
+            input_ids=tuple(s.input_ids) if s.input_ids is not None else None,
+            prompt=s.prompt,
+            max_new_tokens=gen.max_new_tokens,
+            min_new_tokens=gen.min_new_tokens,
+            greedy=gen.greedy,
+            ignore_eos=gen.ignore_eos,
+        )
+        for pos, s in enumerate(dataset.samples)
+    }
+
+
+def run_test(spec: TestSpec, workdir: Path) -> int:
+    """Run one LoadGen test with its logs in ``workdir`` (the current directory)."""
+    sys.setswitchinterval(0.0005)  # LoadGen's threads get the GIL back quickly (loadgen-notes §3.3)
+    result: dict[str, Any] = {"test": spec.name, "status": "setup"}
+    audit_present = (workdir / AUDIT_CONFIG).exists()
+    if audit_present != spec.audit:
+        msg = (
+            f"{workdir / AUDIT_CONFIG} is present: LoadGen would apply it to this {spec.name} test"
+            if audit_present
+            else f"{spec.name} needs {AUDIT_CONFIG} in {workdir}"
+        )
+        _write(workdir, {**result, "status": "setup_error", "error": msg})
+        print(f"inference-audit: error: {msg}", file=sys.stderr)
+        return EXIT_SETUP
+
+    try:
+        tokenizer = build_tokenizer(spec.engine, [])
+        dataset = load_dataset(spec.dataset, tokenizer=tokenizer, limit=spec.dataset_limit)
+        if spec.engine.kind == "simulated" and spec.engine.tokenizer_dir is None:
+            texts = [t for s in dataset.samples for t in (s.prompt, s.reference) if t]
+            tokenizer = build_tokenizer(spec.engine, texts)
+        references = {s.index: s.reference for s in dataset.samples if s.reference}
+        engine = build_engine(spec.engine, tokenizer, references)
+    except UnusableInput as exc:
+        _write(workdir, {**result, "status": "setup_error", "error": str(exc)})
+        print(f"inference-audit: error: {exc}", file=sys.stderr)
+        return EXIT_SETUP
+    if not dataset.samples:
+        _write(workdir, {**result, "status": "setup_error", "error": f"dataset {spec.dataset!r} has no samples"})
+        return EXIT_SETUP
+    requests = _requests(dataset, spec.generation)
+
+    loop_thread = LoopThread()
+    try:
+        loop_thread.run(engine.start(), timeout_s=spec.engine_start_timeout_s)
+    except (EngineUnavailable, TimeoutError) as exc:
+        loop_thread.stop()
+        msg = str(exc) or f"engine did not start within {spec.engine_start_timeout_s:g} s"
+        _write(workdir, {**result, "status": "engine_unavailable", "error": msg})
+        print(f"inference-audit: engine unavailable: {msg}", file=sys.stderr)
+        return EXIT_ENGINE_UNAVAILABLE
+
+    ts = to_loadgen(spec.settings, Path(spec.user_conf))
+    actual = from_loadgen(ts, spec.settings.scenario, spec.settings.conf_model)
+    mismatches: list[Finding] = compare_with_loadgen(spec.settings, actual, spec.round_name)
+
+    log_out = lg.LogOutputSettings()
+    log_out.outdir = str(workdir)
+    log_out.copy_summary_to_stdout = False
+    log_settings = lg.LogSettings()
+    log_settings.log_output = log_out
+    log_settings.enable_trace = False
+
+    sut = LoadGenSUT(
+        engine,
+        requests.__getitem__,
+        report_first_token=actual.use_token_latencies and actual.loadgen_scenario.value != "Offline",
+        loop_thread=loop_thread,
+    )
+    n = len(dataset.samples)
+    perf_count = min(n, actual.performance_sample_count or n)
+    qsl = lg.ConstructQSL(n, perf_count, lambda _s: None, lambda _s: None)
+    sut_handle = sut.construct()
+    progress = Progress(spec.name, sut.stats, spec.progress_interval_s)
+    usage0 = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    progress.start()
+    status = "finished"
+    error = None
+    try:
+        lg.StartTestWithLogSettings(sut_handle, qsl, ts, log_settings, AUDIT_CONFIG)
+    except Exception as exc:  # pragma: no cover - LoadGen raises only on misuse
+        status, error = "loadgen_error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
+    wall_s = time.perf_counter() - t0
+    progress.stop()
+    usage1 = resource.getrusage(resource.RUSAGE_SELF)
+    try:
+        loop_thread.run(engine.close(), timeout_s=30)
+    except Exception as exc:  # closing must not lose the result
+        error = (error or "") + f" engine close: {exc}"
+    loop_thread.stop()
+    sut.destroy()
+    lg.DestroyQSL(qsl)
+
+    stats = sut.stats
+    cpu_s = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)
+    ttft = percentile_with_count(stats.ttft_ms, 99)
+    tpot = percentile_with_count(stats.tpot_ms, 99)
+    out_lens = stats.output_lengths
+    result.update(
+        {
+            "status": status,
+            "error": error,
+            "engine": engine.info().model_dump(),
+            "dataset": {"name": dataset.name, "samples": n, "simulated": bool(dataset.simulated)},
+            "input_tokens": _length_stats([len(s.input_ids) for s in dataset.samples if s.input_ids is not None]),
+            "output_tokens": _length_stats(out_lens),
+            "loadgen_settings": actual.model_dump(mode="json"),
+            "settings_mismatches": [f.model_dump(mode="json") for f in mismatches],
+            "sut": stats.as_dict(),
+            "client_ttft_p99_ms": {"value": ttft[0], "count": ttft[1]},
+            "client_tpot_p99_ms": {"value": tpot[0], "count": tpot[1]},
+            "wall_s": wall_s,
+            "process_cpu_s": cpu_s,
+            "cpu_us_per_query": (cpu_s / stats.completed * 1e6) if stats.completed else None,
+        }
+    )
+    _write(workdir, result)
+    return 0
+
+
+def _length_stats(values: list[int]) -> dict[str, Any]:
+    if not values:
+        return {"count": 0, "min": None, "max": None, "mean": None}
+    return {"count": len(values), "min": min(values), "max": max(values), "mean": sum(values) / len(values)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m loadgen_sut.lgtest SPEC.json", file=sys.stderr)
+        return 2
+    spec_path = Path(args[0])
+    try:
+        spec = TestSpec.model_validate_json(spec_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"inference-audit: error: {spec_path}: {exc}", file=sys.stderr)
+        return 2
+    return run_test(spec, Path.cwd())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,683 @@
+"""LoadGen test settings: a typed mirror built from a Round, converted to ``mlperf_loadgen`` once.
+
+The official ``mlperf.conf`` values are compiled into the installed LoadGen wheel; a run applies
+them with ``TestSettings.FromConfig(user.conf, <conf model>, <LoadGen scenario>)`` (Interactive is
+Server traffic with the ``<model>-interactive`` keys). This module
+
+- parses a ``user.conf`` the way LoadGen does (``model.Scenario.key = value``, whitespace-separated
+  tokens, lookup order ``model.Scenario`` > ``*.Scenario`` > ``model.*`` > ``*.*``) and reports lines
+  LoadGen would reject or silently ignore;
+- builds the *expected* effective settings from the round's rules plus the user.conf overrides;
+- judges which overrides make a result non-compliant (fine for trials, refused for submissions);
+- converts to ``mlperf_loadgen.TestSettings`` in the child process that runs the test and reads
+  the object back so the installed LoadGen's compiled values can be compared with the round.
+
+Units are in the field names; LoadGen's own units (ns, ms, fraction) are used only at the boundary.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import math
+import re
+from collections.abc import Sequence
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import mlperf_loadgen as lg
+from pydantic import BaseModel, ConfigDict
+
+from checker.findings import Finding, Severity, UnusableInput
+from rules.models import Benchmark, Round, Scenario, Seeds
+
+LOADGEN_DISTRIBUTION = "mlcommons-loadgen"
+_NS_PER_MS = 1_000_000
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RunMode(str, Enum):
+    """What the user asked for on the command line."""
+
+    PERFORMANCE = "performance"
+    ACCURACY = "accuracy"
+    SUBMISSION = "submission"
+    FIND_PEAK = "find-peak"
+
+
+class TestMode(str, Enum):
+    """One LoadGen test's mode (``mlperf_loadgen.TestMode``)."""
+
+    PERFORMANCE_ONLY = "PerformanceOnly"
+    ACCURACY_ONLY = "AccuracyOnly"
+    FIND_PEAK_PERFORMANCE = "FindPeakPerformance"
+
+    __test__ = False  # not a pytest class
+
+
+# --------------------------------------------------------------------------------------------
+# user.conf
+
+
+class ConfEntry(_Frozen):
+    """One ``model.Scenario.key = value`` line as LoadGen reads it."""
+
+    model: str
+    scenario: str
+    key: str
+    value: str
+    line: int
+
+    @property
+    def text(self) -> str:
+        return f"{self.model}.{self.scenario}.{self.key} = {self.value}"
+
+
+class UserConf(_Frozen):
+    """A parsed user.conf: its entries (in file order) and lines LoadGen would mishandle."""
+
+    path: str | None
+    entries: tuple[ConfEntry, ...] = ()
+    problems: tuple[Finding, ...] = ()
+
+    def lookup(self, model: str, scenario: str, key: str) -> ConfEntry | None:
+        """LoadGen's lookup order; within one pattern the last line wins (it fills a map)."""
+        for m, s in ((model, scenario), ("*", scenario), (model, "*"), ("*", "*")):
+            hit = None
+            for e in self.entries:
+                if e.model == m and e.scenario == s and e.key == key:
+                    hit = e
+            if hit is not None:
+                return hit
+        return None
+
+    def applying_to(self, model: str, scenario: str) -> tuple[ConfEntry, ...]:
+        """Entries whose pattern matches this model and scenario (the ones that can take effect)."""
+        return tuple(
+            e
+            for e in self.entries
+            if e.model in (model, "*") and e.scenario in (scenario, "*") and self.lookup(model, scenario, e.key) == e
+        )
+
+
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$|^0[xX][0-9a-fA-F]+$")
+
+
+def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
+    """Parse user.conf text with LoadGen's tokenizer rules (``test_settings_internal.cc``).
+
+    LoadGen splits each line on whitespace: a ``#`` *token* ends the line; the first token is the
+    key, the second must be ``=``, the third a number. ``k=v`` without spaces is one token and is
+    silently ignored by LoadGen; ``#comment`` (no space) is taken as a key and is an error. Both are
+    reported here so the user does not believe a setting applied when it did not.
+    """
+    entries: list[ConfEntry] = []
+    problems: list[Finding] = []
+    for line_nr, line in enumerate(text.splitlines(), start=1):
+        tokens = line.split()
+        if not tokens or tokens[0] == "#":
+            continue
+        where = {"path": path, "line": line_nr}
+        if "=" in tokens[0] and tokens[0] != "=":
+            problems.append(
+                Finding(
+                    rule="RUN-CONF-SYNTAX",
+                    severity=Severity.ERROR,
+                    message=f"{tokens[0]!r}: LoadGen needs spaces around '=' ('key = value'); it would ignore this line",
+                    fix="write 'model.Scenario.key = value'",
+                    **where,
+                )
+            )
+            continue
+        if len(tokens) < 3 or tokens[1] != "=":
+            problems.append(
+                Finding(
+                    rule="RUN-CONF-SYNTAX",
+                    severity=Severity.ERROR,
+                    message=f"expected 'key = value', got {line.strip()!r} (LoadGen logs error_invalid_config)",
+                    fix="comments need '# ' with a space; settings need 'model.Scenario.key = value'",
+                    **where,
+                )
+            )
+            continue
+        key, value = tokens[0], tokens[2]
+        if not _NUMBER.match(value):
+            problems.append(
+                Finding(
+                    rule="RUN-CONF-SYNTAX",
+                    severity=Severity.ERROR,
+                    message=f"{key}: value {value!r} is not an integer or a number (LoadGen rejects it)",
+                    **where,
+                )
+            )
+            continue
+        parts = key.rsplit(".", 2)
+        if len(parts) != 3 or not all(parts):
+            problems.append(
+                Finding(
+                    rule="RUN-CONF-SYNTAX",
+                    severity=Severity.ERROR,
+                    message=f"{key!r}: keys are 'model.Scenario.key' (model may be '*')",
+                    **where,
+                )
+            )
+            continue
+        model, scenario, name = parts
+        if scenario != "*" and scenario not in {s.value for s in Scenario}:
+            problems.append(
+                Finding(
+                    rule="RUN-CONF-SCENARIO",
+                    severity=Severity.WARNING,
+                    message=f"{key!r}: scenario {scenario!r} matches nothing (LoadGen is case-sensitive: "
+                    "SingleStream, MultiStream, Server, Offline)",
+                    **where,
+                )
+            )
+        if name not in KNOWN_KEYS:
+            problems.append(
+                Finding(
+                    rule="RUN-CONF-UNKNOWN-KEY",
+                    severity=Severity.WARNING,
+                    message=f"{key!r}: LoadGen does not read key {name!r}",
+                    **where,
+                )
+            )
+        entries.append(ConfEntry(model=model, scenario=scenario, key=name, value=value, line=line_nr))
+    return UserConf(path=path, entries=tuple(entries), problems=tuple(problems))
+
+
+def load_user_conf(path: Path | None) -> UserConf:
+    if path is None:
+        return UserConf(path=None)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UnusableInput(f"cannot read user.conf: {exc.strerror or exc}", path=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise UnusableInput("user.conf is not UTF-8 text", path=str(path)) from exc
+    return parse_user_conf_text(text, str(path))
+
+
+# Keys LoadGen reads from a conf file. "free": a submission may set it. Others are judged below.
+FREE_KEYS = frozenset(
+    {"target_qps", "coalesce_queries", "max_async_queries", "print_timestamps", "samples_per_query"}
+)
+SEED_KEYS = ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed")
+AUDIT_KEYS = frozenset(
+    {
+        "mode",
+        "accuracy_log_rng_seed",
+        "accuracy_log_probability",
+        "accuracy_log_sampling_target",
+        "performance_issue_unique",
+        "performance_issue_same",
+        "performance_issue_same_index",
+        "test05",
+        "test05_qsl_rng_seed",
+        "test05_sample_index_rng_seed",
+        "test05_schedule_rng_seed",
+    }
+)
+KNOWN_KEYS = (
+    FREE_KEYS
+    | AUDIT_KEYS
+    | frozenset(SEED_KEYS)
+    | frozenset(
+        {
+            "min_duration",
+            "max_duration",
+            "min_query_count",
+            "max_query_count",
+            "performance_sample_count_override",
+            "accuracy_sample_count_override",
+            "sample_concatenate_permutation",
+            "use_token_latencies",
+            "ttft_latency",
+            "tpot_latency",
+            "target_latency",
+            "target_latency_percentile",
+            "infer_token_latencies",
+            "token_latency_scaling_factor",
+            "max_async_queries",
+        }
+    )
+)
+
+
+# --------------------------------------------------------------------------------------------
+# the mirror
+
+
+class TestSettingsModel(_Frozen):
+    """The LoadGen settings of one test, in explicit units.
+
+    ``scenario`` is the round's scenario (Interactive allowed); ``loadgen_scenario`` what LoadGen
+    runs. ``conf_model`` is the mlperf.conf model key FromConfig is called with. None = not set.
+    """
+
+    __test__ = False  # not a pytest class
+
+    scenario: Scenario
+    conf_model: str
+    mode: TestMode = TestMode.PERFORMANCE_ONLY
+    min_duration_ms: int
+    max_duration_ms: int = 0
+    min_query_count: int
+    max_query_count: int = 0
+    performance_sample_count: int | None = None
+    accuracy_sample_count: int | None = None
+    sample_concatenate_permutation: bool = False
+    use_token_latencies: bool = False
+    ttft_latency_ns: int | None = None
+    tpot_latency_ns: int | None = None
+    target_latency_percentile: float | None = None  # fraction, 0.99
+    server_target_latency_ns: int | None = None
+    server_target_qps: float | None = None
+    offline_expected_qps: float | None = None
+    single_stream_expected_latency_ns: int | None = None
+    seeds: Seeds | None = None
+
+    @property
+    def loadgen_scenario(self) -> Scenario:
+        return self.scenario.loadgen_scenario
+
+
+class Override(_Frozen):
+    """One user.conf entry that changes a value, judged against the round."""
+
+    entry: ConfEntry
+    setting: str
+    official: str | None
+    effective: str
+    compliant: bool
+    reason: str
+
+
+class PlannedSettings(_Frozen):
+    """What a run will use: the expected effective settings and how they differ from official."""
+
+    round_name: str
+    benchmark: str
+    official: TestSettingsModel
+    effective: TestSettingsModel
+    overrides: tuple[Override, ...]
+    conf_problems: tuple[Finding, ...]
+    conf_path: str | None = None
+
+    @property
+    def non_compliant(self) -> tuple[Override, ...]:
+        return tuple(o for o in self.overrides if not o.compliant)
+
+
+class SettingsError(UnusableInput):
+    """The benchmark/scenario/round combination cannot be run."""
+
+
+def conf_model_key(benchmark: Benchmark, scenario: Scenario) -> str:
+    """The mlperf.conf model key (``llama3_1-8b``; ``llama3_1-8b-interactive`` for Interactive)."""
+    if scenario is Scenario.INTERACTIVE:
+        if benchmark.mlperf_conf_interactive_model:
+            return benchmark.mlperf_conf_interactive_model
+        base = benchmark.mlperf_conf_model or benchmark.name
+        return f"{base}-interactive"
+    return benchmark.mlperf_conf_model or benchmark.name
+
+
+def _allowed_scenarios(benchmark: Benchmark) -> set[Scenario]:
+    out: set[Scenario] = set()
+    for ss in benchmark.scenarios.values():
+        out.update(ss.required)
+        out.update(ss.optional)
+        out.update(ss.one_of)
+    return out
+
+
+def official_settings(rnd: Round, benchmark: Benchmark, scenario: Scenario) -> TestSettingsModel:
+    """The settings the round prescribes for this benchmark and scenario (no user.conf)."""
+    if scenario not in _allowed_scenarios(benchmark):
+        allowed = ", ".join(sorted(s.value for s in _allowed_scenarios(benchmark)))
+        raise SettingsError(f"{benchmark.name} has no {scenario.value} scenario in {rnd.name} (it has: {allowed})")
+    lg_scn = scenario.loadgen_scenario
+    defaults = rnd.scenario_defaults.get(lg_scn)
+    min_duration_ms = max(rnd.min_duration_ms, defaults.min_duration_ms if defaults else 0)
+    # LoadGen's min_query_count: Offline = the benchmark's samples per query (mlperf.conf);
+    # early-stopping scenarios use the scenario default (the checker's large Server counts are
+    # equal-issue consequences, not a LoadGen setting).
+    min_q: int | None = None
+    if lg_scn is Scenario.OFFLINE:
+        min_q = benchmark.offline_min_samples_per_query or benchmark.min_query_count.get(lg_scn)
+    elif lg_scn not in rnd.early_stopping_scenarios:
+        min_q = benchmark.min_query_count.get(scenario) or benchmark.min_query_count.get(lg_scn)
+    if min_q is None and defaults is not None and defaults.min_query_count is not None:
+        min_q = defaults.min_query_count
+    limits = benchmark.token_latency_limits.get(scenario)
+    tokens = benchmark.use_token_latencies_required or benchmark.is_llm
+    percentile = defaults.target_latency_percentile if defaults else None
+    if percentile is not None and percentile > 1:
+        percentile = percentile / 100.0
+    return TestSettingsModel(
+        scenario=scenario,
+        conf_model=conf_model_key(benchmark, scenario),
+        min_duration_ms=min_duration_ms,
+        min_query_count=min_q if min_q is not None else 100,
+        performance_sample_count=benchmark.performance_sample_count,
+        sample_concatenate_permutation=benchmark.equal_issue_required,
+        use_token_latencies=tokens,
+        ttft_latency_ns=round(limits.ttft_ms * _NS_PER_MS) if limits and lg_scn is Scenario.SERVER else None,
+        tpot_latency_ns=round(limits.tpot_ms * _NS_PER_MS) if limits and lg_scn is Scenario.SERVER else None,
+        target_latency_percentile=percentile,
+        server_target_latency_ns=benchmark.server_target_latency_ns if lg_scn is Scenario.SERVER else None,
+        seeds=rnd.seeds,
+    )
+
+
+def _num(value: str) -> float:
+    return float(int(value, 0)) if value.lower().startswith("0x") else float(value)
+
+
+def _as_int(value: str) -> int:
+    v = _num(value)
+    return int(v) if math.isfinite(v) else 0
+
+
+def _judge(entry: ConfEntry, official: TestSettingsModel, benchmark: Benchmark) -> tuple[dict[str, Any], Override | None]:
+    """The field update an entry makes, and the override record judging it."""
+    key, value = entry.key, entry.value
+    lg_scn = official.loadgen_scenario
+
+    def ov(setting: str, off: object, eff: object, ok: bool, why: str) -> Override:
+        return Override(
+            entry=entry,
+            setting=setting,
+            official=None if off is None else str(off),
+            effective=str(eff),
+            compliant=ok,
+            reason=why,
+        )
+
+    if key == "target_qps":
+        qps = _num(value)
+        if lg_scn is Scenario.SERVER:
+            return {"server_target_qps": qps}, ov("server_target_qps", None, qps, True, "the offered load is the submitter's choice")
+        if lg_scn is Scenario.OFFLINE:
+            return {"offline_expected_qps": qps}, ov("offline_expected_qps", None, qps, True, "sizes the Offline query")
+        return {}, None
+    if key == "target_latency" and lg_scn is Scenario.SINGLE_STREAM:
+        ns = _as_int(value) * _NS_PER_MS
+        return {"single_stream_expected_latency_ns": ns}, ov(
+            "single_stream_expected_latency_ns", None, ns, True, "expected latency only sizes the schedule"
+        )
+    if key == "target_latency" and lg_scn is Scenario.SERVER:
+        ns = _as_int(value) * _NS_PER_MS
+        off = official.server_target_latency_ns
+        ok = off is not None and ns <= off
+        return {"server_target_latency_ns": ns}, ov(
+            "server_target_latency_ns", off, ns, ok, "the latency gate is fixed by the rules"
+        )
+    if key == "min_duration":
+        ms = _as_int(value)
+        ok = ms >= official.min_duration_ms
+        return {"min_duration_ms": ms}, ov(
+            "min_duration_ms", official.min_duration_ms, ms, ok, "runs must last at least the round's minimum duration"
+        )
+    if key == "max_duration":
+        ms = _as_int(value)
+        return {"max_duration_ms": ms}, ov("max_duration_ms", 0, ms, ms == 0, "a maximum duration can end a run early")
+    if key == "min_query_count":
+        n = _as_int(value)
+        ok = n >= official.min_query_count
+        return {"min_query_count": n}, ov("min_query_count", official.min_query_count, n, ok, "fewer queries than the rules require")
+    if key == "max_query_count":
+        n = _as_int(value)
+        return {"max_query_count": n}, ov("max_query_count", 0, n, n == 0, "a maximum query count can end a run early")
+    if key == "performance_sample_count_override":
+        n = _as_int(value)
+        off_psc = official.performance_sample_count
+        ok = off_psc is None or n >= off_psc
+        return {"performance_sample_count": n}, ov(
+            "performance_sample_count", off_psc, n, ok, "the loaded sample set may not be smaller than the round's"
+        )
+    if key == "accuracy_sample_count_override":
+        n = _as_int(value)
+        return {"accuracy_sample_count": n}, ov(
+            "accuracy_sample_count", None, n, False, "the accuracy run must cover the whole dataset"
+        )
+    if key == "sample_concatenate_permutation":
+        on = _as_int(value) != 0
+        ok = on or not benchmark.equal_issue_required
+        return {"sample_concatenate_permutation": on}, ov(
+            "sample_concatenate_permutation", official.sample_concatenate_permutation, on, ok, "equal-issue mode is required"
+        )
+    if key == "use_token_latencies":
+        on = _as_int(value) != 0
+        ok = on or not official.use_token_latencies
+        return {"use_token_latencies": on}, ov(
+            "use_token_latencies", official.use_token_latencies, on, ok, "LLM runs must report token latencies"
+        )
+    if key in ("ttft_latency", "tpot_latency"):
+        if lg_scn is not Scenario.SERVER:
+            return {}, None
+        ns = _as_int(value) * _NS_PER_MS
+        field = f"{key}_ns"
+        off_ns = getattr(official, field)
+        return {field: ns}, ov(field, off_ns, ns, off_ns is not None and ns == off_ns, "the token-latency gates are fixed by the rules")
+    if key == "target_latency_percentile":
+        frac = _num(value) / 100.0
+        off_pct = official.target_latency_percentile
+        ok = off_pct is not None and abs(frac - off_pct) < 1e-9
+        return {"target_latency_percentile": frac}, ov(
+            "target_latency_percentile", off_pct, frac, ok, "the latency percentile is fixed by the rules"
+        )
+    if key in SEED_KEYS:
+        return {}, ov(key, None, value, False, "LoadGen ignores seeds in user.conf; the compiled mlperf.conf decides them")
+    if key in AUDIT_KEYS:
+        return {}, ov(key, None, value, False, "audit/compliance-test key: only an audit.config may set it")
+    if key in ("infer_token_latencies", "token_latency_scaling_factor"):
+        return {}, ov(key, None, value, False, "token inference is fixed per benchmark by mlperf.conf")
+    if key in FREE_KEYS:
+        return {}, ov(key, None, value, True, "tuning knob")
+    return {}, None
+
+
+def plan_settings(
+    rnd: Round, benchmark: Benchmark, scenario: Scenario, user_conf: UserConf, mode: TestMode = TestMode.PERFORMANCE_ONLY
+) -> PlannedSettings:
+    """Expected effective settings: official values with the applicable user.conf entries applied."""
+    official = official_settings(rnd, benchmark, scenario)
+    updates: dict[str, Any] = {"mode": mode}
+    overrides: list[Override] = []
+    for entry in user_conf.applying_to(official.conf_model, official.loadgen_scenario.value):
+        upd, judged = _judge(entry, official, benchmark)
+        updates.update(upd)
+        if judged is not None:
+            overrides.append(judged)
+    effective = official.model_copy(update=updates)
+    effective = TestSettingsModel.model_validate(effective.model_dump())
+    return PlannedSettings(
+        round_name=rnd.name,
+        benchmark=benchmark.name,
+        official=official,
+        effective=effective,
+        overrides=tuple(overrides),
+        conf_problems=user_conf.problems,
+        conf_path=user_conf.path,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# pre-run checks
+
+
+def installed_loadgen_version() -> str | None:
+    try:
+        return importlib.metadata.version(LOADGEN_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def loadgen_version_findings(rnd: Round, installed: str | None) -> list[Finding]:
+    """The installed LoadGen must be a build of the round (``Round.loadgen_versions`` prefixes)."""
+    if installed is None:
+        return [
+            Finding(
+                rule="RUN-LOADGEN-MISSING",
+                severity=Severity.ERROR,
+                message=f"{LOADGEN_DISTRIBUTION} is not installed",
+                fix=f"pip install '{LOADGEN_DISTRIBUTION}=={rnd.loadgen_versions[-1].rstrip('.')}.*'"
+                if rnd.loadgen_versions
+                else None,
+            )
+        ]
+    prefixes = [p.rstrip(".") for p in rnd.loadgen_versions]
+    if any(installed == p or installed.startswith(p + ".") for p in prefixes):
+        return []
+    want = ", ".join(f"{p}.x" for p in prefixes) or "(none listed)"
+    return [
+        Finding(
+            rule="RUN-LOADGEN-VERSION",
+            severity=Severity.ERROR,
+            message=f"installed LoadGen {installed} is not a {rnd.name} build (needs {want}); its compiled mlperf.conf "
+            f"(seeds, gates) is that of another round",
+            source=rnd.loadgen_versions_cite,
+            fix=f"pip install '{LOADGEN_DISTRIBUTION}=={prefixes[-1]}.*'" if prefixes else None,
+        )
+    ]
+
+
+def override_findings(planned: PlannedSettings, mode: RunMode) -> list[Finding]:
+    """Non-compliant overrides: warnings in trials, errors (refusal) in submission mode."""
+    sev = Severity.ERROR if mode is RunMode.SUBMISSION else Severity.WARNING
+    out: list[Finding] = []
+    for o in planned.non_compliant:
+        out.append(
+            Finding(
+                rule="RUN-CONF-NONCOMPLIANT",
+                severity=sev,
+                message=f"{o.entry.text}: {o.setting} {o.official if o.official is not None else '(unset)'} -> "
+                f"{o.effective}: {o.reason}; a result with this setting is not compliant",
+                path=planned.conf_path,
+                line=o.entry.line,
+                fix="remove the line for a submission run (fine for performance/accuracy trials)",
+            )
+        )
+    return out
+
+
+def gates_text(planned: PlannedSettings) -> str:
+    """Human summary of the effective gates for the scenario."""
+    e = planned.effective
+    parts = [f"{planned.benchmark} {e.scenario.value} (LoadGen {e.loadgen_scenario.value}, conf model {e.conf_model})"]
+    if e.ttft_latency_ns is not None and e.tpot_latency_ns is not None:
+        pct = f"p{e.target_latency_percentile * 100:g}" if e.target_latency_percentile else "p99"
+        parts.append(f"gates: {pct} TTFT < {e.ttft_latency_ns / _NS_PER_MS:g} ms, {pct} TPOT < {e.tpot_latency_ns / _NS_PER_MS:g} ms")
+    elif e.loadgen_scenario is Scenario.SERVER and e.server_target_latency_ns:
+        parts.append(f"gate: p99 latency <= {e.server_target_latency_ns / _NS_PER_MS:g} ms")
+    else:
+        parts.append("no latency gate (throughput scenario)" if e.loadgen_scenario is Scenario.OFFLINE else "latency is the result")
+    parts.append(f"min duration {e.min_duration_ms / 1000:g} s, min queries {e.min_query_count}")
+    if e.server_target_qps is not None:
+        parts.append(f"target {e.server_target_qps:g} QPS")
+    if e.offline_expected_qps is not None:
+        parts.append(f"expected {e.offline_expected_qps:g} samples/s")
+    return "; ".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# the LoadGen boundary (child process only)
+
+
+def to_loadgen(settings: TestSettingsModel, user_conf_path: Path) -> Any:
+    """Build ``mlperf_loadgen.TestSettings`` once: compiled mlperf.conf + user.conf via FromConfig.
+
+    Must run at most once per process (LoadGen applies its compiled mlperf.conf only on the
+    first ``FromConfig(..., conf_type=1)`` call of a process).
+    """
+    ts = lg.TestSettings()
+    rc = ts.FromConfig(str(user_conf_path), settings.conf_model, settings.loadgen_scenario.value)
+    if rc != 0:
+        raise SettingsError(f"LoadGen rejected the conf file (FromConfig returned {rc})", path=str(user_conf_path))
+    ts.scenario = getattr(lg.TestScenario, settings.loadgen_scenario.value)
+    ts.mode = getattr(lg.TestMode, settings.mode.value)
+    return ts
+
+
+def from_loadgen(ts: Any, scenario: Scenario, conf_model: str) -> TestSettingsModel:
+    """Read a ``mlperf_loadgen.TestSettings`` back into the mirror (what LoadGen will really use)."""
+    lg_scn = scenario.loadgen_scenario
+    server = lg_scn is Scenario.SERVER
+    pct = {
+        Scenario.SERVER: ts.server_target_latency_percentile,
+        Scenario.SINGLE_STREAM: ts.single_stream_target_latency_percentile,
+        Scenario.MULTI_STREAM: ts.multi_stream_target_latency_percentile,
+    }.get(lg_scn)
+    return TestSettingsModel(
+        scenario=scenario,
+        conf_model=conf_model,
+        mode=TestMode(str(ts.mode).split(".")[-1]),
+        min_duration_ms=int(ts.min_duration_ms),
+        max_duration_ms=int(ts.max_duration_ms),
+        min_query_count=int(ts.min_query_count),
+        max_query_count=int(ts.max_query_count),
+        performance_sample_count=int(ts.performance_sample_count_override) or None,
+        accuracy_sample_count=int(ts.accuracy_sample_count_override) or None,
+        sample_concatenate_permutation=bool(ts.sample_concatenate_permutation),
+        use_token_latencies=bool(ts.use_token_latencies),
+        ttft_latency_ns=int(ts.ttft_latency) if server else None,
+        tpot_latency_ns=int(ts.tpot_latency) if server else None,
+        target_latency_percentile=float(pct) if pct is not None else None,
+        server_target_latency_ns=int(ts.server_target_latency_ns) if server else None,
+        server_target_qps=float(ts.server_target_qps) if server else None,
+        offline_expected_qps=float(ts.offline_expected_qps) if lg_scn is Scenario.OFFLINE else None,
+        single_stream_expected_latency_ns=int(ts.single_stream_expected_latency_ns)
+        if lg_scn is Scenario.SINGLE_STREAM
+        else None,
+        seeds=Seeds(
+            qsl_rng_seed=int(ts.qsl_rng_seed),
+            sample_index_rng_seed=int(ts.sample_index_rng_seed),
+            schedule_rng_seed=int(ts.schedule_rng_seed),
+        ),
+    )
+
+
+_COMPARED = (
+    "min_duration_ms",
+    "performance_sample_count",
+    "sample_concatenate_permutation",
+    "use_token_latencies",
+    "ttft_latency_ns",
+    "tpot_latency_ns",
+    "target_latency_percentile",
+    "seeds",
+)
+
+
+def compare_with_loadgen(expected: TestSettingsModel, actual: TestSettingsModel, round_name: str) -> list[Finding]:
+    """Where the installed LoadGen's compiled conf disagrees with the round's rules."""
+    out = []
+    for name in _COMPARED:
+        want, got = getattr(expected, name), getattr(actual, name)
+        if want is None:
+            continue
+        if isinstance(want, float) and isinstance(got, float) and abs(want - got) < 1e-9:
+            continue
+        if want != got:
+            out.append(
+                Finding(
+                    rule="RUN-LOADGEN-CONF",
+                    severity=Severity.ERROR,
+                    message=f"LoadGen will use {name}={got} but round {round_name} requires {want} "
+                    f"(compiled mlperf.conf of another round, or a user.conf override)",
+                )
+            )
+    return out
+
+
+def describe_overrides(overrides: Sequence[Override]) -> list[str]:
+    return [
+        f"line {o.entry.line}: {o.entry.text} -> {o.setting}={o.effective}"
+        + ("" if o.compliant else f"  [NOT COMPLIANT: {o.reason}]")
+        for o in overrides
+    ]
