@@ -1,0 +1,334 @@
+"""Accuracy run checks (catalogue E1-E13) and, beyond the official checker, the accuracy-log hash, LoadGen errors in
+the accuracy run (the v5.1.1 checker crashes there) and the whole-data-set rule (the v5.1.1 checker only logs it).
+
+Sets ``ctx.computed["accuracy"]`` (the summary CSV's Accuracy string) and ``ctx.computed["accuracy_metrics"]``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+
+from checker.checks.context import ResultContext
+from checker.checks.performance import load_detail
+from checker.findings import Finding, Severity
+from checker.parsers.accuracy_log import TRUNCATE_SEPARATOR
+
+OLD = "official checker v5.1.1"
+HASH_RE = re.compile(r"^hash=([\w\d]+)$")
+
+
+@dataclass
+class AccuracyScan:
+    """What the official check_accuracy_dir scan of accuracy.txt finds (same order and stop rule)."""
+
+    values: dict[str, str] = field(default_factory=dict)  # metric -> last matched value string
+    below: list[tuple[str, str, float, int]] = field(default_factory=list)  # metric, value, target, line
+    above: list[tuple[str, str, float, int]] = field(default_factory=list)  # metric, value, limit, line
+    seen: dict[str, bool] = field(default_factory=dict)
+    hash_value: str | None = None
+    hash_line: int | None = None
+
+
+def scan_accuracy_txt(ctx: ResultContext, text: str) -> AccuracyScan:
+    bm = ctx.benchmark
+    assert bm is not None
+    pats = ctx.round.acc_patterns
+    targets = [
+        (t.metric, re.compile(pats[t.metric]), t.value)
+        for t in bm.accuracy_targets_for(ctx.scenario)
+        if t.metric in pats
+    ]
+    uppers = [
+        (t.metric, re.compile(pats[t.metric]), t.value) for t in bm.accuracy_upper_limits if t.metric in pats
+    ]
+    scan = AccuracyScan(seen={m: False for m, _, _ in targets})
+    for lineno, line in enumerate(text.splitlines(keepends=True), start=1):
+        for metric, pat, target in targets:
+            m = pat.match(line)
+            if m:
+                val = m.group(1)
+                try:
+                    ok = float(val) >= target
+                except ValueError:
+                    ok = False
+                if ok:
+                    scan.seen[metric] = True
+                else:
+                    scan.below.append((metric, val, target, lineno))
+                if val:
+                    scan.values[metric] = val
+            h = HASH_RE.match(line)
+            if h:
+                scan.hash_value, scan.hash_line = h.group(1), lineno
+        for metric, pat, limit in uppers:
+            m = pat.match(line)
+            if m:
+                val = m.group(1)
+                try:
+                    bad = float(val) > limit
+                except ValueError:
+                    bad = True
+                if bad:
+                    scan.above.append((metric, val, limit, lineno))
+        if all(scan.seen.values()) and scan.hash_value:
+            break
+    return scan
+
+
+def accuracy_string(values: dict[str, str]) -> str:
+    """The summary CSV's Accuracy column: ``json.dumps`` with ``, " { }`` stripped, as the official checker."""
+    s = json.dumps(values)
+    return s.replace(",", " ").replace('"', "").replace("{", "").replace("}", "")
+
+
+def check_accuracy(ctx: ResultContext) -> list[Finding]:
+    out: list[Finding] = []
+    acc = ctx.rd.accuracy_dir
+    txt = f"{acc}/accuracy.txt"
+    open_div = not ctx.closed_or_network
+    if not ctx.exists_file(txt):
+        out.append(
+            ctx.finding(
+                "ACC-TXT",
+                f"{txt} is missing",
+                path=txt,
+                source=f"{OLD}: check_results_dir L2585-2593",
+                fix="run the benchmark's accuracy script (e.g. evaluation.py / process_accuracy.py) on "
+                "mlperf_log_accuracy.json and save its output as accuracy/accuracy.txt",
+            )
+        )
+        return out
+    st = ctx.round.structure
+    present = set(ctx.list_files(acc))
+    required = set(st.accuracy_files)
+    missing = sorted(required - present)
+    extra = sorted(present - required - set(st.accuracy_optional_files))
+    if missing or extra:
+        parts = ([f"missing {missing}"] if missing else []) + ([f"unexpected {extra}"] if extra else [])
+        out.append(
+            ctx.finding(
+                "ACC-FILES",
+                f"{acc} file list mismatch: {'; '.join(parts)}",
+                path=acc,
+                source=f"{OLD}: check_results_dir L2594-2602",
+                fix=f"accuracy/ must hold {sorted(required)} (optional: {sorted(st.accuracy_optional_files)})",
+            )
+        )
+    bm = ctx.benchmark
+    tr = ctx.files.text(txt)
+    if tr.text is None:
+        assert tr.problem is not None
+        out.append(ctx.problem("ACC-TXT", tr.problem))
+        return out
+    if bm is None:
+        return out
+    scan = scan_accuracy_txt(ctx, tr.text)
+    ctx.computed["accuracy_metrics"] = dict(scan.values)
+    ctx.computed["accuracy"] = accuracy_string(scan.values)
+    # E11: open division accepts failing accuracy when at least one metric was parsed
+    soft = open_div and bool(scan.values)
+    sev = Severity.WARNING if soft else Severity.ERROR
+    open_note = " (open division: accepted, as the official checker does)" if soft else ""
+    for metric, val, target, line in scan.below:
+        out.append(
+            ctx.finding(
+                "ACC-METRIC",
+                f"{metric} = {val} is below the {ctx.mlperf_model} target {target:g}{open_note}",
+                severity=sev,
+                path=txt,
+                line=line,
+                source=f"{bm.accuracy_cite or 'accuracy-target'}; {OLD}: check_accuracy_dir L1399-1428",
+                fix="the accuracy run must meet every target of the benchmark",
+            )
+        )
+    for metric, ok in scan.seen.items():
+        if not ok and not any(b[0] == metric for b in scan.below):
+            out.append(
+                ctx.finding(
+                    "ACC-METRIC",
+                    f"no {metric} value found in accuracy.txt (pattern {ctx.round.acc_patterns.get(metric)!r}){open_note}",
+                    severity=sev,
+                    path=txt,
+                    source=f"ACC_PATTERN[{metric}]; {OLD}: check_accuracy_dir L1399-1428",
+                    fix="save the accuracy script's complete output in accuracy.txt",
+                )
+            )
+    for metric, val, limit, line in scan.above:
+        out.append(
+            ctx.finding(
+                "ACC-UPPER",
+                f"{metric} = {val} is above the {ctx.mlperf_model} upper limit {limit:g}{open_note}",
+                severity=sev,
+                path=txt,
+                line=line,
+                source=f"accuracy-upper-limit; {OLD}: check_accuracy_dir L1430-1450",
+                fix="generated lengths / scores must stay within the benchmark's bounds",
+            )
+        )
+    if not scan.hash_value:
+        out.append(
+            ctx.finding(
+                "ACC-HASH",
+                f"no hash= line in accuracy.txt{open_note}",
+                severity=sev,
+                path=txt,
+                source=f"{OLD}: check_accuracy_dir L1454-1457",
+                fix="truncate the accuracy log with tools/submission/truncate_accuracy_log.py (it appends hash=)",
+            )
+        )
+    out += _accuracy_log_checks(ctx, scan, sev, open_note)
+    out += _accuracy_detail_checks(ctx)
+    out += _extra_files(ctx)
+    return out
+
+
+def _accuracy_log_checks(
+    ctx: ResultContext, scan: AccuracyScan, sev: Severity, open_note: str
+) -> list[Finding]:
+    out: list[Finding] = []
+    rel = f"{ctx.rd.accuracy_dir}/mlperf_log_accuracy.json"
+    limit = ctx.round.structure.max_accuracy_log_bytes
+    size = ctx.sctx.sub.files.get(rel)
+    if size is None:
+        size = ctx.sctx.tree.size(rel) if ctx.exists_file(rel) else None
+    if size is None:
+        out.append(
+            ctx.finding(
+                "ACC-LOG",
+                f"{rel} is missing{open_note}",
+                severity=sev,
+                path=rel,
+                source=f"{OLD}: check_accuracy_dir L1459-1467",
+                fix="keep the (truncated) mlperf_log_accuracy.json of the accuracy run",
+            )
+        )
+        return out
+    if size > limit:
+        out.append(
+            ctx.finding(
+                "ACC-LOG-SIZE",
+                f"{rel} is {size} bytes, above {limit}: not truncated{open_note}",
+                severity=sev,
+                path=rel,
+                source=f"MAX_ACCURACY_LOG_SIZE; {OLD}: check_accuracy_dir L1459-1467",
+                fix="run tools/submission/truncate_accuracy_log.py",
+            )
+        )
+        return out
+    if scan.hash_value is None:
+        return out
+    data, problem = ctx.sctx.tree.read_bytes(rel, max_bytes=limit)
+    if data is None:
+        if problem is not None:
+            out.append(ctx.problem("ACC-LOG", problem))
+        return out
+    text = data.decode("utf-8", errors="replace")
+    if TRUNCATE_SEPARATOR in text and not _is_json(text):
+        return out  # truncated: the hash is of the original, which is not in the tree
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != scan.hash_value.lower():
+        out.append(
+            ctx.finding(
+                "ACC-HASH-MISMATCH",
+                f"accuracy.txt records hash={scan.hash_value} but the untruncated {rel} hashes to {digest}: the "
+                "accuracy.txt was not computed from this log. The official checker only checks that a hash line exists",
+                path=f"{ctx.rd.accuracy_dir}/accuracy.txt",
+                line=scan.hash_line,
+                source="truncate_accuracy_log.py records the SHA-256 of mlperf_log_accuracy.json in accuracy.txt",
+                fix="recompute accuracy.txt from the submitted mlperf_log_accuracy.json",
+                beyond_official=True,
+            )
+        )
+    return out
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _accuracy_detail_checks(ctx: ResultContext) -> list[Finding]:
+    out: list[Finding] = []
+    rel = ctx.acc_detail_path
+    if not ctx.exists_file(rel):
+        return out  # ACC-FILES reports the missing file
+    log, found = load_detail(ctx, rel, "ACC-LOG-DETAIL")
+    out += found
+    if log is None:
+        return out
+    n_err = log.num_errors()
+    errs = log.errors
+    if n_err or errs:
+        first = errs[0] if errs else None
+        out.append(
+            ctx.finding(
+                "ACC-LOADGEN-ERRORS",
+                f"the accuracy run logged {n_err or len(errs)} LoadGen error(s)"
+                + (f": {first.key} = {first.value!r}" if first else "")
+                + ". The v5.1.1 checker crashes here (UnboundLocalError); the HEAD checker fails the result",
+                path=rel,
+                line=first.line if first else log.line_of("num_errors"),
+                source=f"LoadGen num_errors / metadata.is_error; {OLD}: check_accuracy_dir L1469-1475",
+                fix="fix the LoadGen error and rerun the accuracy run",
+                beyond_official=True,
+            )
+        )
+    bm = ctx.benchmark
+    expected = None
+    if bm is not None:
+        expected = (
+            (bm.accuracy_sample_count_by_scenario.get(ctx.scenario) if ctx.scenario is not None else None)
+            or bm.accuracy_sample_count
+            or bm.dataset_size
+        )
+    if bm is not None and expected is not None:
+        count = log.int_value("effective_accuracy_sample_count")
+        key = "effective_accuracy_sample_count"
+        if count is None:
+            count, key = log.int_value("qsl_reported_total_count"), "qsl_reported_total_count"
+        if count != expected:
+            out.append(
+                ctx.finding(
+                    "ACC-DATASET",
+                    f"the accuracy run covered {count} samples ({key}), the {ctx.mlperf_model} data set has "
+                    f"{expected}. The v5.1.1 checker only logs this; the rules require the accuracy run over "
+                    "the whole validation set, so this tool rejects it",
+                    path=rel,
+                    line=log.line_of(key),
+                    source="inference_rules.adoc: the accuracy run uses each sample of the data set once (G-QSL, "
+                    f"RULES_HEAD:474-475); {OLD}: L1477-1484 logs 'accurcy run does not cover all dataset'; HEAD dataset_check fails",
+                    fix="run the accuracy mode over the full data set (no accuracy sample count override)",
+                    beyond_official=True,
+                )
+            )
+    return out
+
+
+def _extra_files(ctx: ResultContext) -> list[Finding]:
+    bm = ctx.benchmark
+    if bm is None or not bm.extra_accuracy_files:
+        return []
+    out: list[Finding] = []
+    for sub_dir, ids in bm.extra_accuracy_files.items():
+        d = f"{ctx.rd.accuracy_dir}/{sub_dir}"
+        names = ctx.sctx.sub.list_files(d) if ctx.exists_dir(d) else []
+        stems = {n.split(".", 1)[0] for n in names}
+        missing = [i for i in ids if i not in stems]
+        if not ctx.exists_dir(d) or missing:
+            what = f"{d}/ is missing" if not ctx.exists_dir(d) else f"{d}/ lacks {missing}"
+            out.append(
+                ctx.finding(
+                    "ACC-EXTRA-FILES",
+                    f"{ctx.mlperf_model} accuracy must include {sub_dir}/ with {list(ids)}: {what}",
+                    path=d,
+                    source=f"REQUIRED_ACC_BENCHMARK; {OLD}: check_extra_files L1297 via L2611-2628",
+                    fix=f"copy the listed {sub_dir} from the accuracy run into accuracy/{sub_dir}/",
+                )
+            )
+    return out

@@ -1,0 +1,195 @@
+"""What a check sees: the round, the submitter's walked tree, and one result directory with its files parsed lazily.
+
+Each file is read at most once (through :mod:`checker.safe_io`) and parsed on first use; a file that cannot be read
+turns into one finding, reported by the check family that owns that file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from checker.findings import Finding, Severity
+from checker.parsers.mllog import DetailLog, SummaryLog, parse_detail_text, parse_summary_text
+from checker.safe_io import JsonRead, ReadProblem, SafeTree, TextRead
+from checker.tree import ResultDir, SubmitterTree
+from rules.models import Benchmark, Round, Scenario
+
+SYSTEM_TYPE_KEYS = {
+    "datacenter": "datacenter",
+    "edge": "edge",
+    "datacenter,edge": "datacenter+edge",
+    "edge,datacenter": "datacenter+edge",
+}
+
+
+class FileCache:
+    """Per-submitter cache: every file is read once."""
+
+    def __init__(self, tree: SafeTree) -> None:
+        self.tree = tree
+        self._text: dict[str, TextRead] = {}
+        self._json: dict[str, JsonRead] = {}
+        self._detail: dict[str, tuple[DetailLog | None, ReadProblem | None]] = {}
+        self._summary: dict[str, tuple[SummaryLog | None, ReadProblem | None]] = {}
+
+    def text(self, rel: str, *, allow_empty: bool = False) -> TextRead:
+        tr = self._text.get(rel)
+        if tr is None:
+            tr = self.tree.read_text(rel, allow_empty=True)
+            self._text[rel] = tr
+        if tr.text is not None and not tr.text and not allow_empty:
+            return TextRead(None, ReadProblem(rel, "empty", f"{rel}: file is empty"))
+        return tr
+
+    def json(self, rel: str) -> JsonRead:
+        jr = self._json.get(rel)
+        if jr is None:
+            jr = self.tree.read_json(rel)
+            self._json[rel] = jr
+        return jr
+
+    def detail(self, rel: str) -> tuple[DetailLog | None, ReadProblem | None]:
+        got = self._detail.get(rel)
+        if got is None:
+            tr = self.text(rel)
+            got = (parse_detail_text(tr.text, rel), None) if tr.text is not None else (None, tr.problem)
+            self._detail[rel] = got
+            self._text.pop(rel, None)  # the parsed log keeps what it needs
+        return got
+
+    def forget_logs(self) -> None:
+        """Drop everything but JSON documents (called after each result, to bound memory)."""
+        self._text.clear()
+        self._detail.clear()
+        self._summary.clear()
+
+    def summary(self, rel: str) -> tuple[SummaryLog | None, ReadProblem | None]:
+        got = self._summary.get(rel)
+        if got is None:
+            tr = self.text(rel)
+            got = (parse_summary_text(tr.text, rel), None) if tr.text is not None else (None, tr.problem)
+            self._summary[rel] = got
+        return got
+
+
+@dataclass
+class SubmitterContext:
+    round: Round
+    tree: SafeTree
+    sub: SubmitterTree
+    files: FileCache
+    model_mapping: dict[str, str] = field(default_factory=dict)  # open division model_mapping.json
+    findings: list[Finding] = field(default_factory=list)  # submitter-level findings
+
+    @property
+    def division(self) -> str:
+        return self.sub.division
+
+    @property
+    def closed_or_network(self) -> bool:
+        return self.sub.division in ("closed", "network")
+
+    def system_json(self, system: str) -> dict[str, Any] | None:
+        jr = self.files.json(f"{self.sub.path}/systems/{system}.json")
+        return jr.value if isinstance(jr.value, dict) else None
+
+    def resolve_model(self, benchmark_dir: str) -> str | None:
+        """Directory name -> benchmark of the round (open model_mapping.json first, then the round's aliases and
+        the official substring heuristics)."""
+        return self.round.resolve(self.model_mapping.get(benchmark_dir, benchmark_dir))
+
+
+@dataclass
+class ResultContext:
+    """One result directory under check."""
+
+    sctx: SubmitterContext
+    rd: ResultDir
+    mlperf_model: str | None
+    benchmark: Benchmark | None
+    scenario: Scenario | None  # canonical scenario of the directory name
+    system_json: dict[str, Any] | None
+    computed: dict[str, Any] = field(
+        default_factory=dict
+    )  # values checks share (result value, accuracy, ...)
+
+    @property
+    def round(self) -> Round:
+        return self.sctx.round
+
+    @property
+    def files(self) -> FileCache:
+        return self.sctx.files
+
+    @property
+    def closed_or_network(self) -> bool:
+        return self.sctx.closed_or_network
+
+    @property
+    def system_type_key(self) -> str | None:
+        st = (self.system_json or {}).get("system_type")
+        return SYSTEM_TYPE_KEYS.get(str(st).strip().lower()) if st is not None else None
+
+    def exists_file(self, rel: str) -> bool:
+        return self.sctx.sub.is_file(rel) or self.sctx.tree.is_file(rel)
+
+    def exists_dir(self, rel: str) -> bool:
+        return self.sctx.sub.is_dir(rel) or self.sctx.tree.is_dir(rel)
+
+    def list_files(self, rel_dir: str) -> list[str]:
+        return self.sctx.sub.list_files(rel_dir)
+
+    def finding(
+        self,
+        rule: str,
+        message: str,
+        *,
+        severity: Severity = Severity.ERROR,
+        path: str | None = None,
+        line: int | None = None,
+        source: str | None = None,
+        fix: str | None = None,
+        beyond_official: bool = False,
+    ) -> Finding:
+        return Finding(
+            rule=rule,
+            severity=severity,
+            message=message,
+            result=self.rd.path,
+            path=path,
+            line=line,
+            source=source,
+            fix=fix,
+            beyond_official=beyond_official,
+        )
+
+    def problem(
+        self, rule: str, problem: ReadProblem, *, source: str | None = None, fix: str | None = None
+    ) -> Finding:
+        return problem.finding(rule, result=self.rd.path, source=source, fix=fix)
+
+    # ---- shared artefacts --------------------------------------------------------------------------------
+    @property
+    def perf_detail_path(self) -> str:
+        return f"{self.rd.performance_dir}/mlperf_log_detail.txt"
+
+    def perf_detail(self) -> DetailLog | None:
+        return self.files.detail(self.perf_detail_path)[0]
+
+    def perf_summary(self) -> SummaryLog | None:
+        return self.files.summary(f"{self.rd.performance_dir}/mlperf_log_summary.txt")[0]
+
+    @property
+    def acc_detail_path(self) -> str:
+        return f"{self.rd.accuracy_dir}/mlperf_log_detail.txt"
+
+    def acc_detail(self) -> DetailLog | None:
+        return self.files.detail(self.acc_detail_path)[0]
+
+    @property
+    def has_power(self) -> bool:
+        return self.exists_dir(self.rd.power_dir)
+
+    def compliance_dir(self) -> str:
+        return self.rd.compliance_dir(self.round.structure.compliance_in_results_dir)

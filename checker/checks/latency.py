@@ -1,0 +1,123 @@
+"""Latency gates (catalogue D9-D11, D15, D16): early stopping, Server target latency, LLM TTFT/TPOT."""
+
+from __future__ import annotations
+
+from checker.checks.context import ResultContext
+from checker.findings import Finding, Severity
+from checker.parsers.mllog import DetailLog
+from rules.models import Scenario
+
+OLD = "official checker v5.1.1"
+NS_PER_MS = 1_000_000
+
+
+def _is_true(v: object) -> bool:
+    return v is True or (isinstance(v, str) and v.strip().lower() == "true")
+
+
+def latency_checks(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "") -> list[Finding]:
+    out: list[Finding] = []
+    bm = ctx.benchmark
+    r = ctx.round
+    eff = Scenario.parse(log.effective_scenario or "")
+    if bm is None or eff is None:
+        return out
+
+    def add(
+        rule: str,
+        msg: str,
+        key: str | None,
+        source: str,
+        fix: str,
+        *,
+        beyond: bool = False,
+        sev: Severity = Severity.ERROR,
+    ) -> None:
+        out.append(
+            ctx.finding(
+                prefix + rule,
+                msg,
+                severity=sev,
+                path=rel,
+                line=log.line_of(key) if key else None,
+                source=source,
+                fix=fix,
+                beyond_official=beyond,
+            )
+        )
+
+    # D9 early stopping: the official v5.1.1 checker only logs it; the metric of these scenarios IS the
+    # early-stopping estimate, so a run where it was not met has no valid metric.
+    if (
+        eff in r.early_stopping_scenarios
+        and log.has("early_stopping_met")
+        and not _is_true(log.value("early_stopping_met"))
+    ):
+        add(
+            "LAT-EARLY-STOPPING",
+            f"early_stopping_met is {log.value('early_stopping_met')!r}: the {eff.value} metric (an early-stopping "
+            "estimate) is not established. The official v5.1.1 checker only logs this; the rules define the metric "
+            "as the early-stopping estimate, so this tool rejects the result",
+            "early_stopping_met",
+            f"{r.early_stopping_cite or 'inference_rules.adoc scenario table (RULES_HEAD:140-143): 90%*/99%* early-stopping latency estimate'}; "
+            f"{OLD}: L1665-1672 logs only; HEAD checker fails it",
+            "run longer (more queries) or at a lower load until LoadGen reports early stopping satisfied",
+            beyond=True,
+        )
+    # D10 Server target latency
+    if eff is Scenario.SERVER and bm.server_target_latency_ns is not None:
+        tl = log.int_value("effective_target_latency_ns")
+        if tl is None or tl > bm.server_target_latency_ns:
+            add(
+                "LAT-SERVER-TARGET",
+                f"effective_target_latency_ns {tl} exceeds the {ctx.mlperf_model} Server bound {bm.server_target_latency_ns} ns",
+                "effective_target_latency_ns",
+                f"latency-constraint[{ctx.mlperf_model}][Server]; {OLD}: L1677-1694",
+                "do not raise target_latency above the benchmark's bound",
+            )
+    # D15 token latencies must be on
+    if bm.use_token_latencies_required and not _is_true(log.value("requested_use_token_latencies")):
+        add(
+            "LAT-TOKEN-LATENCIES",
+            f"{ctx.mlperf_model} requires use_token_latencies but requested_use_token_latencies is "
+            f"{log.value('requested_use_token_latencies')!r}",
+            "requested_use_token_latencies",
+            f"{OLD}: extra_check_llm L1489",
+            "set use_token_latencies = 1 (the round's mlperf.conf does) and report FirstTokenComplete",
+        )
+    # D16 TTFT / TPOT, keyed by the directory scenario (Interactive has stricter limits than Server)
+    scen = ctx.scenario
+    if bm.use_token_latencies_required and scen in (Scenario.SERVER, Scenario.INTERACTIVE) and not prefix:
+        lim = bm.token_latency_limits.get(scen)
+        if lim is None:
+            add(
+                "LAT-TOKEN-LIMITS",
+                f"the round defines no TTFT/TPOT limits for {ctx.mlperf_model} {scen.value}",
+                None,
+                f"{OLD}: LLM_LATENCY_LIMITS KeyError in extra_check_llm fails the result",
+                "submit this benchmark only in scenarios the round defines",
+            )
+        else:
+            for kind, key, limit_ms, rule in (
+                ("TTFT", "result_first_token_99.00_percentile_latency_ns", lim.ttft_ms, "LAT-TTFT"),
+                ("TPOT", "result_time_per_output_token_99.00_percentile_ns", lim.tpot_ms, "LAT-TPOT"),
+            ):
+                v = log.float_value(key)
+                limit_ns = limit_ms * NS_PER_MS
+                if v is None or not v < limit_ns:
+                    add(
+                        rule,
+                        f"p99 {kind} {v if v is None else f'{v / NS_PER_MS:.3f} ms'} is not below the "
+                        f"{ctx.mlperf_model} {scen.value} limit {limit_ms:g} ms",
+                        key,
+                        f"{lim.cite or 'rules LLM latency table'}; {OLD}: extra_check_llm (strict <)",
+                        "lower the load (target_qps) until p99 TTFT and TPOT are below the limits",
+                    )
+    return out
+
+
+def check_latency(ctx: ResultContext) -> list[Finding]:
+    log = ctx.perf_detail()
+    if log is None:
+        return []
+    return latency_checks(ctx, log, ctx.perf_detail_path)

@@ -1,0 +1,348 @@
+"""Performance run checks (catalogue D1-D8, D12-D14, D18 and the LoadGen-log checks beyond the official checker).
+
+The same checks run on the compliance TEST01/TEST04 performance logs (F3) with rule ids prefixed ``COMPL-``.
+"""
+
+from __future__ import annotations
+
+from checker.checks.context import ResultContext
+from checker.findings import Finding, Severity
+from checker.parsers.mllog import DetailLog, SummaryLog
+from rules.models import Scenario
+
+OLD = "official checker v5.1.1"
+
+
+def _rule(prefix: str, rule: str) -> str:
+    return f"{prefix}{rule}"
+
+
+def run_dir_checks(ctx: ResultContext) -> list[Finding]:
+    """D1, D2: run_1 exists and holds exactly the expected files."""
+    out: list[Finding] = []
+    perf = ctx.rd.performance_dir
+    if not ctx.exists_dir(perf):
+        out.append(
+            ctx.finding(
+                "PERF-RUN-DIR",
+                f"{perf} is missing",
+                path=perf,
+                source=f"{OLD}: check_results_dir L2674",
+                fix="copy the performance run's LoadGen logs into performance/run_1",
+            )
+        )
+        return out
+    st = ctx.round.structure
+    required = set(st.performance_run_files)
+    if ctx.has_power:
+        required.add("spl.txt")
+    present = set(ctx.list_files(perf))
+    missing = sorted(required - present)
+    extra = sorted(present - required - set(st.performance_optional_files))
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing {missing}")
+        if extra:
+            parts.append(f"unexpected {extra}")
+        out.append(
+            ctx.finding(
+                "PERF-FILES",
+                f"{perf} file list mismatch: {'; '.join(parts)}",
+                path=perf,
+                source=f"{OLD}: check_results_dir L2681-2697 (files_diff)",
+                fix=f"run_1 must hold {sorted(required)} (optional: {sorted(st.performance_optional_files)})",
+            )
+        )
+    return out
+
+
+def load_detail(ctx: ResultContext, rel: str, rule: str) -> tuple[DetailLog | None, list[Finding]]:
+    log, problem = ctx.files.detail(rel)
+    if log is None:
+        assert problem is not None
+        if problem.kind == "missing":
+            return None, [
+                ctx.finding(rule, f"{rel} is missing", path=rel, fix="copy LoadGen's mlperf_log_detail.txt")
+            ]
+        return None, [ctx.problem(rule, problem)]
+    out = [
+        ctx.finding(
+            rule,
+            f"malformed :::MLLOG line: {p.message}",
+            path=rel,
+            line=p.line,
+            source=f"{OLD}: log_parser.MLPerfLog raises on a malformed line (result invalid)",
+            fix="submit the log exactly as LoadGen wrote it",
+        )
+        for p in log.problems
+    ]
+    if not log.keys():
+        out.append(
+            ctx.finding(rule, f"{rel} holds no :::MLLOG records", path=rel, fix="submit LoadGen's detail log")
+        )
+        return None, out
+    return log, out
+
+
+def _is_true(v: object) -> bool:
+    return v is True or (isinstance(v, str) and v.strip().lower() == "true")
+
+
+def detail_log_checks(
+    ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "", test: str | None = None
+) -> list[Finding]:
+    """D3-D7, D12-D14, D18 and beyond-official LoadGen checks on one performance detail log."""
+    out: list[Finding] = []
+    r = ctx.round
+    bm = ctx.benchmark
+
+    def add(
+        rule: str,
+        msg: str,
+        key: str | None,
+        source: str,
+        fix: str | None = None,
+        *,
+        sev: Severity = Severity.ERROR,
+        beyond: bool = False,
+    ) -> None:
+        out.append(
+            ctx.finding(
+                _rule(prefix, rule),
+                msg,
+                severity=sev,
+                path=rel,
+                line=log.line_of(key) if key else None,
+                source=source,
+                fix=fix,
+                beyond_official=beyond,
+            )
+        )
+
+    # D3 result_validity
+    validity = log.result_validity
+    if validity != "VALID":
+        add(
+            "PERF-VALIDITY",
+            f"result_validity is {validity!r}, not 'VALID'",
+            "result_validity",
+            f"LoadGen key result_validity; {OLD}: check_performance_dir L1562-1566",
+            "fix the run until LoadGen reports VALID (min duration, min queries, latency constraints, early stopping)",
+        )
+    # D4 LoadGen errors (official: logged num_errors, else is_error records)
+    n_err = log.num_errors()
+    err_records = log.errors
+    if n_err:
+        first = err_records[0] if err_records else None
+        detail = f": {first.key} = {first.value!r}" if first else ""
+        add(
+            "PERF-LOADGEN-ERRORS",
+            f"LoadGen logged {n_err} error(s){detail}",
+            first.key if first else "num_errors",
+            f"LoadGen num_errors / metadata.is_error; {OLD}: find_error_in_detail_log L1338",
+            "find and fix the cause of the LoadGen error, then rerun",
+        )
+    elif err_records:
+        first = err_records[0]
+        add(
+            "PERF-LOADGEN-ERRORS",
+            f"{len(err_records)} LoadGen error record(s) although num_errors is 0: {first.key} = {first.value!r}. "
+            "The official checker trusts num_errors and misses these",
+            first.key,
+            "LoadGen metadata.is_error (catalogue P, mutation M03)",
+            "find and fix the cause of the LoadGen error, then rerun",
+            beyond=True,
+        )
+    eff_scen_s = log.effective_scenario
+    eff_scen = Scenario.parse(eff_scen_s) if eff_scen_s else None
+    if bm is None:
+        return out
+    # D5 equal issue
+    if bm.equal_issue_required and not _is_true(log.value("effective_sample_concatenate_permutation")):
+        add(
+            "PERF-EQUAL-ISSUE",
+            f"{ctx.mlperf_model} requires equal-issue mode but effective_sample_concatenate_permutation is "
+            f"{log.value('effective_sample_concatenate_permutation')!r}",
+            "effective_sample_concatenate_permutation",
+            f"{OLD}: check_performance_dir L1597-1605 (Config.requires_equal_issue)",
+            "use the round's mlperf.conf (sample_concatenate_permutation = 1)",
+        )
+    # D6 performance sample count
+    psc = log.int_value("effective_performance_sample_count")
+    if bm.performance_sample_count is not None and (psc is None or psc < bm.performance_sample_count):
+        add(
+            "PERF-SAMPLE-COUNT",
+            f"effective_performance_sample_count {psc} < required {bm.performance_sample_count}",
+            "effective_performance_sample_count",
+            f"round rules performance-sample-count[{ctx.mlperf_model}]; {OLD}: L1621-1631",
+            "do not override performance_sample_count below the benchmark's value",
+        )
+    # D7 seeds
+    seeds = log.seeds()
+    for name in ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed"):
+        want = getattr(r.seeds, name)
+        got = getattr(seeds, name)
+        if got != want:
+            add(
+                "PERF-SEEDS",
+                f"effective_{name} is {got}, the round's value is {want}",
+                f"effective_{name}",
+                f"round seeds ({r.seeds.cite or r.name}); {OLD}: L1633-1657",
+                "run with the round's mlperf.conf (do not override seeds)",
+            )
+    if eff_scen is None:
+        add(
+            "PERF-SCENARIO",
+            f"effective_scenario {eff_scen_s!r} is not a LoadGen scenario",
+            "effective_scenario",
+            f"{OLD}: check_performance_dir reads effective_scenario",
+        )
+        return out
+    # D12 min query count (non early-stopping scenarios)
+    if eff_scen not in r.early_stopping_scenarios:
+        need = bm.min_query_count.get(eff_scen)
+        got_q = log.int_value("effective_min_query_count")
+        if need is not None and (got_q is None or got_q < need):
+            add(
+                "PERF-MIN-QUERIES",
+                f"effective_min_query_count {got_q} < required {need} for {eff_scen.value}",
+                "effective_min_query_count",
+                f"min-queries[{ctx.mlperf_model}][{eff_scen.value}]; {OLD}: L1718-1728",
+                "do not lower min_query_count",
+            )
+    # D13 Offline samples per query
+    if eff_scen is Scenario.OFFLINE:
+        need_spq = bm.offline_min_samples_per_query
+        spq = log.int_value("effective_samples_per_query")
+        if need_spq is None:
+            add(
+                "PERF-OFFLINE-SPQ",
+                f"the round defines no Offline minimum samples per query for {ctx.mlperf_model}",
+                "effective_samples_per_query",
+                f"{OLD}: OFFLINE_MIN_SPQ_SINCE_V4 KeyError (L1730-1738) fails the result",
+            )
+        elif spq is None or spq < need_spq:
+            add(
+                "PERF-OFFLINE-SPQ",
+                f"effective_samples_per_query {spq} < required {need_spq}",
+                "effective_samples_per_query",
+                f"rules: Offline query of at least 24,576 samples or the data set size; {OLD}: L1730-1738",
+                "raise offline_expected_qps so the single query holds enough samples",
+            )
+    # D14 min duration
+    dur = log.int_value("effective_min_duration_ms")
+    if not bm.min_duration_exempt and (dur is None or dur < r.min_duration_ms):
+        add(
+            "PERF-MIN-DURATION",
+            f"effective_min_duration_ms {dur} < {r.min_duration_ms}",
+            "effective_min_duration_ms",
+            f"{r.min_duration_cite or 'rules: 600 s minimum run'}; {OLD}: L1740-1750",
+            "do not lower min_duration",
+        )
+    # D18 network division
+    if ctx.rd.division == "network":
+        sut = log.sut_name or ""
+        if (r.structure.network_sut_name_substring or "Network SUT") not in sut:
+            add(
+                "PERF-NETWORK-SUT",
+                f"network division: sut_name {sut!r} does not contain 'Network SUT'",
+                "sut_name",
+                f"{OLD}: L1759-1772",
+                "run with the network-mode LoadGen SUT",
+            )
+    # beyond: LoadGen version belongs to the round
+    ver = log.loadgen_version_number
+    if (
+        ver is not None
+        and r.loadgen_versions
+        and not any(_version_matches(ver, p) for p in r.loadgen_versions)
+    ):
+        add(
+            "PERF-LOADGEN-VERSION",
+            f"LoadGen {ver} is not a release accepted for round {r.name} ({', '.join(r.loadgen_versions)})",
+            "loadgen_version",
+            r.loadgen_versions_cite or f"round {r.name} LoadGen versions",
+            f"rerun with the round's LoadGen ({', '.join(r.loadgen_versions)})",
+            sev=Severity.WARNING,
+            beyond=True,
+        )
+    # beyond: requested vs effective settings the run was meant to use
+    for name in ("min_duration_ms", "min_query_count", "performance_sample_count_override"):
+        req = log.value("requested_" + name)
+        eff_key = "effective_" + ("performance_sample_count" if name.endswith("_override") else name)
+        eff = log.value(eff_key)
+        if name.endswith("_override") and (req in (None, 0, "0")):
+            continue
+        if req is not None and eff is not None and str(req) != str(eff):
+            add(
+                "PERF-SETTINGS-OVERRIDDEN",
+                f"requested_{name} = {req} but {eff_key} = {eff}: LoadGen replaced the requested setting",
+                eff_key,
+                "LoadGen requested_* vs effective_* keys",
+                "check user.conf / audit.config: the run did not use the settings you asked for",
+                sev=Severity.INFO,
+                beyond=True,
+            )
+    return out
+
+
+def _version_matches(version: str, prefix: str) -> bool:
+    """``"5.0."`` / ``"5.0"`` match ``5.0.25`` but not ``5.01``."""
+    p = prefix.strip().rstrip(".")
+    return version == p or version.startswith(p + ".")
+
+
+def summary_vs_detail(
+    ctx: ResultContext, log: DetailLog, summary: SummaryLog | None, summary_rel: str, *, prefix: str = ""
+) -> list[Finding]:
+    """Beyond official: the human-readable summary must agree with the detail log the checker reads."""
+    if summary is None:
+        return []
+    out: list[Finding] = []
+    pairs = [
+        ("Result is", log.result_validity),
+        ("Scenario", log.effective_scenario),
+    ]
+    for name in (
+        "qsl_rng_seed",
+        "sample_index_rng_seed",
+        "schedule_rng_seed",
+        "min_duration (ms)",
+        "min_query_count",
+    ):
+        key = name.replace(" (ms)", "_ms")
+        pairs.append((name, log.str_value("effective_" + key)))
+    for skey, dval in pairs:
+        sval = summary.value(skey)
+        if sval is None or dval is None:
+            continue
+        if str(sval).strip() != str(dval).strip():
+            out.append(
+                ctx.finding(
+                    _rule(prefix, "PERF-SUMMARY-MISMATCH"),
+                    f"mlperf_log_summary.txt says {skey} = {sval!r} but the detail log says {dval!r}",
+                    severity=Severity.ERROR,
+                    path=summary_rel,
+                    line=summary.line_of(skey),
+                    source="LoadGen writes both logs from one run; a mismatch means they come from different runs or were edited",
+                    fix="submit both logs of the same run, unedited",
+                    beyond_official=True,
+                )
+            )
+    return out
+
+
+def check_performance(ctx: ResultContext) -> list[Finding]:
+    out = run_dir_checks(ctx)
+    if not ctx.exists_dir(ctx.rd.performance_dir):
+        return out
+    log, found = load_detail(ctx, ctx.perf_detail_path, "PERF-LOG")
+    out += found
+    if log is None:
+        return out
+    out += detail_log_checks(ctx, log, ctx.perf_detail_path)
+    srel = f"{ctx.rd.performance_dir}/mlperf_log_summary.txt"
+    summary, _problem = ctx.files.summary(srel)
+    out += summary_vs_detail(ctx, log, summary, srel)
+    return out

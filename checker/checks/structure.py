@@ -1,0 +1,201 @@
+"""Submitter- and benchmark-level structure checks (catalogue A11-A19).
+
+- submitter level: model_mapping.json (A11), systems/measurements without results (A12), calibration.md (A13);
+  the official checker fails a "results" key for these, so the run fails but no result row is dropped: findings
+  carry ``scope`` and are not copied into results.
+- benchmark level: known benchmark (A15), scenario table for the system type (A16), scenario allowed (A17) -- these
+  invalidate results; required scenarios valid (A18) and Server-or-Interactive (A19) fail the benchmark key only,
+  as the official checker does.
+"""
+
+from __future__ import annotations
+
+from checker.checks.context import SubmitterContext
+from checker.findings import Finding, Severity
+from rules.models import Benchmark, Scenario
+
+OLD = "official checker v5.1.1"
+
+
+def load_model_mapping(sctx: SubmitterContext) -> list[Finding]:
+    """A11: open/<sub>/model_mapping.json maps directory names to benchmarks."""
+    if sctx.division != "open":
+        return []
+    rel = f"{sctx.sub.path}/model_mapping.json"
+    if rel not in sctx.sub.files:
+        return []
+    jr = sctx.files.json(rel)
+    if not isinstance(jr.value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in jr.value.items()
+    ):
+        if jr.problem is not None:
+            return [
+                jr.problem.finding("TREE-MODEL-MAPPING", scope=sctx.sub.path, source=f"{OLD}: L2363-2371")
+            ]
+        return [
+            Finding(
+                rule="TREE-MODEL-MAPPING",
+                severity=Severity.ERROR,
+                message="model_mapping.json must be a JSON object of directory name -> benchmark name strings",
+                scope=sctx.sub.path,
+                path=rel,
+                source=f"{OLD}: check_results_dir L2363-2371",
+                fix='write {"<model dir>": "<benchmark>", ...}',
+            )
+        ]
+    sctx.model_mapping = dict(jr.value)
+    return []
+
+
+def submitter_findings(sctx: SubmitterContext) -> list[Finding]:
+    sub = sctx.sub
+    r = sctx.round
+    out: list[Finding] = []
+    results = set(sub.result_systems)
+    for name, kind in [(s, "measurements") for s in sub.measurement_systems] + [
+        (s, "systems") for s in sub.systems
+    ]:
+        if name not in results:
+            path = (
+                f"{sub.path}/measurements/{name}"
+                if kind == "measurements"
+                else f"{sub.path}/systems/{name}.json"
+            )
+            out.append(
+                Finding(
+                    rule="TREE-ORPHAN-SYSTEM",
+                    severity=Severity.ERROR,
+                    message=f"{kind} entry '{name}' has no results/{name} directory",
+                    scope=sub.path,
+                    path=path,
+                    source=f"{OLD}: check_results_dir L2373-2402 (fails the submitter's results key)",
+                    fix=f"remove {path} or add the results of '{name}'",
+                )
+            )
+    if sctx.closed_or_network:
+        paths = r.structure.calibration_paths or ("calibration.md", "documentation/calibration.md")
+        if not any(f"{sub.path}/{p}" in sub.files for p in paths):
+            out.append(
+                Finding(
+                    rule="TREE-CALIBRATION",
+                    severity=Severity.ERROR,
+                    message=f"closed/network submission without {' or '.join(paths)}",
+                    scope=sub.path,
+                    path=sub.path,
+                    source=f"{OLD}: check_results_dir L2404-2418 (fails the submitter's results key)",
+                    fix="document the quantization/calibration in documentation/calibration.md",
+                )
+            )
+    return out
+
+
+def benchmark_findings(
+    sctx: SubmitterContext, system: str, benchmark_dir: str, bench: Benchmark | None, system_type: str | None
+) -> list[Finding]:
+    """A15/A16 for one results/<system>/<benchmark> directory (ERRORs here invalidate all its results)."""
+    path = f"{sctx.sub.path}/results/{system}/{benchmark_dir}"
+    if bench is None:
+        div = sctx.division
+        hint = " (open division: map it in model_mapping.json)" if div == "open" else ""
+        return [
+            Finding(
+                rule="TREE-UNKNOWN-BENCHMARK",
+                severity=Severity.ERROR,
+                message=f"'{benchmark_dir}' is not a benchmark of round {sctx.round.name}{hint}",
+                scope=path,
+                path=path,
+                source=f"{OLD}: check_results_dir L2482-2512 (Config.get_mlperf_model)",
+                fix=f"name the directory after a benchmark: {', '.join(sctx.round.benchmarks)}",
+            )
+        ]
+    if system_type is not None and bench.scenario_set(system_type) is None:
+        return [
+            Finding(
+                rule="TREE-NO-SCENARIO-TABLE",
+                severity=Severity.ERROR,
+                message=f"{bench.name} has no scenarios for system_type={system_type}",
+                scope=path,
+                path=path,
+                source=f"{OLD}: check_results_dir L2502-2512 ('invalid model ... system_type=')",
+                fix=f"{bench.name} is a {'/'.join(bench.categories)} benchmark; check the system_type",
+            )
+        ]
+    return []
+
+
+def scenario_finding(
+    sctx: SubmitterContext, result_path: str, scen_dir: str, bench: Benchmark | None, system_type: str | None
+) -> Finding | None:
+    """A17 for one scenario directory."""
+    scen = Scenario.parse(scen_dir)
+    if scen is None:
+        return Finding(
+            rule="TREE-SCENARIO",
+            severity=Severity.ERROR,
+            message=f"'{scen_dir}' is not a scenario (SingleStream, MultiStream, Server, Offline, Interactive)",
+            result=result_path,
+            path=result_path,
+            source=f"{OLD}: SCENARIO_MAPPING",
+            fix="name the directory after its scenario",
+        )
+    if not sctx.closed_or_network or bench is None or system_type is None:
+        return None
+    allowed = bench.allowed_scenarios(system_type)
+    if scen not in allowed:
+        return Finding(
+            rule="TREE-SCENARIO",
+            severity=Severity.ERROR,
+            message=f"{scen.value} is neither required nor optional for {bench.name} on a {system_type} system "
+            f"(allowed: {', '.join(s.value for s in allowed)})",
+            result=result_path,
+            path=result_path,
+            source=f"{OLD}: check_results_dir L2536-2544",
+            fix="remove the scenario or check the system_type",
+        )
+    return None
+
+
+def required_scenario_findings(
+    sctx: SubmitterContext,
+    system: str,
+    benchmark_dir: str,
+    bench: Benchmark,
+    system_type: str,
+    valid: dict[Scenario, bool],
+) -> list[Finding]:
+    """A18/A19 after the results were checked: ``valid`` maps each present scenario to its verdict."""
+    if not sctx.closed_or_network:
+        return []
+    sset = bench.scenario_set(system_type)
+    if sset is None:
+        return []
+    path = f"{sctx.sub.path}/results/{system}/{benchmark_dir}"
+    out: list[Finding] = []
+    missing = [s.value for s in sset.required if not valid.get(s)]
+    if missing:
+        out.append(
+            Finding(
+                rule="TREE-REQUIRED-SCENARIOS",
+                severity=Severity.ERROR,
+                message=f"{bench.name} on a {system_type} system does not have all required scenarios with a valid "
+                f"result, missing {missing}",
+                scope=path,
+                path=path,
+                source=f"{sset.cite or 'required scenarios'}; {OLD}: check_results_dir L2853-2867 (fails the benchmark key; "
+                "rows of valid scenarios stay in the CSV)",
+                fix="submit a valid result for every required scenario",
+            )
+        )
+    if sset.one_of and not any(valid.get(s) for s in sset.one_of):
+        out.append(
+            Finding(
+                rule="TREE-SERVER-OR-INTERACTIVE",
+                severity=Severity.ERROR,
+                message=f"{bench.name} needs a valid result in at least one of {[s.value for s in sset.one_of]}",
+                scope=path,
+                path=path,
+                source=f"{sset.cite or 'one_of scenarios'}; {OLD}: check_results_dir L2869-2874",
+                fix="submit a valid Server or Interactive result",
+            )
+        )
+    return out

@@ -1,0 +1,266 @@
+"""Run every check over a results tree: ``check_tree(root, round) -> CheckReport``.
+
+Per submitter (in parallel processes when ``workers`` > 1): walk the tree once (lstat only), then for each result
+directory read each file once, parse lazily, run the check families and compute the official-compatible summary
+row. Submitter-, system- and benchmark-level ERRORs that make the official checker skip results are copied into each
+affected :class:`ResultEntry`, so ``ResultEntry.valid`` alone gives a result's verdict.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from checker.checks.accuracy import check_accuracy
+from checker.checks.compliance import check_compliance
+from checker.checks.context import FileCache, ResultContext, SubmitterContext
+from checker.checks.inferred import check_result
+from checker.checks.latency import check_latency
+from checker.checks.measurements import check_measurements
+from checker.checks.performance import check_performance
+from checker.checks.power import check_power
+from checker.checks.structure import (
+    benchmark_findings,
+    load_model_mapping,
+    required_scenario_findings,
+    scenario_finding,
+    submitter_findings,
+)
+from checker.checks.system import check_system
+from checker.findings import Finding, Severity
+from checker.results import SUMMARY_CSV_COLUMNS, CheckReport, ResultEntry, SummaryRow
+from checker.safe_io import SafeTree
+from checker.tree import ResultDir, discover, hygiene_findings, walk_submitter
+from rules import load_round
+from rules.models import Round, Scenario
+
+TOOL_VERSION = "inference-audit checker 0.1"
+
+RESULT_CHECKS: tuple[Callable[[ResultContext], list[Finding]], ...] = (
+    check_measurements,
+    check_performance,
+    check_result,
+    check_latency,
+    check_accuracy,
+    check_compliance,
+    check_power,
+)
+
+# Finding families the official checker counts in its per-benchmark ``errors`` counter (summary CSV column)
+_ERROR_FAMILIES = (("MEAS-",), ("ACC-",), ("PERF-", "LAT-", "INFER-", "POWER-"))
+
+
+def _copy_into(f: Finding, result: str) -> Finding:
+    return f.model_copy(update={"result": result})
+
+
+def _fmt(v: Any) -> str:
+    return "None" if v is None else str(v)
+
+
+def summary_values(
+    ctx: ResultContext, result: float, *, power: float | None = None, errors: int = 0
+) -> dict[str, str]:
+    """One row of the official summary CSV (log_result in the v5.1.1 checker)."""
+    js = ctx.system_json or {}
+    rd = ctx.rd
+    r = ctx.round
+    scen = ctx.scenario
+    assert scen is not None
+    bm = ctx.benchmark
+    notes = str(js.get("hw_notes", "") or "")
+    if js.get("sw_notes"):
+        notes = (notes + ". " if notes else "") + str(js.get("sw_notes"))
+    if power is None:
+        units = (bm.units_overrides.get(scen) if bm is not None else None) or r.units.get(scen, "")
+    else:
+        units = r.power_units.get(
+            scen,
+            "Watts" if scen in (Scenario.OFFLINE, Scenario.SERVER, Scenario.INTERACTIVE) else "millijoules",
+        )
+    wdt = ctx.computed.get("weight_data_types")
+    values = {
+        "Organization": rd.submitter,
+        "Availability": str(js.get("status", "")).lower(),
+        "Division": rd.division,
+        "SystemType": _fmt(js.get("system_type")),
+        "SystemName": _fmt(js.get("system_name")),
+        "Platform": rd.system,
+        "Model": rd.benchmark,
+        "MlperfModel": ctx.mlperf_model or "",
+        "Scenario": scen.value,
+        "Result": str(float(power if power is not None else result)),
+        "Accuracy": str(ctx.computed.get("accuracy", "")),
+        "number_of_nodes": _fmt(js.get("number_of_nodes")),
+        "host_processor_model_name": _fmt(js.get("host_processor_model_name")),
+        "host_processors_per_node": _fmt(js.get("host_processors_per_node")),
+        "host_processor_core_count": _fmt(js.get("host_processor_core_count")),
+        "accelerator_model_name": _fmt(js.get("accelerator_model_name")),
+        "accelerators_per_node": _fmt(js.get("accelerators_per_node")),
+        "Location": rd.path,
+        "framework": str(js.get("framework", "")),
+        "operating_system": str(js.get("operating_system", "")),
+        "notes": notes,
+        "compliance": str(ctx.computed.get("compliance", 1)),
+        "errors": str(errors),
+        "version": r.name,
+        "inferred": "1" if ctx.computed.get("inferred") else "0",
+        "has_power": str(ctx.computed.get("power_metric") is not None and ctx.computed["power_metric"] > 0),
+        "Units": units,
+        "weight_data_types": "" if wdt is None else str(wdt),
+    }
+    assert tuple(values) == SUMMARY_CSV_COLUMNS
+    return values
+
+
+def _error_categories(findings: list[Finding]) -> int:
+    n = 0
+    for prefixes in _ERROR_FAMILIES:
+        if any(f.severity is Severity.ERROR and f.rule.startswith(prefixes) for f in findings):
+            n += 1
+    return n
+
+
+def check_submitter(
+    base: Path, checked: Path, division: str, name: str, rnd: Round
+) -> tuple[list[ResultEntry], list[Finding]]:
+    """Check one submitter; returns its result entries and its submitter/system/benchmark-level findings."""
+    sub = walk_submitter(base, checked, division, name)
+    level: list[Finding] = []
+    if not sub.has_results_dir:
+        level.append(
+            Finding(
+                rule="TREE-NO-RESULTS",
+                severity=Severity.INFO,
+                message="no results/ directory: skipped, as the official checker does",
+                scope=sub.path,
+                path=sub.path,
+                source="official checker v5.1.1: check_results_dir L2272",
+            )
+        )
+        return [], level
+    tree = SafeTree(base, confine=checked)
+    sctx = SubmitterContext(round=rnd, tree=tree, sub=sub, files=FileCache(tree))
+    hygiene = hygiene_findings(sub, rnd.structure.file_size_limit_mb)
+    mapping = load_model_mapping(sctx)
+    level += hygiene + mapping + submitter_findings(sctx)
+    copied_sub = [f for f in hygiene + mapping if f.severity is Severity.ERROR]
+    entries: list[ResultEntry] = []
+    for system in sub.result_systems:
+        sys_f = check_system(sctx, system)
+        level += sys_f
+        copied_sys = copied_sub + [f for f in sys_f if f.severity is Severity.ERROR]
+        js = sctx.system_json(system)
+        st_raw = js.get("system_type") if js else None
+        system_type = str(st_raw) if isinstance(st_raw, str) else None
+        for bm_dir, scen_dirs in sub.benchmarks.get(system, {}).items():
+            model = sctx.resolve_model(bm_dir)
+            bench = rnd.benchmarks.get(model) if model else None
+            bm_f = benchmark_findings(sctx, system, bm_dir, bench, system_type)
+            level += bm_f
+            copied = copied_sys + [f for f in bm_f if f.severity is Severity.ERROR]
+            verdicts: dict[Scenario, bool] = {}
+            errors_so_far = 0
+            for scen_dir in scen_dirs:
+                rd = ResultDir(division, name, system, bm_dir, scen_dir)
+                scen = Scenario.parse(scen_dir)
+                ctx = ResultContext(sctx, rd, model, bench, scen, js)
+                found: list[Finding] = [_copy_into(f, rd.path) for f in copied]
+                sf = scenario_finding(sctx, rd.path, scen_dir, bench, system_type)
+                if sf is not None:
+                    found.append(sf)
+                if scen is not None:
+                    for check in RESULT_CHECKS:
+                        found += check(ctx)
+                summary = power_row = None
+                if scen is not None and "result" in ctx.computed and js is not None:
+                    summary = SummaryRow(
+                        values=summary_values(ctx, ctx.computed["result"], errors=errors_so_far)
+                    )
+                    pm = ctx.computed.get("power_metric")
+                    if pm:
+                        power_row = SummaryRow(
+                            values=summary_values(ctx, ctx.computed["result"], power=pm, errors=errors_so_far)
+                        )
+                entry = ResultEntry(
+                    path=rd.path,
+                    division=division,
+                    submitter=name,
+                    system=system,
+                    benchmark=bm_dir,
+                    mlperf_model=model,
+                    scenario=scen_dir,
+                    findings=tuple(found),
+                    summary=summary,
+                    power_summary=power_row,
+                )
+                entries.append(entry)
+                errors_so_far += _error_categories(found)
+                if scen is not None:
+                    verdicts[scen] = verdicts.get(scen, False) or entry.valid
+                sctx.files.forget_logs()
+            if bench is not None and system_type is not None:
+                level += required_scenario_findings(sctx, system, bm_dir, bench, system_type, verdicts)
+    return entries, level
+
+
+def _run_one(args: tuple[str, str, str, str, str]) -> tuple[list[ResultEntry], list[Finding]]:
+    base, checked, division, name, round_name = args
+    return check_submitter(Path(base), Path(checked), division, name, load_round(round_name))
+
+
+def check_tree(
+    root: Path,
+    round: Round,
+    *,
+    submitter: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int | None = None,
+) -> CheckReport:
+    """Check a results repository, a division directory or one submitter directory against ``round``."""
+    root = Path(root)
+    layout = discover(root, round.structure.divisions, submitter)
+    findings: list[Finding] = list(layout.findings)
+    # A3: a division holding files fails the whole division
+    div_errors = {f.scope: f for f in layout.findings if f.rule == "TREE-DIVISION-FILES"}
+    total = len(layout.submitters)
+    n_workers = (os.cpu_count() or 1) if workers is None else max(1, workers)
+    results: dict[tuple[str, str], tuple[list[ResultEntry], list[Finding]]] = {}
+    done = 0
+    if progress:
+        progress(0, total)
+    if n_workers > 1 and total > 1:
+        with ProcessPoolExecutor(max_workers=min(n_workers, total)) as pool:
+            futs = {
+                pool.submit(_run_one, (str(layout.base), str(layout.checked), d, s, round.name)): (d, s)
+                for d, s in layout.submitters
+            }
+            for fut in as_completed(futs):
+                results[futs[fut]] = fut.result()
+                done += 1
+                if progress:
+                    progress(done, total)
+    else:
+        for d, s in layout.submitters:
+            results[(d, s)] = check_submitter(layout.base, layout.checked, d, s, round)
+            done += 1
+            if progress:
+                progress(done, total)
+    entries: list[ResultEntry] = []
+    for key in layout.submitters:
+        ents, level = results[key]
+        findings += level
+        div_f = div_errors.get(key[0])
+        if div_f is not None:
+            ents = [e.model_copy(update={"findings": (*e.findings, _copy_into(div_f, e.path))}) for e in ents]
+        entries += ents
+    return CheckReport(
+        root=str(root),
+        round=round.name,
+        tool_version=TOOL_VERSION,
+        results=tuple(entries),
+        findings=tuple(findings),
+    )
