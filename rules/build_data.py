@@ -659,6 +659,15 @@ def build_benchmark(
             else "CHK_CONST#REQUIRED_ACC_BENCHMARK; CATALOGUE:113"
         )
 
+    if (
+        _has_scenario(scenarios, "Interactive")
+        and "Interactive" not in b.get("token_latency_limits", {})
+        and "interactive_target_latency_ns" not in b
+    ):
+        notes.append(
+            "Interactive: allowed by the checker's scenario table but no Interactive latency "
+            "gate is defined for this benchmark in this round (none is enforced)"
+        )
     rules_values: dict[str, str] = {}
     for field, (value, cite, disc) in ENFORCED_OVERRIDES.get((round_name, name), {}).items():
         notes.append(f"{field}: rules text says {b.get(field)}, enforced value {value} ({disc})")
@@ -735,6 +744,17 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
                 bench = benchmarks[model]
                 bench["target_latency_percentile_overrides"] = {scen: float(val)}
                 bench["cites"]["target_latency_percentile_overrides"] = check_cite(d[f"{model}_cite"])
+    patterns = ACC_PATTERNS_V5 if v5 else ACC_PATTERNS_HEAD
+    for bench in benchmarks.values():
+        metrics = [
+            t["metric"] for t in (*bench.get("accuracy_targets", []), *bench.get("accuracy_upper_limits", []))
+        ]
+        for metric in dict.fromkeys(metrics):
+            if metric not in patterns:
+                bench["notes"].append(
+                    f"accuracy metric {metric}: no ACC_PATTERN for it in the checker constants "
+                    "available here (CHK_CONST); its accuracy.txt line format is unknown"
+                )
     notes = [" ".join(str(n).split()) for n in rf.get("notes", [])]
     notes.extend(ROUND_NOTES[round_name])
     for d in facts["discrepancies"]:

@@ -78,8 +78,7 @@ def find_benchmark(round_name: str, name: str) -> tuple[Round, Benchmark]:
         others = [r for r in list_rounds() if r != rnd.name and load_round(r).benchmark(name)]
         hint = f" (it exists in {', '.join(others)})" if others else ""
         raise UnknownBenchmark(
-            f"round {rnd.name} has no benchmark {name!r}{hint}; "
-            f"known: {', '.join(sorted(rnd.benchmarks))}"
+            f"round {rnd.name} has no benchmark {name!r}{hint}; known: {', '.join(sorted(rnd.benchmarks))}"
         )
     return rnd, bench
 
