@@ -30,7 +30,7 @@ from checker.checks.structure import (
     submitter_findings,
 )
 from checker.checks.system import check_system
-from checker.findings import Finding, Severity
+from checker.findings import Finding, Severity, UnusableInput
 from checker.results import SUMMARY_CSV_COLUMNS, CheckReport, ResultEntry, SummaryRow
 from checker.safe_io import SafeTree
 from checker.tree import ResultDir, discover, hygiene_findings, walk_submitter
@@ -222,6 +222,10 @@ def check_tree(
 ) -> CheckReport:
     """Check a results repository, a division directory or one submitter directory against ``round``."""
     root = Path(root)
+    if not root.is_dir():
+        raise UnusableInput(
+            "not a directory (expected a results repository, division or submitter directory)", str(root)
+        )
     layout = discover(root, round.structure.divisions, submitter)
     findings: list[Finding] = list(layout.findings)
     # A3: a division holding files fails the whole division
@@ -263,4 +267,5 @@ def check_tree(
         tool_version=TOOL_VERSION,
         results=tuple(entries),
         findings=tuple(findings),
+        unusable=any(f.rule == "TREE-NO-DIVISION" for f in findings),
     )
