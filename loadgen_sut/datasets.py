@@ -1,0 +1,252 @@
+"""Data sets the harness runs: samples with prompt ids or text, and the reference output.
+
+``load_dataset(spec)`` understands:
+
+- ``builtin``: the small summarisation set shipped in ``loadgen_sut/data/builtin_summaries.jsonl``
+  (short prompts with reference summaries, written for this project, Apache-2.0 like the code);
+- a JSONL file (``*.jsonl`` / ``*.ndjson``, or ``jsonl:PATH``): one object per line with the prompt
+  as ``prompt`` (or ``input``) text and/or ``input_ids`` (or ``tok_input``) ids, and the reference as
+  ``reference`` (or ``output``);
+- the official llama2-70b OpenOrca pickle (``*.pkl`` / ``*.pickle``, or ``openorca:PATH``): a pandas
+  DataFrame with ``tok_input`` (prompt ids), ``input`` (prompt text) and ``output`` (reference),
+  as ``language/llama2-70b/dataset.py`` and ``evaluate-accuracy.py`` read it. A pickle can run code
+  when loaded: load only files you trust (the official download);
+- the official llama3.1-8b CNN/DailyMail JSON (``*.json``, or ``cnndm:PATH``): records with
+  ``tok_input``, ``input`` and ``output``, as ``language/llama3.1-8b/dataset.py`` reads it with
+  ``pandas.read_json`` (a list of records, or pandas' column-oriented form).
+
+Sample ``index`` is the row position, which is LoadGen's QSL index and the accuracy log's ``qsl_idx``.
+Bad input raises :class:`checker.findings.UnusableInput` naming the file and the line (JSONL/JSON)
+or row (pickle).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from checker.findings import UnusableInput
+from loadgen_sut.engines.tokenizers import Tokenizer
+
+BUILTIN_SPEC = "builtin"
+BUILTIN_FILE = "builtin_summaries.jsonl"
+
+_PROMPT_KEYS = ("prompt", "input")
+_IDS_KEYS = ("input_ids", "tok_input")
+_REFERENCE_KEYS = ("reference", "output")
+
+
+class Sample(BaseModel):
+    """One data-set sample. At least one of ``input_ids`` / ``prompt`` is set."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    index: int
+    input_ids: tuple[int, ...] | None = None
+    prompt: str | None = None
+    reference: str | None = None
+
+
+class Dataset(BaseModel):
+    """A loaded data set. ``simulated`` marks generated (not real) samples."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    samples: tuple[Sample, ...]
+    simulated: bool = False
+    source: str | None = None  # the file it came from
+
+    @property
+    def references(self) -> dict[int, str]:
+        return {s.index: s.reference for s in self.samples if s.reference is not None}
+
+
+def _pick(row: Mapping[str, Any], keys: Sequence[str]) -> Any:
+    for k in keys:
+        if k in row and row[k] is not None:
+            return row[k]
+    return None
+
+
+def _as_ids(value: Any, where: str) -> tuple[int, ...]:
+    if hasattr(value, "tolist"):  # numpy arrays in the pickles
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ValueError(f"{where} must be a non-empty list of token ids")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"{where} holds {v!r}, not a non-negative integer token id")
+        out.append(int(v))
+    return tuple(out)
+
+
+def _sample(index: int, row: Any, tokenizer: Tokenizer | None) -> Sample:
+    """Build a sample from one record (raises ValueError with a message; the caller adds file/line)."""
+    if not isinstance(row, Mapping):
+        raise ValueError(f"expected an object, got {type(row).__name__}")
+    prompt = _pick(row, _PROMPT_KEYS)
+    ids = _pick(row, _IDS_KEYS)
+    reference = _pick(row, _REFERENCE_KEYS)
+    if prompt is not None and not isinstance(prompt, str):
+        raise ValueError(f"prompt must be a string, got {type(prompt).__name__}")
+    if reference is not None and not isinstance(reference, str):
+        raise ValueError(f"reference must be a string, got {type(reference).__name__}")
+    input_ids = None if ids is None else _as_ids(ids, "input_ids")
+    if input_ids is None and not prompt:
+        raise ValueError(
+            f"needs a prompt ({' or '.join(_PROMPT_KEYS)}) or token ids ({' or '.join(_IDS_KEYS)})"
+        )
+    if prompt is None and input_ids is not None and tokenizer is not None:
+        prompt = tokenizer.decode(input_ids)  # for engines that take text only
+    return Sample(index=index, input_ids=input_ids, prompt=prompt, reference=reference)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise UnusableInput(f"not UTF-8 text ({e.reason})", str(path)) from e
+    except OSError as e:
+        raise UnusableInput(f"cannot read data set: {e.strerror or e}", str(path)) from e
+
+
+def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as e:
+            raise UnusableInput(f"not a JSON object ({e.msg})", str(path), lineno) from e
+
+
+def _load_jsonl(path: Path, text: str, tokenizer: Tokenizer | None, limit: int | None) -> list[Sample]:
+    samples: list[Sample] = []
+    for lineno, row in _jsonl_rows(path, text):
+        if limit is not None and len(samples) >= limit:
+            break
+        try:
+            samples.append(_sample(len(samples), row, tokenizer))
+        except ValueError as e:
+            raise UnusableInput(f"sample {len(samples)}: {e}", str(path), lineno) from e
+    return samples
+
+
+def _records_from_columns(path: Path, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """pandas' default ``to_json`` form: ``{"column": {"row": value}}``."""
+    frame = pd.DataFrame(obj)
+    try:
+        frame.index = frame.index.astype(int)
+    except (TypeError, ValueError) as e:
+        raise UnusableInput(f"column-oriented JSON with non-integer row labels ({e})", str(path)) from e
+    frame = frame.sort_index()
+    return [{k: (None if _isna(v) else v) for k, v in rec.items()} for rec in frame.to_dict(orient="records")]
+
+
+def _isna(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
+
+
+def _load_json(path: Path, text: str, tokenizer: Tokenizer | None, limit: int | None) -> list[Sample]:
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UnusableInput(f"not valid JSON ({e.msg})", str(path), e.lineno) from e
+    if isinstance(obj, list):
+        rows: list[Any] = obj
+    elif isinstance(obj, dict) and obj and all(isinstance(v, (dict, list)) for v in obj.values()):
+        rows = _records_from_columns(path, obj)
+    else:
+        raise UnusableInput("expected a JSON list of records (or pandas' column-oriented form)", str(path))
+    return _rows_to_samples(path, rows, tokenizer, limit, "record")
+
+
+def _rows_to_samples(
+    path: Path, rows: Iterable[Any], tokenizer: Tokenizer | None, limit: int | None, what: str
+) -> list[Sample]:
+    samples: list[Sample] = []
+    for i, row in enumerate(rows):
+        if limit is not None and i >= limit:
+            break
+        try:
+            samples.append(_sample(i, row, tokenizer))
+        except ValueError as e:
+            raise UnusableInput(f"{what} {i}: {e}", str(path)) from e
+    return samples
+
+
+def _load_pickle(path: Path, tokenizer: Tokenizer | None, limit: int | None) -> list[Sample]:
+    try:
+        frame = pd.read_pickle(path)
+    except (
+        OSError,
+        pickle.UnpicklingError,
+        EOFError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        ImportError,
+    ) as e:
+        raise UnusableInput(f"cannot read the pickle: {e}", str(path)) from e
+    if not isinstance(frame, pd.DataFrame):
+        raise UnusableInput(f"expected a pandas DataFrame, got {type(frame).__name__}", str(path))
+    have = set(map(str, frame.columns))
+    if not have & set(_IDS_KEYS + _PROMPT_KEYS):
+        raise UnusableInput(f"no prompt column (tok_input or input); columns are {sorted(have)}", str(path))
+    if limit is not None:
+        frame = frame.iloc[:limit]
+    rows = (
+        {str(k): (None if _isna(v) else v) for k, v in rec.items()} for rec in frame.to_dict(orient="records")
+    )
+    return _rows_to_samples(path, rows, tokenizer, None, "row")
+
+
+def _resolve(spec: str) -> tuple[str, Path]:
+    """(kind, path) for a spec; kind is jsonl, json or pickle."""
+    prefixes = {"jsonl:": "jsonl", "cnndm:": "json", "openorca:": "pickle"}
+    for prefix, kind in prefixes.items():
+        if spec.startswith(prefix):
+            return kind, Path(spec[len(prefix) :])
+    path = Path(spec)
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl", path
+    if suffix == ".json":
+        return "json", path
+    if suffix in (".pkl", ".pickle"):
+        return "pickle", path
+    raise UnusableInput(
+        "unknown data set: use 'builtin', a .jsonl/.json/.pkl file, or jsonl:/cnndm:/openorca: PATH", spec
+    )
+
+
+def load_dataset(spec: str, *, tokenizer: Tokenizer | None = None, limit: int | None = None) -> Dataset:
+    """Load a data set by spec (see the module docstring). ``limit`` keeps the first N samples.
+
+    ``tokenizer``, when given, fills in the prompt text of id-only samples (for text-only engines).
+    """
+    if limit is not None and limit < 1:
+        raise UnusableInput(f"dataset limit must be at least 1, got {limit}", spec)
+    if spec == BUILTIN_SPEC:
+        ref = resources.files("loadgen_sut").joinpath("data", BUILTIN_FILE)
+        path = Path(str(ref))
+        samples = _load_jsonl(path, ref.read_text(encoding="utf-8"), tokenizer, limit)
+        return Dataset(name=BUILTIN_SPEC, samples=tuple(samples), source=str(path))
+    kind, path = _resolve(spec)
+    if not path.is_file():
+        raise UnusableInput("data set file not found", str(path))
+    if kind == "pickle":
+        samples = _load_pickle(path, tokenizer, limit)
+    else:
+        text = _read_text(path)
+        samples = (_load_jsonl if kind == "jsonl" else _load_json)(path, text, tokenizer, limit)
+    return Dataset(name=path.name, samples=tuple(samples), source=str(path))

@@ -1,0 +1,147 @@
+"""loadgen_sut.datasets: every format, limits, and bad input naming file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from checker.findings import UnusableInput
+from loadgen_sut.datasets import load_dataset
+from loadgen_sut.engines.tokenizers import WordTokenizer
+
+
+def test_builtin_set() -> None:
+    ds = load_dataset("builtin")
+    assert ds.name == "builtin" and not ds.simulated
+    assert 24 <= len(ds.samples) <= 64
+    assert [s.index for s in ds.samples] == list(range(len(ds.samples)))
+    for s in ds.samples:
+        assert s.prompt and s.prompt.startswith("Summarize") and s.input_ids is None
+        assert s.reference and len(s.reference) < len(s.prompt)
+    assert len(load_dataset("builtin", limit=5).samples) == 5
+    assert ds.references[0] == ds.samples[0].reference
+
+
+def test_jsonl_prompt_and_ids(tmp_path: Path) -> None:
+    path = tmp_path / "set.jsonl"
+    rows = [
+        {"prompt": "Say hi", "reference": "hi"},
+        {"input_ids": [1, 5, 9]},
+        {"input": "alias keys", "output": "work too", "tok_input": [3, 4]},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    ds = load_dataset(str(path))
+    assert ds.name == "set.jsonl" and ds.source == str(path)
+    assert ds.samples[0].prompt == "Say hi" and ds.samples[0].reference == "hi"
+    assert ds.samples[1].input_ids == (1, 5, 9) and ds.samples[1].prompt is None
+    assert ds.samples[2].input_ids == (3, 4) and ds.samples[2].reference == "work too"
+    # An explicit prefix works for any file name.
+    other = tmp_path / "set.txt"
+    other.write_text(path.read_text())
+    assert len(load_dataset(f"jsonl:{other}").samples) == 3
+
+
+def test_tokenizer_fills_prompt_of_id_only_samples(tmp_path: Path) -> None:
+    tok = WordTokenizer(["alpha beta gamma"])
+    path = tmp_path / "ids.jsonl"
+    path.write_text(json.dumps({"input_ids": tok.encode("beta gamma")}) + "\n")
+    assert load_dataset(str(path), tokenizer=tok).samples[0].prompt == "beta gamma"
+
+
+def _openorca_frame() -> pd.DataFrame:
+    # The columns the llama2-70b reference reads: tok_input (ids), input (prompt), output (reference).
+    return pd.DataFrame(
+        {
+            "system_prompt": ["You are helpful.", ""],
+            "question": ["What is 2+2?", "Name a colour."],
+            "input": ["<s>[INST] What is 2+2? [/INST]", "<s>[INST] Name a colour. [/INST]"],
+            "tok_input": [[1, 518, 25580], [1, 518, 4408, 29962]],
+            "output": ["4", "Blue."],
+            "tok_output": [[29946], [10924, 29889]],
+        }
+    )
+
+
+def test_openorca_pickle(tmp_path: Path) -> None:
+    path = tmp_path / "open_orca_gpt4_tokenized_llama.sampled_24576.pkl"
+    _openorca_frame().to_pickle(path)
+    ds = load_dataset(str(path))
+    assert [s.input_ids for s in ds.samples] == [(1, 518, 25580), (1, 518, 4408, 29962)]
+    assert [s.reference for s in ds.samples] == ["4", "Blue."]
+    assert ds.samples[0].prompt == "<s>[INST] What is 2+2? [/INST]"
+    assert len(load_dataset(f"openorca:{path}", limit=1).samples) == 1
+
+
+def test_cnndm_json_records_and_columns(tmp_path: Path) -> None:
+    records = [
+        {"instruction": "Summarize", "input": "Article one.", "tok_input": [128000, 9], "output": "One."},
+        {"instruction": "Summarize", "input": "Article two.", "tok_input": [128000, 10], "output": "Two."},
+    ]
+    as_records = tmp_path / "cnn_eval.json"
+    as_records.write_text(json.dumps(records, indent=2))
+    as_columns = tmp_path / "cnn_columns.json"
+    pd.DataFrame(records).to_json(as_columns)  # pandas' default (column-oriented) form
+    for path in (as_records, as_columns):
+        ds = load_dataset(str(path))
+        assert [s.input_ids for s in ds.samples] == [(128000, 9), (128000, 10)]
+        assert [s.reference for s in ds.samples] == ["One.", "Two."]
+
+
+@pytest.mark.parametrize(
+    ("text", "match", "line"),
+    [
+        ('{"prompt": "ok"}\n{"prompt": \n', "not a JSON object", 2),
+        ('{"prompt": "ok"}\n\n["a list"]\n', "sample 1: expected an object", 3),
+        ('{"reference": "no prompt"}\n', "needs a prompt", 1),
+        ('{"input_ids": [1, -2]}\n', "not a non-negative integer", 1),
+        ('{"input_ids": []}\n', "non-empty list", 1),
+        ('{"prompt": 5}\n', "prompt must be a string", 1),
+        ('{"prompt": "x", "reference": ["y"]}\n', "reference must be a string", 1),
+    ],
+)
+def test_bad_jsonl_names_file_and_line(tmp_path: Path, text: str, match: str, line: int) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(text)
+    with pytest.raises(UnusableInput, match=match) as info:
+        load_dataset(str(path))
+    assert info.value.path == str(path) and info.value.line == line
+
+
+def test_bad_json_and_pickle(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('[\n  {"input": "a"},\n  {"input": \n')
+    with pytest.raises(UnusableInput, match="not valid JSON") as info:
+        load_dataset(str(bad))
+    assert info.value.line is not None
+    scalar = tmp_path / "scalar.json"
+    scalar.write_text("42")
+    with pytest.raises(UnusableInput, match="expected a JSON list"):
+        load_dataset(str(scalar))
+    not_pickle = tmp_path / "data.pkl"
+    not_pickle.write_text("plain text")
+    with pytest.raises(UnusableInput, match="cannot read the pickle"):
+        load_dataset(str(not_pickle))
+    no_columns = tmp_path / "frame.pkl"
+    pd.DataFrame({"x": [1]}).to_pickle(no_columns)
+    with pytest.raises(UnusableInput, match="no prompt column"):
+        load_dataset(str(no_columns))
+    bad_row = tmp_path / "row.pkl"
+    pd.DataFrame({"tok_input": [[1, 2], "text"]}).to_pickle(bad_row)
+    with pytest.raises(UnusableInput, match="row 1: input_ids must be"):
+        load_dataset(str(bad_row))
+
+
+def test_unknown_and_missing(tmp_path: Path) -> None:
+    with pytest.raises(UnusableInput, match="unknown data set"):
+        load_dataset("data.csv")
+    with pytest.raises(UnusableInput, match="not found"):
+        load_dataset(str(tmp_path / "absent.jsonl"))
+    with pytest.raises(UnusableInput, match="at least 1"):
+        load_dataset("builtin", limit=0)
+    binary = tmp_path / "bin.jsonl"
+    binary.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(UnusableInput, match="not UTF-8"):
+        load_dataset(str(binary))
