@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable
@@ -56,9 +57,14 @@ def run(args: argparse.Namespace) -> int:
     action = args._rules_action
     try:
         code: int = action(args, sys.stdout)
+        sys.stdout.flush()
     except (UnknownRound, UnknownBenchmark) as exc:
         print(f"inference-audit rules: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return EXIT_UNKNOWN
+    except BrokenPipeError:  # output piped into head & co.: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
     return code
 
 
@@ -354,6 +360,8 @@ class _ShowText:
         b = self.b
         self.head("Compliance tests (closed/network)", b.compliance_cite)
         self.line(", ".join(b.compliance_tests) or "none")
+        if "TEST01" not in b.compliance_tests:
+            return
         self.line(
             "TEST01 accuracy delta default: "
             + ", ".join(f"-{k}: {v:g} %" for k, v in self.rnd.compliance_delta_pct.items()),
@@ -438,3 +446,14 @@ class _ShowText:
 
 def _ordered(items: Iterable[Scenario]) -> list[Scenario]:
     return sorted(items, key=_SCENARIO_ORDER.index)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m rules.cli`` — the same commands without the ``inference-audit`` dispatcher."""
+    parser = argparse.ArgumentParser(prog="python -m rules.cli", description="Show MLPerf round rules.")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
