@@ -857,6 +857,12 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
             ],
             "calibration_paths": ["calibration.md", "documentation/calibration.md"],
             "network_sut_name_substring": "Network SUT",
+            "compliance_path_template": (
+                "{division}/{submitter}/results/{system}/{benchmark}/{scenario}/"
+                if settings["compliance_in_results_dir"]
+                else "{division}/{submitter}/compliance/{system}/{benchmark}/{scenario}/"
+            ),
+            "layout_cite": "CHK_CONST#COMPLIANCE_PATH; CHK_CONST#SRC_PATH; CATALOGUE:73,118",
             "cite": check_cite(
                 "CATALOGUE:29-44,69-73,80,105,110,118,126-133; CHK_v5.1.1:2231-2418"
                 if v5

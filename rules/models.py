@@ -202,6 +202,9 @@ class StructureRules(Cited):
     test01_fallback_accuracy_files: tuple[str, ...] = ()
     calibration_paths: tuple[str, ...] = ()
     network_sut_name_substring: str | None = None
+    # checker path templates ({division}/{submitter}/...): where compliance TESTxx dirs live
+    compliance_path_template: str | None = None
+    layout_cite: str | None = None
 
 
 class Round(_Model):

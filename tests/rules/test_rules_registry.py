@@ -154,6 +154,9 @@ def test_every_group_cites_a_listed_source() -> None:
                 rnd.acc_patterns_cite,
                 rnd.result_fields_cite,
                 rnd.aliases_cite,
+                rnd.structure.layout_cite,
+                rnd.units_cite,
+                rnd.compliance_delta_pct_cite,
             )
             if c
         ]
