@@ -60,8 +60,9 @@ EXTRA_SOURCES: dict[str, dict[str, str]] = {
     },
     "PYPI_LOADGEN": {
         "path": "https://pypi.org/project/mlcommons-loadgen/",
-        "provenance": "LoadGen wheels are released per round series (5.0.x, 5.1.x, 6.0.x); "
-        "mlcommons-loadgen 6.0.17 is the version installed for this project",
+        "provenance": "release list queried with `pip index versions mlcommons-loadgen` on "
+        "2026-11-30: 6.0.3-6.0.17, 5.1.0-5.1.2, 5.0.0-5.0.25, 4.1.x (no 6.1.x yet); 6.0.17 is "
+        "installed for this project",
     },
 }
 
