@@ -1,0 +1,475 @@
+"""Score an accuracy run as the reference evaluation scripts do, and write ``accuracy.txt``.
+
+What is computed (``language/llama2-70b/evaluate-accuracy.py``, ``language/llama3.1-8b/evaluation.py``):
+
+1. The accuracy log is deduplicated by ``qsl_idx`` (first entry wins) and each output is decoded
+   from little-endian ids (``dtype``; the reference SUTs write int32, the llama2-70b HF Offline SUT
+   int64) and detokenized (``skip_special_tokens``, the caller's ``detokenize``).
+2. Predictions and references are stripped, split into sentences and re-joined with newlines
+   ("rougeLSum expects newline after each sentence").
+3. ROUGE-1/2/L/Lsum with Porter stemming from Google's ``rouge-score`` package, the implementation
+   the reference's ``evaluate.load("rouge")`` wraps; mean F-measure of the per-sample scores
+   (``use_aggregator=False``) times 100, rounded to 4 places.
+4. ``gen_len`` = characters of the post-processed predictions summed, ``gen_num`` = samples,
+   ``gen_tok_len`` = output ids summed, ``tokens_per_sample`` = gen_tok_len / gen_num rounded to 1.
+5. ``exact_match`` (only for benchmarks with an exact-match target): the llama3.1-405b reference's
+   ``qa_em`` rule (answer after the last ``"Answer: "``, contained in the reference, ``|`` alternatives,
+   whitespace and case ignored), except that an empty answer scores 0 (the reference scores it 100).
+   deepseek-r1's official evaluators (math, multiple choice, code) are not reimplemented here.
+
+Sentence splitting: the reference uses ``nltk.sent_tokenize`` with the pretrained English Punkt
+model, which it downloads at run time. When that model is installed (``nltk.download('punkt_tab')``
+done once by the user) it is used; otherwise NLTK's Punkt algorithm runs untrained with a list of
+common English abbreviations. Only rougeLsum and gen_len depend on the split; the score records
+which splitter ran.
+
+Judgement: against the round's targets (``Benchmark.accuracy_targets`` / ``accuracy_upper_limits``)
+only when the whole official data set was scored; otherwise against a reference run of the same
+model and data that the user made, with the same factors the round applies.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from nltk.tokenize import sent_tokenize
+from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+from pydantic import BaseModel, ConfigDict
+from rouge_score import rouge_scorer
+
+from checker.findings import Finding, Severity, UnusableInput
+from checker.parsers.accuracy_log import (
+    AccuracyEntry,
+    TokenDecodeError,
+    TokenDtype,
+    accuracy_log_hash,
+    parse_accuracy_log,
+)
+from loadgen_sut.datasets import Dataset
+from rules.models import AccuracyTarget, Benchmark
+
+ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+# accuracy.txt dict key -> ACC_PATTERN metric name of the round
+METRIC_KEYS = {
+    "rouge1": "ROUGE1",
+    "rouge2": "ROUGE2",
+    "rougeL": "ROUGEL",
+    "rougeLsum": "ROUGELSUM",
+    "gen_len": "GEN_LEN",
+    "tokens_per_sample": "TOKENS_PER_SAMPLE",
+    "exact_match": "exact_match",
+}
+SPLITTER_PUNKT_PRETRAINED = "nltk punkt (pretrained English, as the reference)"
+SPLITTER_PUNKT_UNTRAINED = (
+    "nltk punkt algorithm, untrained + English abbreviations (pretrained model not installed)"
+)
+
+_ABBREVIATIONS = [
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "prof",
+    "sr",
+    "jr",
+    "st",
+    "mt",
+    "vs",
+    "etc",
+    "inc",
+    "ltd",
+    "co",
+    "corp",
+    "dept",
+    "gov",
+    "gen",
+    "col",
+    "lt",
+    "sgt",
+    "rev",
+    "fig",
+    "no",
+    "vol",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "mon",
+    "tue",
+    "wed",
+    "thu",
+    "fri",
+    "sat",
+    "sun",
+    "u.s",
+    "u.k",
+    "u.n",
+    "e.g",
+    "i.e",
+    "a.m",
+    "p.m",
+    "approx",
+    "est",
+]
+
+Detokenize = Callable[[Sequence[int]], str]
+
+
+class SentenceSplitter:
+    """Sentence splitting for rougeLsum: pretrained Punkt when installed, else untrained Punkt."""
+
+    def __init__(self) -> None:
+        self.name = SPLITTER_PUNKT_PRETRAINED
+        self._fallback: PunktSentenceTokenizer | None = None
+        try:
+            sent_tokenize("Probe sentence. Another one.")
+        except LookupError:
+            params = PunktParameters()
+            params.abbrev_types = set(_ABBREVIATIONS)
+            self._fallback = PunktSentenceTokenizer(params)
+            self.name = SPLITTER_PUNKT_UNTRAINED
+
+    def split(self, text: str) -> list[str]:
+        if self._fallback is None:
+            return list(sent_tokenize(text))
+        return list(self._fallback.tokenize(text))
+
+
+def postprocess(texts: Sequence[str], splitter: SentenceSplitter) -> list[str]:
+    """The reference ``postprocess_text``: strip, then one sentence per line."""
+    return ["\n".join(splitter.split(t.strip())) for t in texts]
+
+
+def rouge_scores(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
+    """Mean ROUGE F-measures ×100, rounded to 4 places, of post-processed texts (as ``evaluate``'s rouge)."""
+    if len(predictions) != len(references):
+        raise ValueError("predictions and references differ in length")
+    if not predictions:
+        raise ValueError("nothing to score")
+    scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
+    per: dict[str, list[float]] = {k: [] for k in ROUGE_TYPES}
+    for pred, ref in zip(predictions, references, strict=True):
+        score = scorer.score(ref, pred)
+        for k in ROUGE_TYPES:
+            per[k].append(score[k].fmeasure)
+    return {k: round(float(np.mean(per[k])) * 100, 4) for k in ROUGE_TYPES}
+
+
+def qa_exact_match(reference: str, prediction: str) -> float:
+    """The llama3.1-405b reference ``qa_em`` rule (100 or 0); an empty answer scores 0."""
+    answer = prediction
+    if "Answer: " in prediction:
+        answer = prediction[prediction.rfind("Answer: ") + len("Answer: ") :]
+    if not answer.strip():
+        return 0.0
+    if answer in reference:
+        return 100.0
+    normalized = re.sub(r"\s+", "", answer).lower()
+    entries = [re.sub(r"\s+", "", e).lower() for e in reference.split("|")]
+    return 100.0 if any(e and e in normalized for e in entries) else 0.0
+
+
+class AccuracyScore(BaseModel):
+    """Scores of one accuracy run. Metrics that were not computed are None."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    benchmark: str
+    dataset: str
+    dataset_samples: int
+    simulated: bool
+    dtype: TokenDtype
+    sentence_splitter: str
+    accuracy_log: str
+    accuracy_log_sha256: str
+    gen_num: int  # samples scored (unique qsl_idx)
+    duplicate_entries: int
+    missing_samples: int  # data-set samples with no entry in the log
+    rouge1: float | None = None
+    rouge2: float | None = None
+    rougeL: float | None = None  # the reference script's key
+    rougeLsum: float | None = None  # the reference script's key
+    exact_match: float | None = None
+    gen_len: int
+    gen_tok_len: int
+    tokens_per_sample: float
+
+    def metrics(self) -> dict[str, float]:
+        """Values by ACC_PATTERN metric name (ROUGE1, GEN_LEN, TOKENS_PER_SAMPLE, exact_match, ...)."""
+        out: dict[str, float] = {}
+        for key, metric in METRIC_KEYS.items():
+            value = getattr(self, key)
+            if value is not None:
+                out[metric] = float(value)
+        return out
+
+    @property
+    def complete(self) -> bool:
+        """The log covers every sample of the data set."""
+        return self.missing_samples == 0
+
+    def findings(self, benchmark: Benchmark, *, reference: AccuracyScore | None = None) -> list[Finding]:
+        """Judge the scores: vs a reference run when given, else vs the round's targets.
+
+        The round's targets hold only for the official data set scored in full; on any other data
+        set (or a partial log) they are not applied and an INFO finding says so.
+        """
+        return _judge(self, benchmark, reference)
+
+
+def _finding(
+    rule: str,
+    severity: Severity,
+    message: str,
+    score: AccuracyScore,
+    *,
+    source: str | None = None,
+    fix: str | None = None,
+) -> Finding:
+    return Finding(
+        rule=rule,
+        severity=severity,
+        message=message,
+        path=score.accuracy_log,
+        source=source,
+        fix=fix,
+        beyond_official=True,
+    )
+
+
+def _bounds(target: AccuracyTarget, base: float | None) -> float | None:
+    """The threshold relative to ``base`` (a reference run) with the round's factor, or the round's own value."""
+    if base is None:
+        return target.value
+    if target.factor is None:
+        return None
+    return base * target.factor
+
+
+def _judge(score: AccuracyScore, benchmark: Benchmark, reference: AccuracyScore | None) -> list[Finding]:
+    out: list[Finding] = []
+    tag = " (simulated engine)" if score.simulated else ""
+    if score.missing_samples:
+        out.append(
+            _finding(
+                "RUN-ACC-COVERAGE",
+                Severity.ERROR,
+                f"the accuracy log covers {score.gen_num} of {score.dataset_samples} samples of {score.dataset}; "
+                f"{score.missing_samples} have no output{tag}",
+                score,
+                source="accuracy run covers the whole data set",
+                fix="run the accuracy test over the whole data set (accuracy_sample_count)",
+            )
+        )
+    metrics = score.metrics()
+    if reference is not None:
+        if (reference.dataset, reference.gen_num) != (score.dataset, score.gen_num):
+            out.append(
+                _finding(
+                    "RUN-ACC-REFERENCE",
+                    Severity.ERROR,
+                    f"the reference run scored {reference.gen_num} samples of {reference.dataset}, this run "
+                    f"{score.gen_num} of {score.dataset}: not comparable",
+                    score,
+                    fix="score both runs on the same data set and samples",
+                )
+            )
+            return out
+        base_metrics = reference.metrics()
+        basis = "the reference run"
+    else:
+        official = benchmark.dataset_size is not None and score.dataset_samples == benchmark.dataset_size
+        if not (official and score.complete):
+            out.append(
+                _finding(
+                    "RUN-ACC-SUBSET",
+                    Severity.INFO,
+                    f"scored {score.gen_num} samples of {score.dataset}, not the full official {benchmark.name} "
+                    f"data set ({benchmark.dataset_size} samples): the round's accuracy targets do not apply; "
+                    f"compare with a reference run of the same model instead{tag}",
+                    score,
+                    source=benchmark.accuracy_cite,
+                )
+            )
+            return out
+        base_metrics = {}
+        basis = f"the {benchmark.name} target"
+    for target in benchmark.accuracy_targets:
+        out.extend(
+            _check(
+                score, target, metrics, base_metrics, reference is not None, lower=True, basis=basis, tag=tag
+            )
+        )
+    for limit in benchmark.accuracy_upper_limits:
+        out.extend(
+            _check(
+                score, limit, metrics, base_metrics, reference is not None, lower=False, basis=basis, tag=tag
+            )
+        )
+    return out
+
+
+def _check(
+    score: AccuracyScore,
+    target: AccuracyTarget,
+    metrics: dict[str, float],
+    base_metrics: dict[str, float],
+    relative: bool,
+    *,
+    lower: bool,
+    basis: str,
+    tag: str,
+) -> list[Finding]:
+    value = metrics.get(target.metric)
+    rule = "RUN-ACC-TARGET" if lower else "RUN-ACC-UPPER"
+    if value is None:
+        return [
+            _finding(
+                "RUN-ACC-NOT-MEASURED",
+                Severity.WARNING,
+                f"{target.metric} is not computed by this harness; it is not checked{tag}",
+                score,
+                source=target.cite,
+            )
+        ]
+    base = base_metrics.get(target.metric) if relative else None
+    if relative and base is None:
+        return [
+            _finding(
+                "RUN-ACC-NOT-MEASURED", Severity.WARNING, f"the reference run has no {target.metric}", score
+            )
+        ]
+    bound = _bounds(target, base)
+    if bound is None:
+        return []
+    ok = value >= bound if lower else value <= bound
+    if ok:
+        return []
+    word = "below" if lower else "above"
+    of = f" ({target.factor} x {base:g})" if relative and base is not None else ""
+    return [
+        _finding(
+            rule,
+            Severity.ERROR,
+            f"{target.metric} = {value:g} is {word} {basis} bound {bound:g}{of}{tag}",
+            score,
+            source=target.cite,
+        )
+    ]
+
+
+def _decode_all(entries: Sequence[AccuracyEntry], dtype: TokenDtype, path: Path) -> list[tuple[int, ...]]:
+    out = []
+    for e in entries:
+        try:
+            out.append(e.token_ids(dtype))
+        except TokenDecodeError as err:
+            raise UnusableInput(f"entry {e.index}: {err} (wrong --dtype?)", str(path), e.line) from err
+    return out
+
+
+def score_accuracy(
+    accuracy_log: Path,
+    dataset: Dataset,
+    benchmark: Benchmark,
+    detokenize: Detokenize,
+    *,
+    dtype: TokenDtype = TokenDtype.INT32,
+) -> AccuracyScore:
+    """Score ``mlperf_log_accuracy.json`` of an accuracy run against the data set's references."""
+    log = parse_accuracy_log(accuracy_log)
+    if log.truncated:
+        raise UnusableInput("the accuracy log is truncated; scoring needs the full log", str(accuracy_log))
+    unique = log.unique_by_qsl_idx()
+    if not unique:
+        raise UnusableInput("the accuracy log has no entries", str(accuracy_log))
+    by_index = {s.index: s for s in dataset.samples}
+    references: list[str] = []
+    for e in unique:
+        sample = by_index.get(e.qsl_idx)
+        if sample is None:
+            raise UnusableInput(
+                f"entry {e.index}: qsl_idx {e.qsl_idx} is not in data set {dataset.name} ({len(dataset.samples)} samples)",
+                str(accuracy_log),
+                e.line,
+            )
+        if sample.reference is None:
+            raise UnusableInput(
+                f"sample {e.qsl_idx} of {dataset.name} has no reference output", dataset.source
+            )
+        references.append(sample.reference)
+    ids = _decode_all(unique, dtype, accuracy_log)
+    splitter = SentenceSplitter()
+    preds = postprocess([detokenize(x) for x in ids], splitter)
+    refs = postprocess(references, splitter)
+    rouge = rouge_scores(preds, refs)
+    gen_tok_len = sum(len(x) for x in ids)
+    exact = None
+    if any(t.metric == "exact_match" for t in benchmark.accuracy_targets):
+        exact = round(float(np.mean([qa_exact_match(r, p) for p, r in zip(preds, refs, strict=True)])), 4)
+    return AccuracyScore(
+        benchmark=benchmark.name,
+        dataset=dataset.name,
+        dataset_samples=len(dataset.samples),
+        simulated=dataset.simulated,
+        dtype=dtype,
+        sentence_splitter=splitter.name,
+        accuracy_log=str(accuracy_log),
+        accuracy_log_sha256=log.sha256,
+        gen_num=len(unique),
+        duplicate_entries=len(log.entries) - len(unique),
+        missing_samples=len(set(by_index) - {e.qsl_idx for e in unique}),
+        rouge1=rouge["rouge1"],
+        rouge2=rouge["rouge2"],
+        rougeL=rouge["rougeL"],
+        rougeLsum=rouge["rougeLsum"],
+        exact_match=exact,
+        gen_len=sum(len(p) for p in preds),
+        gen_tok_len=gen_tok_len,
+        tokens_per_sample=round(gen_tok_len / len(unique), 1),
+    )
+
+
+def accuracy_txt(score: AccuracyScore, log_hash: str) -> str:
+    """The text of ``accuracy.txt``: the reference scripts' printed result dict, then ``hash=``."""
+    result: dict[str, float | int] = {}
+    for key in ROUGE_TYPES:
+        value = getattr(score, key)
+        if value is not None:
+            result[key] = float(value)
+    if score.exact_match is not None:
+        result["exact_match"] = float(score.exact_match)
+    result.update(
+        gen_len=int(score.gen_len),
+        gen_num=int(score.gen_num),
+        gen_tok_len=int(score.gen_tok_len),
+        tokens_per_sample=float(score.tokens_per_sample),
+    )
+    lines = []
+    if score.simulated:
+        lines.append("inference-audit: SIMULATED engine output: these scores do not measure a real model")
+    lines.append(
+        f"inference-audit: {score.benchmark}, {score.gen_num} samples of {score.dataset}, dtype {score.dtype.value}, "
+        f"sentence split: {score.sentence_splitter}"
+    )
+    lines += ["", "Results", "", repr(result), "", f"hash={log_hash}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_accuracy_txt(score: AccuracyScore, path: Path, accuracy_log: Path) -> None:
+    """Write ``accuracy.txt`` with the ``hash=`` (SHA-256) of ``accuracy_log`` as the truncation script computes it."""
+    text = accuracy_txt(score, accuracy_log_hash(accuracy_log))
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
