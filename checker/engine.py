@@ -143,6 +143,7 @@ def check_submitter(
         )
         return [], level
     tree = SafeTree(base, confine=checked)
+    tree.register_walk(sub.path, frozenset(link.path for link in sub.symlinks))
     sctx = SubmitterContext(round=rnd, tree=tree, sub=sub, files=FileCache(tree))
     hygiene = hygiene_findings(sub, rnd.structure.file_size_limit_mb)
     mapping = load_model_mapping(sctx)

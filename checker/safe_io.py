@@ -83,6 +83,14 @@ class SafeTree:
         self.real_root = Path(os.path.realpath(confine if confine is not None else root))
         self._real_root_s = str(self.real_root)
         self._dir_cache: dict[str, str] = {}
+        # walked subtrees (rel prefix) whose every symlink is known: paths below them that cross no known
+        # link are inside without any syscall
+        self._walked: dict[str, frozenset[str]] = {}
+
+    def register_walk(self, prefix: str, links: frozenset[str]) -> None:
+        """Declare that ``prefix`` (a real directory inside the root) was walked and holds exactly ``links``."""
+        if self._confine_slow(prefix) is None and not os.path.islink(self.abspath(prefix)):
+            self._walked[prefix] = links
 
     # ---- confinement ---------------------------------------------------------------------------------------
     def abspath(self, rel: str) -> Path:
@@ -103,7 +111,19 @@ class SafeTree:
         return self._confine(rel) is None
 
     def _confine(self, rel: str) -> ReadProblem | None:
-        """None when ``rel`` stays inside the root, else the problem (cheap: parent dirs' real paths are cached)."""
+        """None when ``rel`` stays inside the root, else the problem."""
+        for prefix, links in self._walked.items():
+            if rel.startswith(prefix + "/"):
+                if not links:
+                    return None
+                parts = rel.split("/")
+                if not any("/".join(parts[:i]) in links for i in range(prefix.count("/") + 2, len(parts) + 1)):
+                    return None
+                break
+        return self._confine_slow(rel)
+
+    def _confine_slow(self, rel: str) -> ReadProblem | None:
+        """As :meth:`_confine`, resolving real paths (parent dirs' real paths are cached)."""
         if rel.startswith("/") or ".." in rel.split("/"):
             return ReadProblem(rel, "outside-root", f"{rel}: path leaves the checked root")
         if not rel:

@@ -89,7 +89,7 @@ def decode_token_ids(data: bytes, dtype: TokenDtype = TokenDtype.INT32) -> tuple
         if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
             raise TokenDecodeError("float32 data holds values that are not whole numbers")
         return tuple(int(v) for v in arr)
-    return tuple(int(v) for v in arr.tolist())
+    return tuple(arr.tolist())  # tolist() already yields Python ints
 
 
 class AccuracyEntry(BaseModel):
@@ -206,6 +206,17 @@ def _bad(path: Path, msg: str, line: int | None = None, index: int | None = None
     return UnusableInput(f"{where}{msg}", str(path), line)
 
 
+def _is_hex(v: str) -> bool:
+    """Same as ``_HEX_RE.match(v)`` (whole bytes of hex digits), without a regex pass over long strings."""
+    if len(v) % 2 or not v.isascii() or any(c in v for c in " \t\n\r\f\v"):
+        return False
+    try:
+        bytes.fromhex(v)
+    except ValueError:
+        return False
+    return True
+
+
 def _entry_from_obj(obj: object, path: Path, index: int, line: int | None) -> AccuracyEntry:
     if not isinstance(obj, dict):
         raise _bad(path, f"expected an object, got {type(obj).__name__}", line, index)
@@ -230,7 +241,7 @@ def _entry_from_obj(obj: object, path: Path, index: int, line: int | None) -> Ac
         if v is None and key == "token_data":
             hexes[key] = None
             continue
-        if not isinstance(v, str) or not _HEX_RE.match(v):
+        if not isinstance(v, str) or not _is_hex(v):
             shown = v if not isinstance(v, str) else (v[:40] + "..." if len(v) > 40 else v)
             raise _bad(path, f"{key} must be a hex string of whole bytes, got {shown!r}", line, index)
         hexes[key] = v.upper()

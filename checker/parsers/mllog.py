@@ -36,6 +36,7 @@ MLLOG_PREFIX = ":::MLLOG"
 ENDPTS_PREFIX = ":::ENDPTS"
 
 _KEY_RE = re.compile(r'\s*\{\s*"key"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_FAST_PREFIX = MLLOG_PREFIX + ' {"key": "'
 _IS_ERROR_TRUE = re.compile(r'"is_error"\s*:\s*true')
 _IS_WARNING_TRUE = re.compile(r'"is_warning"\s*:\s*true')
 
@@ -68,15 +69,6 @@ class MllogRecord:
     is_warning: bool = False
     source_file: str | None = None  # metadata.file (LoadGen source), when logged
     source_line: int | None = None  # metadata.line_no
-
-
-@dataclass(slots=True)
-class _Line:
-    key: str
-    lineno: int
-    raw: str
-    parsed: MllogRecord | None = None
-    bad: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,38 +127,69 @@ def _as_float(v: Any) -> float | None:
 class DetailLog:
     """A parsed ``mlperf_log_detail.txt`` (see the module docstring)."""
 
-    __slots__ = ("_error_lines", "_index", "_lines", "_problems", "_warning_lines", "first_line_ok", "path")
+    __slots__ = (
+        "_bad",
+        "_error_lines",
+        "_index",
+        "_linenos",
+        "_parsed",
+        "_problems",
+        "_raw",
+        "_warning_lines",
+        "first_line_ok",
+        "path",
+    )
 
     def __init__(self, path: str | None, text: str) -> None:
         self.path = path
-        self._lines: list[_Line] = []
+        self._raw: list[str] = []  # whole lines (prefix included); JSON parsed on demand
+        self._linenos: list[int] = []
+        self._parsed: dict[int, MllogRecord] = {}
+        self._bad: set[int] = set()
         self._index: dict[str, list[int]] = {}
         self._problems: list[ParseProblem] = []
-        self._error_lines: list[int] = []  # indices into _lines
+        self._error_lines: list[int] = []  # indices into _raw
         self._warning_lines: list[int] = []
         self.first_line_ok = False  # HEAD checker demands the first line start with :::MLLOG
-        first = True
+        stripped = text.lstrip()
+        self.first_line_ok = stripped.startswith(MLLOG_PREFIX) or stripped.startswith(ENDPTS_PREFIX)
+        fast = _FAST_PREFIX
+        nfast = len(fast)
+        index = self._index
         for lineno, raw in enumerate(text.split("\n"), start=1):
-            if first and raw.strip():
-                self.first_line_ok = raw.startswith(MLLOG_PREFIX) or raw.startswith(ENDPTS_PREFIX)
-                first = False
             if not raw.startswith(MLLOG_PREFIX):
                 continue
-            body = raw[len(MLLOG_PREFIX) :].rstrip("\r")
-            m = _KEY_RE.match(body)
-            if m is None or not body.rstrip().endswith("}"):
-                self._problems.append(ParseProblem(lineno, _json_problem(body)))
+            if raw.endswith("\r"):
+                raw = raw[:-1]
+            key: str | None = None
+            if raw.startswith(fast):
+                end = raw.find('"', nfast)
+                if end > 0 and raw.find("\\", nfast, end) < 0:
+                    key = raw[nfast:end]
+            if key is None:
+                m = _KEY_RE.match(raw, len(MLLOG_PREFIX))
+                if m is not None:
+                    try:
+                        key = json.loads('"' + m.group(1) + '"')
+                    except ValueError:
+                        key = m.group(1)
+            if key is None or not (raw.endswith("}") or raw.rstrip().endswith("}")):
+                self._problems.append(ParseProblem(lineno, _json_problem(raw[len(MLLOG_PREFIX) :])))
                 continue
-            try:
-                key = json.loads('"' + m.group(1) + '"')
-            except ValueError:
-                key = m.group(1)
-            idx = len(self._lines)
-            self._lines.append(_Line(key, lineno, body))
-            self._index.setdefault(key, []).append(idx)
-            if _IS_ERROR_TRUE.search(body):
+            idx = len(self._raw)
+            self._raw.append(raw)
+            self._linenos.append(lineno)
+            got = index.get(key)
+            if got is None:
+                index[key] = [idx]
+            else:
+                got.append(idx)
+            tail_start = max(0, len(raw) - 512)
+            if raw.find('"metadata"', tail_start) < 0:
+                tail_start = 0  # unusual layout: search the whole line
+            if raw.find('"is_error": true', tail_start) >= 0 or _IS_ERROR_TRUE.search(raw, tail_start):
                 self._error_lines.append(idx)
-            elif _IS_WARNING_TRUE.search(body):
+            elif raw.find('"is_warning": true', tail_start) >= 0 or _IS_WARNING_TRUE.search(raw, tail_start):
                 self._warning_lines.append(idx)
         # records flagged as error/warning are parsed now, so a malformed one is reported
         for idx in self._error_lines + self._warning_lines:
@@ -174,41 +197,41 @@ class DetailLog:
 
     # ---- low level -------------------------------------------------------------------------------------------
     def _parse(self, idx: int) -> MllogRecord | None:
-        ln = self._lines[idx]
-        if ln.parsed is not None or ln.bad:
-            return ln.parsed
+        rec = self._parsed.get(idx)
+        if rec is not None or idx in self._bad:
+            return rec
+        lineno = self._linenos[idx]
         try:
-            obj = json.loads(ln.raw)
+            obj = json.loads(self._raw[idx][len(MLLOG_PREFIX) :])
         except ValueError as exc:
-            ln.bad = True
-            self._problems.append(ParseProblem(ln.lineno, f"malformed :::MLLOG JSON: {exc}"))
+            self._bad.add(idx)
+            self._problems.append(ParseProblem(lineno, f"malformed :::MLLOG JSON: {exc}"))
             return None
-        if not isinstance(obj, dict):
-            ln.bad = True
-            self._problems.append(ParseProblem(ln.lineno, ":::MLLOG payload is not a JSON object"))
+        if not isinstance(obj, dict) or not isinstance(obj.get("key"), str):
+            self._bad.add(idx)
+            self._problems.append(ParseProblem(lineno, ":::MLLOG payload is not a JSON object with a key"))
             return None
         meta = obj.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
         time_ms = obj.get("time_ms")
         src_line = meta.get("line_no")
-        ln.parsed = MllogRecord(
-            key=ln.key,
+        rec = MllogRecord(
+            key=obj["key"],
             value=obj.get("value"),
-            line=ln.lineno,
-            time_ms=float(time_ms)
-            if isinstance(time_ms, int | float) and not isinstance(time_ms, bool)
-            else None,
+            line=lineno,
+            time_ms=float(time_ms) if isinstance(time_ms, int | float) and not isinstance(time_ms, bool) else None,
             event_type=obj.get("event_type") if isinstance(obj.get("event_type"), str) else None,
             is_error=meta.get("is_error") is True,
             is_warning=meta.get("is_warning") is True,
             source_file=meta.get("file") if isinstance(meta.get("file"), str) else None,
             source_line=src_line if isinstance(src_line, int) and not isinstance(src_line, bool) else None,
         )
-        return ln.parsed
+        self._parsed[idx] = rec
+        return rec
 
     def validate_all(self) -> list[ParseProblem]:
         """Parse every line (slow on big logs); returns all problems."""
-        for idx in range(len(self._lines)):
+        for idx in range(len(self._raw)):
             self._parse(idx)
         return self.problems
 
@@ -248,7 +271,7 @@ class DetailLog:
 
     def line_of(self, key: str) -> int | None:
         idxs = self._index.get(key)
-        return self._lines[idxs[0]].lineno if idxs else None
+        return self._linenos[idxs[0]] if idxs else None
 
     def count(self, key: str) -> int:
         return len(self._index.get(key, ()))
