@@ -45,7 +45,13 @@ class RunMode(str, Enum):
     PERFORMANCE = "performance"
     ACCURACY = "accuracy"
     SUBMISSION = "submission"
+    # the whole submission flow (tests, tree, checker) with trial settings; never submittable
+    SUBMISSION_TRIAL = "submission-trial"
     FIND_PEAK = "find-peak"
+
+    @property
+    def is_submission_flow(self) -> bool:
+        return self in (RunMode.SUBMISSION, RunMode.SUBMISSION_TRIAL)
 
 
 class TestMode(str, Enum):
@@ -654,6 +660,10 @@ _COMPARED = (
 )
 
 
+def _seed_tuple(seeds: Seeds) -> tuple[int, int, int]:
+    return (seeds.qsl_rng_seed, seeds.sample_index_rng_seed, seeds.schedule_rng_seed)
+
+
 def compare_with_loadgen(expected: TestSettingsModel, actual: TestSettingsModel, round_name: str) -> list[Finding]:
     """Where the installed LoadGen's compiled conf disagrees with the round's rules."""
     out = []
@@ -661,6 +671,8 @@ def compare_with_loadgen(expected: TestSettingsModel, actual: TestSettingsModel,
         want, got = getattr(expected, name), getattr(actual, name)
         if want is None:
             continue
+        if isinstance(want, Seeds) and isinstance(got, Seeds):
+            want, got = _seed_tuple(want), _seed_tuple(got)
         if isinstance(want, float) and isinstance(got, float) and abs(want - got) < 1e-9:
             continue
         if want != got:

@@ -1,0 +1,215 @@
+"""The run record: one JSON file per run with everything needed to reproduce and judge it.
+
+``RunRecord`` is the model; ``schemas/run-record.json`` is generated from it
+(``python -m loadgen_sut.record --schema > schemas/run-record.json``) and a test keeps the two equal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from checker.findings import Finding
+from loadgen_sut.engines.base import EngineInfo
+from loadgen_sut.settings import Override, TestSettingsModel
+
+RECORD_SCHEMA_VERSION = 1
+RECORD_FILE = "run-record.json"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Hardware(_Frozen):
+    hostname: str
+    os: str
+    python: str
+    cpu_model: str | None = None
+    cpu_count: int | None = None
+    memory_gib: float | None = None
+    accelerators: tuple[str, ...] = ()
+
+
+class LengthStats(_Frozen):
+    count: int
+    min: float | None = None
+    max: float | None = None
+    mean: float | None = None
+
+
+class Percentile(_Frozen):
+    """A percentile with the number of samples it is taken over (None = not measured)."""
+
+    value: float | None
+    count: int
+
+
+class LoadGenResult(_Frozen):
+    """What LoadGen's detail log says (None = not logged)."""
+
+    result_validity: str | None = None
+    early_stopping_met: bool | None = None
+    min_duration_met: bool | None = None
+    perf_constraints_met: bool | None = None
+    invalid_reason: str | None = None
+    num_errors: int = 0
+    error_keys: tuple[str, ...] = ()
+    result_key: str | None = None
+    result_value: float | None = None
+    ttft_p99_ns: Percentile | None = None
+    tpot_p99_ns: Percentile | None = None
+    query_count: int | None = None
+    loadgen_version: str | None = None
+
+
+class SutCounts(_Frozen):
+    issued: int = 0
+    completed: int = 0
+    failed: int = 0
+    failures_by_kind: dict[str, int] = Field(default_factory=dict)
+    failure_examples: tuple[dict[str, Any], ...] = ()
+    single_token_outputs: int = 0
+    retokenized_outputs: int = 0
+    output_tokens: int = 0
+    duplicate_completions: int = 0
+
+
+class TestRecord(_Frozen):
+    __test__ = False  # not a pytest class
+
+    name: str  # performance / accuracy / TEST06 / find-peak
+    directory: str  # relative to the run directory
+    status: str  # finished / engine_unavailable / setup_error / loadgen_error / crashed
+    error: str | None = None
+    loadgen: LoadGenResult | None = None
+    sut: SutCounts = Field(default_factory=SutCounts)
+    client_ttft_p99_ms: Percentile | None = None
+    client_tpot_p99_ms: Percentile | None = None
+    output_tokens: LengthStats | None = None
+    wall_s: float | None = None
+    process_cpu_s: float | None = None
+    cpu_us_per_query: float | None = None
+    loadgen_settings: TestSettingsModel | None = None
+
+
+class DatasetRecord(_Frozen):
+    spec: str
+    name: str
+    samples: int
+    simulated: bool
+    input_tokens: LengthStats | None = None
+
+
+class Verdict(_Frozen):
+    status: Literal["VALID", "INVALID", "NOT_SUBMITTABLE", "INCOMPLETE"]
+    reasons: tuple[str, ...] = ()
+
+
+class RunRecord(_Frozen):
+    """One ``inference-audit run``."""
+
+    schema_version: int = RECORD_SCHEMA_VERSION
+    tool: str = "inference-audit"
+    tool_version: str
+    run_id: str
+    created_utc: str
+    simulated: bool
+    command: tuple[str, ...]
+    round: str
+    benchmark: str
+    scenario: str
+    mode: str
+    engine: EngineInfo | None = None
+    generation: dict[str, Any] = Field(default_factory=dict)
+    dataset: DatasetRecord | None = None
+    hardware: Hardware
+    loadgen_version: str | None = None
+    settings: TestSettingsModel
+    official_settings: TestSettingsModel
+    overrides: tuple[Override, ...] = ()
+    user_conf: str | None = None
+    tests: tuple[TestRecord, ...] = ()
+    accuracy: dict[str, Any] | None = None
+    test06: dict[str, Any] | None = None
+    submission_tree: str | None = None
+    findings: tuple[Finding, ...] = ()
+    verdict: Verdict
+
+
+def _cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def _memory_gib() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / (1024 * 1024), 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _accelerators() -> tuple[str, ...]:
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return ()
+    try:
+        out = subprocess.run(
+            [exe, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return tuple(line.strip() for line in out.stdout.splitlines() if line.strip())
+
+
+def detect_hardware() -> Hardware:
+    return Hardware(
+        hostname=platform.node(),
+        os=f"{platform.system()} {platform.release()}",
+        python=sys.version.split()[0],
+        cpu_model=_cpu_model(),
+        cpu_count=os.cpu_count(),
+        memory_gib=_memory_gib(),
+        accelerators=_accelerators(),
+    )
+
+
+def write_record(record: RunRecord, path: Path) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def record_json_schema() -> dict[str, Any]:
+    schema = RunRecord.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://inference-audit/schemas/run-record.json"
+    return schema
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--schema"]:
+        print(json.dumps(record_json_schema(), indent=2, sort_keys=True))
+    else:
+        print("usage: python -m loadgen_sut.record --schema", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,177 @@
+"""``inference-audit run``: run an engine under the official LoadGen (and lay out a submission)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from checker.engine import check_tree
+from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
+from checker.report.outcome import exit_code
+from checker.report.terminal import render_terminal
+from loadgen_sut.engines.factory import EngineSpec
+from loadgen_sut.engines.openai_http import FLAVORS
+from loadgen_sut.package import PackageRequest, package_run
+from loadgen_sut.runner import RunRequest
+from loadgen_sut.runner import run as run_mode
+from loadgen_sut.settings import RunMode
+from rules import load_round
+from rules.registry import latest_round
+
+ENGINE_KINDS = {"openai": "openai", "transformers": "transformers", "simulated": "simulated"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = (
+        "examples:\n"
+        "  inference-audit run --engine simulated --benchmark llama3.1-8b --scenario Server --round v6.1 \\\n"
+        "      --user-conf trial.conf --out out/\n"
+        "  inference-audit run --engine openai --endpoint http://127.0.0.1:8000 --model tiny --tokenizer ./tok \\\n"
+        "      --benchmark llama3.1-8b --scenario Offline --mode submission --system systems/mybox.json \\\n"
+        "      --submitter MyOrg --dataset cnn_eval.json --out out/\n"
+    )
+    g = parser.add_argument_group("what to run")
+    g.add_argument("--engine", required=True, choices=sorted(ENGINE_KINDS), help="engine kind")
+    g.add_argument("--benchmark", required=True, help="benchmark name, e.g. llama3.1-8b")
+    g.add_argument("--scenario", required=True, help="Offline, Server, Interactive or SingleStream")
+    g.add_argument("--round", default=None, help="rules round, e.g. v6.1 (default: the latest known)")
+    g.add_argument(
+        "--mode",
+        default="performance",
+        choices=[m.value for m in RunMode],
+        help="performance / accuracy trial; submission (performance + accuracy + TEST06 + tree + check; "
+        "compliant settings only); submission-trial (same flow, trial settings allowed, never submittable); find-peak",
+    )
+    g.add_argument("--dataset", default="builtin", help="builtin, a .jsonl file, the official pickle/json (default builtin)")
+    g.add_argument("--dataset-limit", type=int, default=None, help="use only the first N samples")
+    g.add_argument("--user-conf", type=Path, default=None, help="a LoadGen user.conf (target_qps, trial overrides)")
+    g.add_argument("--target-qps", type=float, default=None, help="shorthand for '*.<Scenario>.target_qps = X' in user.conf")
+    g.add_argument("--out", type=Path, required=True, help="work directory: runs/<run_id>/ and the submission tree go here")
+    g.add_argument("--progress-interval", type=float, default=5.0, help="seconds between progress lines (0: off)")
+
+    e = parser.add_argument_group("engine")
+    e.add_argument("--model", default=None, help="served model name (openai), model directory (transformers)")
+    e.add_argument("--endpoint", action="append", default=[], help="OpenAI-compatible base URL; repeat for replicas")
+    e.add_argument("--tokenizer", type=Path, default=None, help="local tokenizer directory of the served model")
+    e.add_argument("--engine-flavor", default="auto", choices=["auto", *FLAVORS], help="request extensions to use")
+    e.add_argument("--api", default="completions", choices=["completions", "chat"])
+    e.add_argument("--max-concurrency", type=int, default=1024, help="in-flight requests over all endpoints")
+    e.add_argument("--request-timeout", type=float, default=600.0, help="seconds per request")
+    e.add_argument("--idle-timeout", type=float, default=60.0, help="seconds without stream data before a request fails")
+    e.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
+    e.add_argument("--device", default="cpu", help="transformers: cpu, cuda, cuda:0 ...")
+    e.add_argument("--dtype", default="auto", help="transformers: auto, bfloat16, float16, float32")
+    e.add_argument("--batch-size", type=int, default=8, help="transformers: max batch")
+    e.add_argument("--max-new-tokens", type=int, default=None, help="default: the benchmark's (128 for llama3.1-8b)")
+    e.add_argument("--min-new-tokens", type=int, default=2, help="ask engines for at least N tokens (LoadGen TPOT needs 2)")
+    e.add_argument("--ignore-eos", action="store_true", help="generate max-new-tokens regardless of EOS")
+
+    s = parser.add_argument_group("simulated engine (results are labelled SIMULATED)")
+    s.add_argument("--sim-ttft-ms", default="50", help="TTFT distribution: 50, uniform:A,B, normal:M,SD, lognormal:MED,SIGMA, exp:M")
+    s.add_argument("--sim-tpot-ms", default="10", help="time per output token distribution (same forms)")
+    s.add_argument("--sim-output-tokens", default="reference", help="output length: 'reference' or a distribution")
+    s.add_argument("--sim-seed", type=int, default=0)
+    s.add_argument("--sim-max-concurrency", type=int, default=None, help="emulate N slots (queueing shows in TTFT)")
+
+    p = parser.add_argument_group("submission tree (--mode submission)")
+    p.add_argument("--system", type=Path, default=None, help="your system description JSON (systems/<name>.json)")
+    p.add_argument("--system-name", default=None, help="system directory name (default: the JSON file name)")
+    p.add_argument("--submitter", default=None, help="submitter (organization) directory name")
+    p.add_argument("--division", default="closed", choices=["closed", "open"])
+    p.add_argument(
+        "--tree", type=Path, default=None, help="where to lay out the tree (default: OUT/submission or OUT/trial-submission)"
+    )
+    p.add_argument("--implementation-json", type=Path, default=None, help="measurements <system>_<scenario>.json fields")
+
+
+def _engine_spec(args: argparse.Namespace) -> EngineSpec:
+    kind = ENGINE_KINDS[args.engine]
+    model = args.model
+    if model is None:
+        if kind == "simulated":
+            model = args.benchmark
+        else:
+            raise UnusableInput(f"--engine {args.engine} needs --model")
+    return EngineSpec(
+        kind=kind,
+        model=model,
+        endpoints=tuple(args.endpoint),
+        tokenizer_dir=str(args.tokenizer) if args.tokenizer else None,
+        flavor=args.engine_flavor,
+        api=args.api,
+        request_timeout_s=args.request_timeout,
+        idle_timeout_s=args.idle_timeout,
+        max_concurrency=args.max_concurrency,
+        api_key_env=args.api_key_env,
+        device=args.device,
+        dtype=args.dtype,
+        batch_size=args.batch_size,
+        sim_ttft_ms=args.sim_ttft_ms,
+        sim_tpot_ms=args.sim_tpot_ms,
+        sim_output_tokens=args.sim_output_tokens,
+        sim_seed=args.sim_seed,
+        sim_max_concurrency=args.sim_max_concurrency,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    mode = RunMode(args.mode)
+    round_name = args.round or latest_round()
+    extra: list[str] = []
+    if args.target_qps is not None:
+        lg_scn = "Server" if args.scenario.lower() in ("server", "interactive") else args.scenario
+        extra.append(f"*.{lg_scn}.target_qps = {args.target_qps:g}")
+    if mode.is_submission_flow and not args.submitter:
+        raise UnusableInput(f"--mode {mode.value} needs --submitter NAME")
+    implementation = None
+    if args.implementation_json is not None:
+        try:
+            implementation = json.loads(args.implementation_json.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UnusableInput(f"cannot read it: {exc}", path=str(args.implementation_json)) from exc
+    request = RunRequest(
+        round_name=round_name,
+        benchmark=args.benchmark,
+        scenario=args.scenario,
+        mode=mode,
+        engine=_engine_spec(args),
+        out=args.out,
+        dataset=args.dataset,
+        dataset_limit=args.dataset_limit,
+        user_conf=args.user_conf,
+        extra_conf=tuple(extra),
+        max_new_tokens=args.max_new_tokens,
+        min_new_tokens=args.min_new_tokens,
+        ignore_eos=args.ignore_eos,
+        progress_interval_s=args.progress_interval,
+        command=("inference-audit", *sys.argv[2:]) if len(sys.argv) > 1 and sys.argv[1] == "run" else (),
+    )
+    outcome = run_mode(request)
+    if not mode.is_submission_flow:
+        return EXIT_OK if outcome.record.verdict.status in ("VALID", "NOT_SUBMITTABLE") else EXIT_INVALID
+    if outcome.record.verdict.status == "INCOMPLETE":
+        print("not packaging an incomplete run", file=sys.stderr)
+        return EXIT_INVALID
+    rnd = load_round(round_name)
+    tree = args.tree or (args.out / ("submission" if mode is RunMode.SUBMISSION else "trial-submission"))
+    pkg = package_run(
+        outcome.record,
+        outcome.run_dir,
+        rnd,
+        PackageRequest(
+            tree=tree,
+            division=args.division,
+            submitter=args.submitter,
+            system_json=args.system,
+            system_name=args.system_name,
+            implementation=implementation,
+        ),
+    )
+    print(f"submission tree: {pkg.result_dir} ({len(pkg.written)} files written)")
+    report = check_tree(tree, rnd, workers=1)
+    print(render_terminal(report, quiet=True), end="")
+    code = exit_code(report)
+    return code if code != EXIT_OK or outcome.valid else EXIT_INVALID

@@ -1,0 +1,534 @@
+"""Run modes: performance, accuracy, submission (performance + accuracy + TEST06), find-peak.
+
+The runner never runs LoadGen itself: it plans the settings, judges them against the round,
+then starts one child process per LoadGen test (``python -m loadgen_sut.lgtest``) in that test's
+own clean directory, reads LoadGen's logs back with the checker's parsers, scores accuracy and
+TEST06 with the harness-data functions, and writes the run record. Nothing under ``--out`` is
+ever overwritten: every run gets a new ``runs/<run_id>/`` directory.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from checker.findings import Finding, Severity, UnusableInput
+from checker.parsers.mllog import DetailLog, parse_detail_file
+from loadgen_sut.accuracy import score_accuracy, write_accuracy_txt
+from loadgen_sut.compliance import test06_audit_config, verify_test06_run
+from loadgen_sut.datasets import Dataset, load_dataset
+from loadgen_sut.engines.base import EngineInfo
+from loadgen_sut.engines.factory import EngineSpec, build_tokenizer
+from loadgen_sut.engines.tokenizers import Tokenizer
+from loadgen_sut.lgtest import AUDIT_CONFIG, EXIT_ENGINE_UNAVAILABLE, RESULT_FILE, GenerationSpec, TestSpec
+from loadgen_sut.record import (
+    RECORD_FILE,
+    DatasetRecord,
+    LengthStats,
+    LoadGenResult,
+    Percentile,
+    RunRecord,
+    SutCounts,
+    TestRecord,
+    Verdict,
+    detect_hardware,
+    write_record,
+)
+from loadgen_sut.settings import (
+    PlannedSettings,
+    RunMode,
+    TestMode,
+    TestSettingsModel,
+    compare_with_loadgen,
+    gates_text,
+    installed_loadgen_version,
+    load_user_conf,
+    loadgen_version_findings,
+    override_findings,
+    parse_user_conf_text,
+    plan_settings,
+)
+from rules import load_round
+from rules.models import Benchmark, Round, Scenario
+
+Printer = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    round_name: str
+    benchmark: str
+    scenario: str
+    mode: RunMode
+    engine: EngineSpec
+    out: Path
+    dataset: str = "builtin"
+    dataset_limit: int | None = None
+    user_conf: Path | None = None
+    extra_conf: tuple[str, ...] = ()  # lines appended to the run's user.conf (e.g. from --target-qps)
+    max_new_tokens: int | None = None
+    min_new_tokens: int | None = 2
+    ignore_eos: bool = False
+    progress_interval_s: float = 5.0
+    command: tuple[str, ...] = ()
+
+
+@dataclass
+class RunOutcome:
+    record: RunRecord
+    run_dir: Path
+    dataset: Dataset | None = None
+    tokenizer: Tokenizer | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return self.record.verdict.status == "VALID"
+
+
+def tool_version() -> str:
+    try:
+        return importlib.metadata.version("inference-audit")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def resolve(request: RunRequest) -> tuple[Round, Benchmark, Scenario]:
+    rnd = load_round(request.round_name)
+    bench = rnd.benchmark(request.benchmark)
+    if bench is None:
+        llms = ", ".join(sorted(n for n, b in rnd.benchmarks.items() if b.is_llm))
+        raise UnusableInput(f"round {rnd.name} has no benchmark {request.benchmark!r} (LLM benchmarks: {llms})")
+    scenario = Scenario.parse(request.scenario)
+    if scenario is None:
+        raise UnusableInput(f"unknown scenario {request.scenario!r} (Offline, Server, Interactive, SingleStream)")
+    return rnd, bench, scenario
+
+
+def new_run_dir(out: Path) -> tuple[str, Path]:
+    """A fresh ``out/runs/<run_id>`` (never reused)."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    for _ in range(10):
+        run_id = f"{stamp}-{secrets.token_hex(3)}"
+        d = out / "runs" / run_id
+        try:
+            d.mkdir(parents=True, exist_ok=False)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise UnusableInput(f"cannot create the run directory: {exc.strerror or exc}", path=str(d)) from exc
+        return run_id, d
+    raise UnusableInput("cannot find a fresh run directory name", path=str(out))  # pragma: no cover
+
+
+def _effective_conf_text(request: RunRequest) -> str:
+    text = ""
+    if request.user_conf is not None:
+        try:
+            text = request.user_conf.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UnusableInput(f"cannot read user.conf: {exc}", path=str(request.user_conf)) from exc
+    if request.extra_conf:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        text += "# added by inference-audit run (command-line options)\n" + "\n".join(request.extra_conf) + "\n"
+    return text
+
+
+def _tests_for(mode: RunMode) -> list[tuple[str, TestMode, bool]]:
+    """(name, LoadGen mode, needs audit.config) per LoadGen test of a run mode."""
+    if mode is RunMode.PERFORMANCE:
+        return [("performance", TestMode.PERFORMANCE_ONLY, False)]
+    if mode is RunMode.ACCURACY:
+        return [("accuracy", TestMode.ACCURACY_ONLY, False)]
+    if mode is RunMode.FIND_PEAK:
+        return [("find-peak", TestMode.FIND_PEAK_PERFORMANCE, False)]
+    if not mode.is_submission_flow:  # pragma: no cover - every mode is listed
+        raise ValueError(mode)
+    return [
+        ("performance", TestMode.PERFORMANCE_ONLY, False),
+        ("accuracy", TestMode.ACCURACY_ONLY, False),
+        ("TEST06", TestMode.PERFORMANCE_ONLY, True),
+    ]
+
+
+def preflight(
+    request: RunRequest, rnd: Round, bench: Benchmark, scenario: Scenario, conf_text: str
+) -> tuple[PlannedSettings, list[Finding]]:
+    """Settings the run will use and every finding about them (errors refuse a submission run)."""
+    user_conf = parse_user_conf_text(conf_text, str(request.user_conf) if request.user_conf else "user.conf")
+    planned = plan_settings(rnd, bench, scenario, user_conf)
+    submission = request.mode is RunMode.SUBMISSION
+    findings: list[Finding] = []
+    for f in loadgen_version_findings(rnd, installed_loadgen_version()):
+        findings.append(f if submission or f.rule == "RUN-LOADGEN-MISSING" else f.model_copy(update={"severity": Severity.WARNING}))
+    for f in planned.conf_problems:
+        findings.append(f if submission else f.model_copy(update={"severity": Severity.WARNING}))
+    findings += override_findings(planned, request.mode)
+    if request.mode is RunMode.FIND_PEAK and scenario.loadgen_scenario is not Scenario.SERVER:
+        findings.append(
+            Finding(rule="RUN-MODE", severity=Severity.ERROR, message="find-peak works only for Server/Interactive")
+        )
+    if request.engine.kind == "simulated" and request.mode.is_submission_flow:
+        findings.append(
+            Finding(
+                rule="RUN-SIMULATED",
+                severity=Severity.WARNING,
+                message="SIMULATED engine: the submission tree produced is a demonstration, labelled simulated "
+                "everywhere; it is not a measurement of any system",
+            )
+        )
+    return planned, findings
+
+
+def _print_findings(findings: Sequence[Finding], say: Printer) -> None:
+    for f in findings:
+        where = f"{f.location()}: " if f.path else ""
+        say(f"  {f.severity.value.upper():7} {f.rule}: {where}{f.message}")
+
+
+def _spawn(spec_path: Path, cwd: Path, probe: bool = False) -> subprocess.CompletedProcess[str] | int:
+    cmd = [sys.executable, "-m", "loadgen_sut.lgtest", *(["--probe"] if probe else []), str(spec_path)]
+    env = dict(os.environ)
+    if probe:
+        return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        raise
+
+
+def _percentile(log: DetailLog, kind: str) -> Percentile | None:
+    value = log.percentile_ns(kind, 99.0)
+    if value is None:
+        return None
+    return Percentile(value=value, count=log.int_value("result_query_count") or 0)
+
+
+def loadgen_result(log: DetailLog, rnd: Round, bench: Benchmark, scenario: Scenario) -> LoadGenResult:
+    key = bench.result_field_overrides.get(scenario) or rnd.result_fields.get(scenario.loadgen_scenario)
+    return LoadGenResult(
+        result_validity=log.result_validity,
+        early_stopping_met=log.early_stopping_met,
+        min_duration_met=log.bool_value("result_min_duration_met"),
+        perf_constraints_met=log.bool_value("result_perf_constraints_met"),
+        invalid_reason=log.str_value("result_invalid_reason"),
+        num_errors=log.num_errors(),
+        error_keys=tuple(log.error_keys),
+        result_key=key,
+        result_value=log.float_value(key) if key else None,
+        ttft_p99_ns=_percentile(log, "first_token"),
+        tpot_p99_ns=_percentile(log, "time_per_output_token"),
+        query_count=log.int_value("result_query_count"),
+        loadgen_version=log.loadgen_version,
+    )
+
+
+def _test_record(
+    name: str, test_dir: Path, run_dir: Path, rc: int, log: LoadGenResult | None
+) -> tuple[TestRecord, dict[str, Any]]:
+    res_path = test_dir / RESULT_FILE
+    data: dict[str, Any] = {}
+    if res_path.is_file():
+        try:
+            data = json.loads(res_path.read_text(encoding="utf-8"))
+        except ValueError:
+            data = {}
+    status = data.get("status") or ("crashed" if rc != 0 else "unknown")
+    if rc not in (0, EXIT_ENGINE_UNAVAILABLE) and status == "finished":
+        status = "crashed"
+    sut = data.get("sut") or {}
+    out_tokens = data.get("output_tokens")
+    settings = data.get("loadgen_settings")
+    return TestRecord(
+        name=name,
+        directory=str(test_dir.relative_to(run_dir)),
+        status=status if rc == 0 or status != "finished" else "crashed",
+        error=data.get("error") or (f"test process exited with code {rc}" if rc not in (0,) and not data else None),
+        loadgen=log,
+        sut=SutCounts(
+            issued=sut.get("issued", 0),
+            completed=sut.get("completed", 0),
+            failed=sut.get("failed", 0),
+            failures_by_kind=sut.get("failures_by_kind", {}),
+            failure_examples=tuple(sut.get("failure_examples", ())),
+            single_token_outputs=sut.get("single_token_outputs", 0),
+            retokenized_outputs=sut.get("retokenized_outputs", 0),
+            output_tokens=sut.get("output_tokens", 0),
+            duplicate_completions=sut.get("duplicate_completions", 0),
+        ),
+        client_ttft_p99_ms=Percentile(**data["client_ttft_p99_ms"]) if data.get("client_ttft_p99_ms") else None,
+        client_tpot_p99_ms=Percentile(**data["client_tpot_p99_ms"]) if data.get("client_tpot_p99_ms") else None,
+        output_tokens=LengthStats(**out_tokens) if out_tokens else None,
+        wall_s=data.get("wall_s"),
+        process_cpu_s=data.get("process_cpu_s"),
+        cpu_us_per_query=data.get("cpu_us_per_query"),
+        loadgen_settings=TestSettingsModel.model_validate(settings) if settings else None,
+    ), data
+
+
+def _judge_test(t: TestRecord, say: Printer) -> list[str]:
+    """Reasons this test makes the run invalid (empty = fine)."""
+    reasons = []
+    if t.status != "finished":
+        reasons.append(f"{t.name}: {t.status}" + (f" ({t.error})" if t.error else ""))
+        return reasons
+    if t.sut.failed:
+        kinds = ", ".join(f"{k}={v}" for k, v in sorted(t.sut.failures_by_kind.items()))
+        reasons.append(f"{t.name}: {t.sut.failed} of {t.sut.completed} samples FAILED in the engine ({kinds})")
+    if t.sut.completed != t.sut.issued or t.sut.duplicate_completions:
+        reasons.append(f"{t.name}: {t.sut.issued} issued but {t.sut.completed} completed")
+    lgr = t.loadgen
+    if lgr is None:
+        reasons.append(f"{t.name}: no LoadGen detail log")
+        return reasons
+    if lgr.num_errors:
+        reasons.append(f"{t.name}: LoadGen logged {lgr.num_errors} error(s): {', '.join(sorted(set(lgr.error_keys)))}")
+    if t.name in ("performance", "find-peak") and lgr.result_validity != "VALID":
+        why = [lgr.invalid_reason] if lgr.invalid_reason else []
+        if lgr.min_duration_met is False:
+            why.append("min duration not met")
+        if lgr.perf_constraints_met is False:
+            why.append("latency constraints not met")
+        if lgr.early_stopping_met is False:
+            why.append("early stopping not met (too few queries for the p99 bound)")
+        reasons.append(f"{t.name}: LoadGen result INVALID" + (f" ({'; '.join(why)})" if why else ""))
+    return reasons
+
+
+def _summarize_test(t: TestRecord, say: Printer) -> None:
+    lgr = t.loadgen
+    say(f"  {t.name}: {t.status}; SUT issued {t.sut.issued}, completed {t.sut.completed}, failed {t.sut.failed}")
+    if t.sut.failed:
+        for ex in t.sut.failure_examples[:5]:
+            say(f"    failure sample {ex.get('sample_index')}: {ex.get('kind')}: {ex.get('message')}")
+    if lgr is not None:
+        parts = [f"LoadGen {lgr.result_validity or '(no result: accuracy mode)'}"]
+        if lgr.result_key and lgr.result_value is not None:
+            parts.append(f"{lgr.result_key} = {lgr.result_value:g}")
+        if lgr.ttft_p99_ns and lgr.ttft_p99_ns.value is not None:
+            parts.append(f"TTFT p99 {lgr.ttft_p99_ns.value / 1e6:.1f} ms")
+        if lgr.tpot_p99_ns and lgr.tpot_p99_ns.value is not None:
+            parts.append(f"TPOT p99 {lgr.tpot_p99_ns.value / 1e6:.2f} ms")
+        if lgr.query_count is not None:
+            parts.append(f"n={lgr.query_count}")
+        say("    " + "; ".join(parts))
+    if t.cpu_us_per_query is not None:
+        say(f"    SUT process CPU {t.process_cpu_s:.2f} s = {t.cpu_us_per_query:.0f} us/query (LoadGen threads included)")
+
+
+def run(request: RunRequest, say: Printer = print) -> RunOutcome:
+    """Run one benchmark/scenario in one mode; returns the record (also written to the run dir)."""
+    rnd, bench, scenario = resolve(request)
+    request.engine.validate_spec()
+    conf_text = _effective_conf_text(request)
+    if request.user_conf is not None:
+        load_user_conf(request.user_conf)  # readable, with a clear error otherwise
+    planned, findings = preflight(request, rnd, bench, scenario, conf_text)
+    simulated = request.engine.kind == "simulated"
+    label = " [SIMULATED ENGINE]" if simulated else ""
+    say(f"inference-audit run{label}: {rnd.name} {gates_text(planned)}")
+    for o in planned.overrides:
+        flag = "" if o.compliant else "  <- NOT COMPLIANT"
+        say(f"  user.conf line {o.entry.line}: {o.entry.text}{flag}")
+    _print_findings(findings, say)
+    errors = [f for f in findings if f.severity is Severity.ERROR]
+    if errors:
+        raise UnusableInput(
+            f"refusing to run: {len(errors)} error(s) above"
+            + (" (a submission run must use compliant settings)" if request.mode is RunMode.SUBMISSION else "")
+        )
+
+    run_id, run_dir = new_run_dir(request.out)
+    conf_path = run_dir / "user.conf"
+    conf_path.write_text(conf_text, encoding="utf-8")
+    max_new = request.max_new_tokens or bench.max_new_tokens or 1024
+    gen = GenerationSpec(
+        max_new_tokens=max_new,
+        min_new_tokens=request.min_new_tokens,
+        ignore_eos=request.ignore_eos,
+        greedy=True,
+    )
+    say(f"  run directory: {run_dir}")
+
+    # the parent needs the data set (accuracy scoring) and the tokenizer (detokenizing outputs)
+    tokenizer = build_tokenizer(request.engine, [])
+    dataset = load_dataset(request.dataset, tokenizer=tokenizer, limit=request.dataset_limit)
+    if request.engine.kind == "simulated" and request.engine.tokenizer_dir is None:
+        tokenizer = build_tokenizer(request.engine, [t for s in dataset.samples for t in (s.prompt, s.reference) if t])
+
+    tests: list[TestRecord] = []
+    reasons: list[str] = []
+    accuracy: dict[str, Any] | None = None
+    test06: dict[str, Any] | None = None
+    engine_info = None
+    probed = False
+    for name, lg_mode, audit in _tests_for(request.mode):
+        test_dir = run_dir / name
+        test_dir.mkdir()
+        settings = planned.effective.model_copy(update={"mode": lg_mode})
+        spec = TestSpec(
+            name=name,
+            round_name=rnd.name,
+            settings=settings,
+            user_conf=str(conf_path),
+            dataset=request.dataset,
+            dataset_limit=request.dataset_limit,
+            engine=request.engine,
+            generation=gen,
+            audit=audit,
+            progress_interval_s=request.progress_interval_s,
+        )
+        spec_path = run_dir / f"{name}.spec.json"
+        spec_path.write_text(spec.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        if not probed:
+            probed = True
+            pr = _spawn(spec_path, test_dir, probe=True)
+            assert isinstance(pr, subprocess.CompletedProcess)
+            if pr.returncode != 0:
+                raise UnusableInput(f"LoadGen could not read the settings: {pr.stderr.strip()[-500:]}", path=str(conf_path))
+            actual = TestSettingsModel.model_validate_json(pr.stdout.strip().splitlines()[-1])
+            mismatches = compare_with_loadgen(planned.official, actual, rnd.name)
+            mismatches = [m for m in mismatches if not _explained_by_override(m, planned)]
+            if mismatches:
+                sev = Severity.ERROR if request.mode is RunMode.SUBMISSION else Severity.WARNING
+                mismatches = [m.model_copy(update={"severity": sev}) for m in mismatches]
+                _print_findings(mismatches, say)
+                findings += mismatches
+                if sev is Severity.ERROR:
+                    raise UnusableInput("refusing to run: the installed LoadGen does not apply this round's settings")
+        if audit:
+            (test_dir / AUDIT_CONFIG).write_text(test06_audit_config(rnd, bench), encoding="utf-8")
+        say(f"-- {name} ({lg_mode.value}) --")
+        rc = _spawn(spec_path, test_dir)
+        assert isinstance(rc, int)
+        detail = test_dir / "mlperf_log_detail.txt"
+        lgr = loadgen_result(parse_detail_file(detail), rnd, bench, scenario) if detail.is_file() else None
+        trec, data = _test_record(name, test_dir, run_dir, rc, lgr)
+        if data.get("engine") and engine_info is None:
+            engine_info = data["engine"]
+        tests.append(trec)
+        _summarize_test(trec, say)
+        reasons += _judge_test(trec, say)
+        if rc == EXIT_ENGINE_UNAVAILABLE or trec.status in ("engine_unavailable", "setup_error"):
+            break
+        if name == "accuracy" and trec.status == "finished":
+            accuracy = _score(test_dir, dataset, bench, tokenizer, rnd, say, reasons)
+        if name == "TEST06" and trec.status == "finished":
+            test06 = _verify_test06(test_dir, tokenizer, say, reasons)
+
+    for f in findings:
+        if f.severity is Severity.ERROR:
+            reasons.append(f"{f.rule}: {f.message}")
+    non_compliant = planned.non_compliant
+    if reasons or any(t.status != "finished" for t in tests):
+        status = "INVALID" if tests and all(t.status == "finished" for t in tests) else "INCOMPLETE"
+    elif non_compliant or simulated or request.mode is RunMode.SUBMISSION_TRIAL:
+        status = "NOT_SUBMITTABLE"
+        if request.mode is RunMode.SUBMISSION_TRIAL:
+            reasons.append("submission-trial mode: a rehearsal of the submission flow, never a result")
+        if non_compliant:
+            reasons.append(f"{len(non_compliant)} non-compliant user.conf override(s): a trial, not a result")
+        if simulated:
+            reasons.append("SIMULATED engine: no system was measured")
+    else:
+        status = "VALID"
+    if status == "INVALID" and not tests:
+        status = "INCOMPLETE"
+    record = RunRecord(
+        tool_version=tool_version(),
+        run_id=run_id,
+        created_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        simulated=simulated,
+        command=request.command,
+        round=rnd.name,
+        benchmark=bench.name,
+        scenario=scenario.value,
+        mode=request.mode.value,
+        engine=EngineInfo.model_validate(engine_info) if engine_info else None,
+        generation=gen.model_dump(),
+        dataset=DatasetRecord(
+            spec=request.dataset,
+            name=dataset.name,
+            samples=len(dataset.samples),
+            simulated=bool(dataset.simulated),
+            input_tokens=_input_stats(dataset),
+        ),
+        hardware=detect_hardware(),
+        loadgen_version=installed_loadgen_version(),
+        settings=planned.effective,
+        official_settings=planned.official,
+        overrides=planned.overrides,
+        user_conf=conf_text,
+        tests=tuple(tests),
+        accuracy=accuracy,
+        test06=test06,
+        findings=tuple(findings),
+        verdict=Verdict(status=status, reasons=tuple(reasons)),
+    )
+    write_record(record, run_dir / RECORD_FILE)
+    say(f"verdict: {status}{label}")
+    for r in reasons:
+        say(f"  - {r}")
+    say(f"run record: {run_dir / RECORD_FILE}")
+    return RunOutcome(record=record, run_dir=run_dir, dataset=dataset, tokenizer=tokenizer, findings=findings)
+
+
+def _explained_by_override(f: Finding, planned: PlannedSettings) -> bool:
+    """A LoadGen value that differs from the round because the user overrode it (already judged)."""
+    return any(f"will use {o.setting}=" in f.message for o in planned.overrides)
+
+
+def _input_stats(dataset: Dataset) -> LengthStats | None:
+    lens = [len(s.input_ids) for s in dataset.samples if s.input_ids is not None]
+    if not lens:
+        return None
+    return LengthStats(count=len(lens), min=min(lens), max=max(lens), mean=sum(lens) / len(lens))
+
+
+def _score(
+    test_dir: Path, dataset: Dataset, bench: Benchmark, tokenizer: Tokenizer | None, rnd: Round, say: Printer, reasons: list[str]
+) -> dict[str, Any] | None:
+    log = test_dir / "mlperf_log_accuracy.json"
+    if tokenizer is None:
+        reasons.append("accuracy: no tokenizer to detokenize outputs (give --tokenizer DIR)")
+        return None
+    score = score_accuracy(log, dataset, bench, tokenizer.decode)
+    write_accuracy_txt(score, test_dir / "accuracy.txt", log)
+    judged = score.findings(bench)
+    for f in judged:
+        if f.severity is Severity.ERROR:
+            reasons.append(f"accuracy: {f.message}")
+    say(f"  accuracy: {test_dir / 'accuracy.txt'}")
+    _print_findings(judged, say)
+    dumped: dict[str, Any] = score.model_dump(mode="json")
+    return dumped
+
+
+def _verify_test06(test_dir: Path, tokenizer: Tokenizer | None, say: Printer, reasons: list[str]) -> dict[str, Any]:
+    out_dir = test_dir / "verification"
+    out_dir.mkdir(exist_ok=True)
+    eos = tokenizer.eos_token_id if tokenizer is not None else None
+    result = verify_test06_run(test_dir / "mlperf_log_accuracy.json", eos, out_dir)
+    passed = bool(getattr(result, "passed", False))
+    say(f"  TEST06 verification: {'PASS' if passed else 'FAIL'} ({out_dir})")
+    if not passed:
+        reasons.append(f"TEST06 verification failed: {getattr(result, 'message', '') or out_dir}")
+    dumped: dict[str, Any] = result.model_dump(mode="json") if hasattr(result, "model_dump") else {"passed": passed}
+    return dumped
