@@ -42,7 +42,7 @@ class MessagingRule(_Model):
 
     @property
     def cite(self) -> str:
-        return ", ".join(q.cite for q in self.quotes) if self.quotes else self.id
+        return ", ".join(dict.fromkeys(q.cite for q in self.quotes)) if self.quotes else self.id
 
 
 class ChecklistStep(_Model):

@@ -1,0 +1,63 @@
+"""The citation and footnote a claim must carry (LBL-02, LBL-03, VER-02, CMP-08, DRV-01, CMB-01, TM-01).
+
+Template (MSG:62 and the LBL-03 auditor check)::
+
+    MLPerf® v5.1 Inference Closed llama2-70b-99 Offline. Retrieved from <url> <date>, entry 5.1-0001.
+    Result verified by MLCommons Association.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from checker.audit.claim_model import Claim, Derivation, Metric, Origin, ResolvedResult
+from rules.messaging import MessagingData
+
+RESULTS_PAGE = "https://mlcommons.org/benchmarks/inference-{suite}/"
+
+
+def retrieval(claim: Claim, result: ResolvedResult) -> tuple[str, str]:
+    """(url, date) of retrieval: the claim's, else the MLCommons results page of the suite and today (UTC)."""
+    suite = (result.suite or "datacenter").split(",")[0].strip() or "datacenter"
+    url = claim.url or RESULTS_PAGE.format(suite=suite)
+    date = claim.retrieved or datetime.now(timezone.utc).strftime("%d %B %Y").lstrip("0")
+    return url, date
+
+
+def citation(claim: Claim, r: ResolvedResult, md: MessagingData) -> str:
+    if r.origin is Origin.PEER and r.peer is not None:
+        run = r.peer
+        return (f"{run.tool.value}{' ' + run.tool_version if run.tool_version else ''} run {run.run_id or '(no run id)'} "
+                f"({run.path}); not an MLPerf® result. {md.sentence('unverified_statement')}")  # fmt: skip
+    version = f"v{r.version}" if r.version else "v?"
+    division = (r.division or "").capitalize()
+    what = " ".join(p for p in (r.benchmark, r.scenario.value if r.scenario else None) if p)
+    if r.verified:
+        url, date = retrieval(claim, r)
+        return (f"MLPerf® {version} Inference {division} {what}. Retrieved from {url} {date}, entry {r.id}. "
+                f"{md.sentence('verified_statement')}")  # fmt: skip
+    head = f"MLPerf® {version} Inference {division + ' ' if division else ''}{what}"
+    by = f" measured by {r.submitter}" if r.submitter else ""
+    return f"{head}, unverified result ({r.label}{by}). {md.sentence('unverified_statement')}"
+
+
+def footnote(claim: Claim, metric: Metric, results: list[ResolvedResult], md: MessagingData) -> list[str]:
+    lines = [f"[{r.index}] {citation(claim, r, md)}" for r in results]
+    if Derivation.PER_ACCELERATOR in metric.derivations:
+        counts = ", ".join(f"[{r.index}] {r.accelerators if r.accelerators else '?'}" for r in results)
+        lines.append(f"Per-accelerator figures are the system result divided by its accelerator count ({counts}); "
+                     "they are derived, not MLPerf® metrics, and are not verified by MLCommons Association.")  # fmt: skip
+    if Derivation.PER_WATT in metric.derivations:
+        lines.append("Per-watt figures divide the result by the MLPerf®-measured system power of the same submission; "
+                     "they are derived and not verified by MLCommons Association.")  # fmt: skip
+    if Derivation.COST in metric.derivations:
+        lines.append("Cost figures are derived from the result and the cost basis stated in the text; they are not "
+                     "MLPerf® metrics and are not verified by MLCommons Association.")  # fmt: skip
+    if Derivation.COMPOSITE in metric.derivations:
+        method = claim.combination or "<describe the method of combination>"
+        lines.append(f"Composite of the cited scores, combined as: {method}. The composite is not sanctioned by "
+                     "MLCommons and is not an official or verified MLPerf® result.")  # fmt: skip
+    if any(r.verified for r in results) and any(not r.verified for r in results):
+        lines.append(md.sentence("unverified_comparison_footnote"))
+    lines.append(md.sentence("trademark_legend"))
+    return lines

@@ -1,0 +1,110 @@
+"""``inference-audit claim [CLAIM.yaml] [RESULT.json ...] [--text "..."] [--table FILE] [--json OUT]``.
+
+Audits a performance claim for comparability under the MLPerf results-messaging rules (ids of
+``rules/data/messaging.yaml``) and, for GuideLLM / AIPerf / GenAI-Perf / vllm bench serve result files, the
+comparability of peer-tool runs. Exit code: 0 comparable (or comparable with every disclosure made), 1 not
+comparable or comparable only with disclosures the claim lacks, 2 unusable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from checker.audit.citation import footnote
+from checker.audit.claim_model import Claim, ClaimResultSpec
+from checker.audit.claim_parse import claim_from_text, load_claim_file, read_metric
+from checker.audit.claim_report import ClaimAudit, issue_finding, render_text, report_dict
+from checker.audit.claim_resolve import resolve, specs_from_text
+from checker.audit.claim_rules import ClaimRules
+from checker.audit.peer_parse import detect_tool
+from checker.audit.peer_rules import peer_issues
+from checker.audit.report_common import write_json_report
+from checker.audit.table_cli import detect_round
+from checker.audit.table_parse import load_table
+from checker.findings import Finding, UnusableInput, filter_findings, rule_matches
+from rules import UnknownRound, latest_round, load_round
+from rules.messaging import load_messaging
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="*", type=Path, metavar="FILE",
+                        help="a claim (YAML/JSON, schemas/claim.json) and/or result files of GuideLLM, AIPerf, "
+                             "GenAI-Perf or vllm bench serve (path#N picks run N of a GuideLLM sweep)")
+    parser.add_argument("--text", metavar="TEXT", help="the claim's wording, instead of a claim file")
+    parser.add_argument("--table", type=Path, metavar="FILE", help="results table the claim's result IDs are looked up in")
+    parser.add_argument("--round", metavar="ROUND", help="round of own results (default: the table's, else the newest)")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="write the schema-versioned JSON report here")
+    parser.add_argument("--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes")
+    parser.add_argument("--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes")
+    parser.add_argument("-v", "--verbose", action="store_true", help="also list the requirements the claim meets")  # fmt: skip
+
+
+def _is_peer_file(path: Path) -> bool:
+    if path.suffix.lower() not in (".json", "") and "#" not in path.name:
+        return False
+    real = Path(str(path).split("#", 1)[0])
+    try:
+        data = json.loads(real.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return detect_tool(data) is not None
+
+
+def run(args: argparse.Namespace) -> int:
+    claim_files = [p for p in args.files if not _is_peer_file(p)]
+    peer_files = [p for p in args.files if p not in claim_files]
+    if len(claim_files) > 1:
+        raise UnusableInput(f"one claim at a time (got {', '.join(map(str, claim_files))}); result files must be "
+                            "GuideLLM / AIPerf / GenAI-Perf / vllm bench serve JSON")  # fmt: skip
+    if claim_files and args.text:
+        raise UnusableInput("give a claim file or --text, not both")
+    if not claim_files and not args.text and not peer_files:
+        raise UnusableInput("nothing to audit: give CLAIM.yaml, --text \"...\", or peer-tool result files")
+    table = load_table(args.table) if args.table is not None else None
+    if args.round:
+        round_name = args.round
+    elif table is not None:
+        round_name = detect_round(table)[0]
+    else:
+        round_name = latest_round()
+    try:
+        rnd = load_round(round_name)
+    except UnknownRound as exc:
+        raise UnusableInput(str(exc)) from exc
+    md = load_messaging()
+
+    claim_path: Path | None = claim_files[0] if claim_files else None
+    notes: list[Finding] = []
+    if claim_path is not None:
+        claim = load_claim_file(claim_path)
+    elif args.text:
+        specs, notes = specs_from_text(args.text, table, rnd)
+        claim = claim_from_text(args.text, tuple(specs))
+    else:
+        names = ", ".join(p.name for p in peer_files)
+        claim = Claim(text=f"Comparison of benchmark runs: {names}")
+    if peer_files:
+        extra = tuple(ClaimResultSpec(file=str(p.resolve()) if "#" not in str(p) else str(p)) for p in peer_files)
+        claim = claim.model_copy(update={"results": claim.results + extra})
+    metric = read_metric(claim.text, claim.metric)
+    resolution = resolve(claim, claim_path, table, rnd)
+    issues = ClaimRules(claim, metric, resolution.results, md, rnd).run()
+    issues += peer_issues(claim, metric, resolution.results)
+    where = str(claim_path) if claim_path is not None else None
+    findings = list(notes) + resolution.findings + [issue_finding(i, where) for i in issues]
+    findings = filter_findings(findings, args.select, args.ignore)
+    issues = [i for i in issues if (not args.select or rule_matches(i.rule, args.select))
+              and not (args.ignore and rule_matches(i.rule, args.ignore))]  # fmt: skip
+    audit = ClaimAudit(
+        claim=claim, claim_path=where, round=rnd.name, metric=metric, results=tuple(resolution.results),
+        issues=tuple(issues), findings=tuple(findings), footnote=tuple(footnote(claim, metric, resolution.results, md)),
+    )  # fmt: skip
+    for line in render_text(audit, verbose=args.verbose):
+        print(line)
+    if args.json is not None:
+        write_json_report(args.json, report_dict(audit), "claim-report")
+        print(f"JSON report: {args.json}", file=sys.stderr)
+    return audit.exit_code

@@ -1,0 +1,117 @@
+"""Read a claim: a YAML / JSON file (``schemas/claim.json``) or a bare ``--text``; and read its metric.
+
+The metric comes from the claim's ``metric:`` field, else from the text ("tokens/s per GPU", "perf/W", "$ per
+million tokens", "geomean across benchmarks", ...). Bad input raises :class:`UnusableInput` naming the file and
+the offending field.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from checker.audit.claim_model import Claim, ClaimResultSpec, Derivation, Metric
+from checker.findings import UnusableInput
+from schemas import schema_errors
+
+_BASES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("goodput", re.compile(r"\bgoodput\b", re.I)),
+    ("ttft", re.compile(r"\b(ttft|time[ -]to[ -]first[ -]token)\b", re.I)),
+    ("itl", re.compile(r"\b(itl|inter[ -]token latency)\b", re.I)),
+    ("tpot", re.compile(r"\b(tpot|time[ -]per[ -]output[ -]token)\b", re.I)),
+    ("tokens/s", re.compile(r"\btok(en)?s?\s*(/|per)\s*s(ec(ond)?)?\b|\btokens?/s\b|\btps\b|token throughput", re.I)),
+    ("queries/s", re.compile(r"\bquer(y|ies)\s*(/|per)\s*s(ec(ond)?)?\b|\bqps\b", re.I)),
+    ("samples/s", re.compile(r"\bsamples?\s*(/|per)\s*s(ec(ond)?)?\b|\bimages?\s*(/|per)\s*s", re.I)),
+    ("latency", re.compile(r"\blatency\b|\bms\b|millisecond", re.I)),
+)
+
+_DERIVATIONS: tuple[tuple[Derivation, re.Pattern[str]], ...] = (
+    (Derivation.PER_ACCELERATOR, re.compile(
+        r"\bper[ -](gpu|accelerator|chip|card|device|xpu|npu|tpu)s?\b|/\s*(gpu|accelerator|chip)\b|\bper-(gpu|chip)\b", re.I)),
+    (Derivation.PER_WATT, re.compile(
+        r"\bper[ -]watt\b|\b(perf(ormance)?|tokens?|samples?|queries|inferences?)\s*/\s*w(att)?\b|\bper[ -]joule\b|"
+        r"\btokens?/j\b|\b(energy|power)[ -]efficien|\bperf/w\b", re.I)),
+    (Derivation.COST, re.compile(
+        r"\bper[ -](dollar|\$)|\$\s*\d|\bcost\b|\bprice\b|\btco\b|\bper (million|1m) tokens\b|\bcheaper\b", re.I)),
+    (Derivation.COMPOSITE, re.compile(
+        r"\bgeo(metric)?[ -]?mean\b|\baverage (across|over|of)\b|\bcomposite\b|\boverall score\b|"
+        r"\bacross (all|\d+|the) (mlperf )?benchmarks\b|\bsuite score\b", re.I)),
+)  # fmt: skip
+
+
+def read_metric(text: str, metric_field: str | None) -> Metric:
+    """The claim's metric from its ``metric:`` field, else from its wording."""
+    source = metric_field if metric_field else text
+    base = next((name for name, pattern in _BASES if pattern.search(source)), None)
+    derivations = tuple(d for d, pattern in _DERIVATIONS if pattern.search(source))
+    if metric_field:
+        # a metric field that says nothing derived still counts derivations the text makes explicit
+        derivations = tuple(dict.fromkeys(derivations + tuple(d for d, p in _DERIVATIONS if p.search(text))))
+    return Metric(text=source if metric_field else _metric_phrase(text, base), base=base, derivations=derivations,
+                  from_text=not metric_field)  # fmt: skip
+
+
+def _metric_phrase(text: str, base: str | None) -> str:
+    if base is None:
+        return "(no metric found in the text)"
+    pattern = dict(_BASES)[base]
+    m = pattern.search(text)
+    return m.group(0) if m else base
+
+
+def load_claim_file(path: Path) -> Claim:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UnusableInput(f"cannot read the claim: {exc}", str(path)) from exc
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise UnusableInput(f"invalid YAML: {getattr(exc, 'problem', exc)}", str(path), line) from exc
+    return claim_from_data(raw, str(path))
+
+
+def _plain(value: Any) -> Any:
+    """YAML dates and timestamps as ISO text, so the JSON Schema sees only JSON types."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, date | datetime):
+        return value.isoformat()
+    return value
+
+
+def claim_from_data(raw: Any, where: str) -> Claim:
+    raw = _plain(raw)
+    if not isinstance(raw, dict):
+        raise UnusableInput("a claim is a mapping with at least 'text' (see schemas/claim.json)", where)
+    problems = schema_errors(raw, "claim")
+    if problems:
+        raise UnusableInput("not a valid claim (schemas/claim.json): " + "; ".join(problems[:5]), where)
+    try:
+        return Claim.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = "/".join(str(p) for p in first["loc"])
+        raise UnusableInput(f"not a valid claim: {loc}: {first['msg']}", where) from exc
+
+
+def claim_from_text(text: str, results: tuple[ClaimResultSpec, ...] = ()) -> Claim:
+    if not text.strip():
+        raise UnusableInput("--text is empty")
+    return Claim(text=text, results=results)
+
+
+_ID_IN_TEXT = re.compile(r"(?<![\d.])(\d+\.\d+-\d{4})(?!\d)")
+
+
+def result_ids_in_text(text: str) -> list[str]:
+    return list(dict.fromkeys(_ID_IN_TEXT.findall(text)))

@@ -1,0 +1,164 @@
+"""A claim audit's verdict, findings and reports (terminal text, ``--json`` per ``schemas/claim-report.json``).
+
+One list of findings drives the exit code: a blocker (not comparable) or a requirement the claim does not meet
+is an ERROR (exit 1); a requirement it meets is INFO. The verdict names the outcome in words:
+
+- ``comparable``: no blocker and no difference to disclose (the claim still carries the printed citation);
+- ``comparable-with-disclosures``: comparable only with the disclosures listed (met or not);
+- ``not-comparable``: at least one blocker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from checker.audit.claim_model import Claim, Metric, ResolvedResult
+from checker.audit.claim_rules import Issue, IssueKind
+from checker.audit.report_common import exit_code_of, finding_lines, severity_counts, tool_version
+from checker.findings import Finding, Severity
+
+SCHEMA_VERSION = "1"
+# Requirements every citation has (labelling), as opposed to disclosures of a difference between results
+LABELLING_RULES = frozenset({"LBL-01", "LBL-02", "TM-01"})
+# Resolution findings that make the comparison itself wrong
+BLOCKING_FINDINGS = frozenset({"VER-05"})
+
+
+class Verdict(str, Enum):
+    COMPARABLE = "comparable"
+    WITH_DISCLOSURES = "comparable-with-disclosures"
+    NOT_COMPARABLE = "not-comparable"
+
+
+def issue_finding(issue: Issue, path: str | None) -> Finding:
+    on = f" [results {', '.join(str(i) for i in issue.results)}]" if issue.results else ""
+    if issue.kind is IssueKind.BLOCKER:
+        return Finding(rule=issue.rule, severity=Severity.ERROR, message=f"not comparable: {issue.reason}{on}",
+                       scope="claim", path=path, source=issue.source)  # fmt: skip
+    if issue.satisfied:
+        return Finding(rule=issue.rule, severity=Severity.INFO, message=f"{issue.reason}: {issue.required} — the claim does{on}",
+                       scope="claim", path=path, source=issue.source)  # fmt: skip
+    return Finding(rule=issue.rule, severity=Severity.ERROR, message=f"{issue.reason}: the claim must {issue.required}{on}",
+                   scope="claim", path=path, source=issue.source)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ClaimAudit:
+    claim: Claim
+    claim_path: str | None
+    round: str
+    metric: Metric
+    results: tuple[ResolvedResult, ...]
+    issues: tuple[Issue, ...]
+    findings: tuple[Finding, ...]
+    footnote: tuple[str, ...]
+
+    @property
+    def verdict(self) -> Verdict:
+        if any(i.kind is IssueKind.BLOCKER for i in self.issues) or any(
+            f.rule in BLOCKING_FINDINGS and f.severity is Severity.ERROR for f in self.findings
+        ):
+            return Verdict.NOT_COMPARABLE
+        if any(i.kind is IssueKind.REQUIREMENT and i.rule not in LABELLING_RULES for i in self.issues):
+            return Verdict.WITH_DISCLOSURES
+        return Verdict.COMPARABLE
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code_of(self.findings)
+
+    def disclosures(self) -> list[Issue]:
+        return [i for i in self.issues if i.kind is IssueKind.REQUIREMENT]
+
+
+def _result_dict(r: ResolvedResult) -> dict[str, Any]:
+    return {
+        "index": r.index, "label": r.label, "origin": r.origin.value, "verified": r.verified, "mlperf": r.mlperf,
+        "id": r.id, "benchmark": r.benchmark, "scenario": r.scenario.value if r.scenario else None,
+        "version": r.version, "division": r.division, "availability": r.availability, "suite": r.suite,
+        "submitter": r.submitter, "system": r.system, "result": r.result, "units": r.units,
+        "accelerators": r.accelerators, "has_power": r.has_power, "power_watts": r.power_watts,
+        "power_basis": r.power_basis, "server_metric": r.server_metric.value if r.server_metric else None,
+        "table_row": r.row.row if r.row else None,
+        "peer": None if r.peer is None else r.peer.model_dump(mode="json"),
+    }  # fmt: skip
+
+
+def report_dict(audit: ClaimAudit) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "claim-report",
+        "tool": "inference-audit",
+        "tool_version": tool_version(),
+        "round": audit.round,
+        "claim": {
+            "path": audit.claim_path,
+            "text": audit.claim.text,
+            "metric": audit.metric.model_dump(mode="json"),
+        },
+        "results": [_result_dict(r) for r in audit.results],
+        "verdict": audit.verdict.value,
+        "exit_code": audit.exit_code,
+        "rules": [
+            {"rule": i.rule, "kind": i.kind.value, "satisfied": i.satisfied if i.kind is IssueKind.REQUIREMENT else None,
+             "reason": i.reason, "required": i.required, "source": i.source, "results": list(i.results)}
+            for i in audit.issues
+        ],
+        "footnote": list(audit.footnote),
+        "counts": severity_counts(audit.findings),
+        "findings": [f.model_dump(mode="json") for f in audit.findings],
+    }
+
+
+def _result_line(r: ResolvedResult) -> str:
+    bits = []
+    if r.row is not None:
+        bits.append(f"table row {r.row.row}")
+    elif r.peer is not None:
+        bits.append(r.peer.tool.value)
+    else:
+        bits.append("given by the claim")
+    value = f"{r.result:g} {r.units or ''}".strip() if r.result is not None else "no value"
+    bits.append(value)
+    for b in (r.division, r.availability, f"v{r.version}" if r.version else None,
+              f"{r.accelerators} accelerators" if r.accelerators else "accelerator count unknown",
+              f"Server basis: {r.server_metric.value}" if r.server_metric else None):  # fmt: skip
+        if b:
+            bits.append(b)
+    bits.append("verified" if r.verified else "unverified" + ("" if r.mlperf else ", not an MLPerf® result"))
+    return f"  [{r.index}] {r.label} — {', '.join(bits)}"
+
+
+def render_text(audit: ClaimAudit, *, verbose: bool = False) -> list[str]:
+    m = audit.metric
+    derived = f", derived: {', '.join(d.value for d in m.derivations)}" if m.derivations else ""
+    lines = [
+        f"inference-audit claim: {audit.claim_path or '--text'} (round {audit.round}; metric: {m.text}"
+        f"{' (from the text)' if m.from_text else ''}{derived})",
+        "results:",
+    ]
+    lines += [_result_line(r) for r in audit.results]
+    lines += finding_lines([f for f in audit.findings if f.severity is not Severity.INFO], verbose=True)
+    needed = audit.disclosures()
+    if needed:
+        lines.append("disclosures and labels the claim must carry:")
+        for i in needed:
+            mark = "ok " if i.satisfied else "MISSING"
+            lines.append(f"  [{mark}] {i.rule}: {i.required}  ({i.reason})")
+    blockers = [i for i in audit.issues if i.kind is IssueKind.BLOCKER]
+    lines.append("citation and footnote the claim must carry:")
+    lines += [f"  {line}" for line in audit.footnote]
+    verdict = {
+        Verdict.COMPARABLE: "COMPARABLE",
+        Verdict.WITH_DISCLOSURES: "COMPARABLE ONLY WITH THE DISCLOSURES LISTED",
+        Verdict.NOT_COMPARABLE: "NOT COMPARABLE",
+    }[audit.verdict]
+    rules = sorted({i.rule for i in blockers}) if blockers else sorted({i.rule for i in needed if not i.satisfied})
+    n = severity_counts(audit.findings)
+    tail = f" — rules: {', '.join(rules)}" if rules else ""
+    lines.append(f"verdict: {verdict}{tail} ({n['error']} errors, {n['warning']} warnings)")
+    if verbose:
+        lines += finding_lines([f for f in audit.findings if f.severity is Severity.INFO], verbose=True)
+    return lines
