@@ -5,9 +5,9 @@ sample of performance detail logs is read (LoadGen writes ``loadgen_version`` fi
 :class:`checker.safe_io.SafeTree`, so nothing outside the tree is followed.
 
 Submissions of a round often use the previous round's LoadGen (v5.1 trees hold 5.0.x logs), so
-a round is chosen as: the round whose own version equals the newest LoadGen major.minor seen,
-when it accepts every version seen; otherwise the latest round accepting them all; otherwise
-the latest round. Any choice that is not clear-cut is said so in :attr:`Detection.note`.
+the versions seen can fit several rounds: the round chosen is the only one accepting every
+version seen; when several do, the latest of them, and when none does, the latest round; a
+choice that is not clear-cut says so in :attr:`Detection.note`.
 """
 
 from __future__ import annotations
@@ -101,17 +101,18 @@ def detect_round(root: Path) -> Detection:
     rounds = [load_round(name) for name in list_rounds()]
     seen = ", ".join(f"{v} ({n} logs)" for v, n in sorted(versions.items(), key=lambda kv: _as_tuple(kv[0])))
     accepting = [r for r in rounds if all(_accepts(r, v) for v in versions)]
-    newest = max(versions, key=_as_tuple)
-    exact = [r for r in accepting if r.version == newest or r.name == f"v{newest}"]
-    if exact:
-        chosen = exact[-1]
+    if len(accepting) == 1:
+        chosen = accepting[0]
         return Detection(chosen, dict(versions), f"{chosen.name} (detected from LoadGen {seen})", clear=True)
     if accepting:
         chosen = accepting[-1]
         names = ", ".join(r.name for r in accepting)
-        clear = len(accepting) == 1
-        how = "detected" if clear else f"ambiguous between {names}; the latest chosen"
-        return Detection(chosen, dict(versions), f"{chosen.name} ({how}; LoadGen {seen})", clear=clear)
+        return Detection(
+            chosen,
+            dict(versions),
+            f"{chosen.name} (LoadGen {seen} fits rounds {names}; the latest assumed, use --round to choose)",
+            clear=False,
+        )
     return Detection(
         load_round(latest),
         dict(versions),

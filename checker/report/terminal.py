@@ -96,7 +96,7 @@ def render_summary(report: CheckReport, *, quiet: bool = False) -> list[str]:
     verdict = {0: "all results valid", 1: "submission has errors", 2: "input could not be checked"}[code]
     lines.append(
         f"{c.results} results: {c.valid} valid, {c.invalid} invalid; "
-        f"{c.errors} errors, {c.warnings} warnings, {c.infos} notes — {verdict} (exit {code})"
+        f"{c.errors} error(s), {c.warnings} warning(s), {c.infos} note(s) — {verdict} (exit {code})"
     )
     return lines
 
@@ -104,8 +104,9 @@ def render_summary(report: CheckReport, *, quiet: bool = False) -> list[str]:
 class Progress:
     """A one-line progress display on stderr, redrawn at most ``hz`` times a second."""
 
-    def __init__(self, stream: TextIO | None = None, hz: float = 5.0) -> None:
+    def __init__(self, stream: TextIO | None = None, hz: float = 5.0, unit: str = "submitters") -> None:
         self.stream = stream if stream is not None else sys.stderr
+        self.unit = unit
         self.period = 1.0 / hz
         self.last = 0.0
         self.shown = False
@@ -117,7 +118,7 @@ class Progress:
         self.last = now
         width = len(str(total))
         pct = 100.0 * done / total if total else 100.0
-        self.stream.write(f"\rchecking: {done:>{width}}/{total} results ({pct:5.1f}%)")
+        self.stream.write(f"\rchecking: {done:>{width}}/{total} {self.unit} ({pct:5.1f}%)")
         self.stream.flush()
         self.shown = True
 

@@ -1,0 +1,224 @@
+"""``check-submission PATH`` (also ``inference-audit check``): check a submission tree.
+
+Exit codes: 0 every result valid, 1 some result (or the tree) invalid, 2 unusable input
+(no such path, not a results tree, unknown round, an output file that would land inside the
+checked tree, an output file that cannot be written), 3 an internal error of this tool
+(a bug: the traceback is printed with ``--debug``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+from checker.engine import check_tree
+from checker.findings import EXIT_UNUSABLE, UnusableInput
+from checker.report.atomic import write_atomic
+from checker.report.json_report import render_json, report_dict
+from checker.report.junit import render_junit
+from checker.report.outcome import exit_code, filter_report
+from checker.report.summary_csv import render_summary_csv
+from checker.report.terminal import Progress, render_terminal
+from checker.results import CheckReport
+from checker.round_detection import detect_round
+from rules.models import Round
+from rules.registry import UnknownRound, list_rounds, load_round
+
+PROG = "check-submission"
+EXIT_INTERNAL = 3
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="the submission tree (holding closed/, open/, network/)")
+    parser.add_argument(
+        "--round",
+        metavar="ROUND",
+        help="the round whose rules apply (e.g. v5.1); default: detected from the LoadGen versions in the logs",
+    )
+    parser.add_argument("--submitter", metavar="NAME", help="check only this submitter")
+    parser.add_argument(
+        "--json", metavar="FILE", type=Path, help="write the JSON report (schemas/check-report.json)"
+    )
+    parser.add_argument(
+        "--csv", metavar="FILE", type=Path, help="write the official-compatible summary CSV (valid results)"
+    )
+    parser.add_argument(
+        "--junit", metavar="FILE", type=Path, help="write a JUnit XML report (one testcase per result)"
+    )
+    parser.add_argument(
+        "--select",
+        metavar="IDS",
+        action="append",
+        default=[],
+        help="only these rule ids or prefixes, comma-separated (e.g. PERF,ACC-HASH); repeatable",
+    )
+    parser.add_argument(
+        "--ignore",
+        metavar="IDS",
+        action="append",
+        default=[],
+        help="drop these rule ids or prefixes, comma-separated; repeatable",
+    )
+    parser.add_argument(
+        "--workers", metavar="N", type=int, help="parallel worker processes (default: automatic)"
+    )
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="print only invalid results, errors and the final line"
+    )
+    parser.add_argument(
+        "--progress", action="store_true", help="show progress on stderr even when it is not a terminal"
+    )
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+
+
+def _split_ids(values: Sequence[str]) -> list[str]:
+    return [part.strip() for v in values for part in v.split(",") if part.strip()]
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return EXIT_UNUSABLE
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def _resolve_outputs(args: argparse.Namespace, real_root: Path) -> dict[str, Path] | str:
+    """Output option -> absolute path, or the reason to refuse (inside the tree, missing directory, a directory)."""
+    outputs: dict[str, Path] = {}
+    for option in ("json", "csv", "junit"):
+        target: Path | None = getattr(args, option)
+        if target is None:
+            continue
+        real = Path(os.path.realpath(target))
+        if _inside(real, real_root):
+            return f"--{option} {target}: refusing to write inside the checked tree ({real_root})"
+        if real.is_dir():
+            return f"--{option} {target}: is a directory"
+        if not real.parent.is_dir():
+            return f"--{option} {target}: directory {real.parent} does not exist"
+        if real in outputs.values():
+            return f"--{option} {target}: the same file is given for two reports"
+        outputs[option] = real
+    return outputs
+
+
+def _choose_round(args: argparse.Namespace, root: Path) -> tuple[Round, str | None] | str:
+    if args.round:
+        try:
+            return load_round(args.round), None
+        except UnknownRound as exc:
+            return f"--round {args.round}: {exc}"
+    if not list_rounds():
+        return "no round rules are installed"
+    detection = detect_round(root)
+    return detection.round, detection.note
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except UnusableInput as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug in this tool, never the input's fault
+        print(
+            f"{PROG}: internal error ({type(exc).__name__}: {exc}); please report it"
+            + ("" if args.debug else " (rerun with --debug for the traceback)"),
+            file=sys.stderr,
+        )
+        if args.debug:
+            traceback.print_exc()
+        return EXIT_INTERNAL
+
+
+def _run(args: argparse.Namespace) -> int:
+    root = Path(args.path)
+    if not root.exists():
+        return _fail(f"{root}: no such file or directory")
+    if not root.is_dir():
+        return _fail(f"{root}: not a directory (expected a submission tree)")
+    if args.workers is not None and args.workers < 1:
+        return _fail(f"--workers {args.workers}: must be at least 1")
+    real_root = Path(os.path.realpath(root))
+    outputs = _resolve_outputs(args, real_root)
+    if isinstance(outputs, str):
+        return _fail(outputs)
+    chosen = _choose_round(args, root)
+    if isinstance(chosen, str):
+        return _fail(chosen)
+    rnd, round_note = chosen
+    select, ignore = _split_ids(args.select), _split_ids(args.ignore)
+
+    show_progress = not args.quiet and (args.progress or sys.stderr.isatty())
+    progress = Progress() if show_progress else None
+    try:
+        full = check_tree(root, rnd, submitter=args.submitter, progress=progress, workers=args.workers)
+    finally:
+        if progress is not None:
+            progress.finish()
+    report = filter_report(full, select, ignore)
+    code = exit_code(report)
+
+    failed = _write_outputs(report, outputs, round_note, args.submitter, select, ignore)
+    sys.stdout.write(render_terminal(report, quiet=args.quiet, round_detection=round_note))
+    sys.stdout.flush()
+    if failed:
+        return _fail(failed)
+    return code
+
+
+def _write_outputs(
+    report: CheckReport,
+    outputs: dict[str, Path],
+    round_note: str | None,
+    submitter: str | None,
+    select: list[str],
+    ignore: list[str],
+) -> str | None:
+    for option, path in outputs.items():
+        if option == "json":
+            data = render_json(
+                report_dict(
+                    report, round_detection=round_note, submitter=submitter, select=select, ignore=ignore
+                )
+            )
+        elif option == "csv":
+            data = render_summary_csv(report)
+        else:
+            data = render_junit(report)
+        try:
+            write_atomic(path, data)
+        except OSError as exc:
+            return f"--{option} {path}: cannot write ({exc.strerror or exc})"
+    return None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Check an MLPerf Inference submission tree against a round's rules.",
+        epilog="exit codes: 0 all results valid, 1 some result invalid, 2 unusable input, 3 internal error",
+    )
+    add_arguments(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
