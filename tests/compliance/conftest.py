@@ -9,17 +9,18 @@ from pathlib import Path
 
 import pytest
 
+from loadgen_sut.compliance import test06_audit_config
+from rules.registry import load_round
+
 TINY_SUT = Path(__file__).resolve().parents[1] / "data" / "loadgen_tiny_sut.py"
 
-# compliance/TEST06/audit.config of mlcommons/inference (the values, for the fixture runs).
-TEST06_AUDIT_CONFIG = """\
-*.*.mode = 2
-*.*.accuracy_log_rng_seed = 720381539243781796
-*.*.accuracy_log_sampling_target = 100
-*.*.min_query_count = 100
-*.*.min_duration = 0
-*.*.sample_concatenate_permutation = 0
-"""
+
+def _audit_config() -> str:
+    rnd = load_round("v5.1")
+    bm = rnd.benchmark("llama2-70b-99")
+    assert bm is not None
+    return test06_audit_config(rnd, bm)
+
 
 RunTest06 = Callable[..., Path]
 
@@ -35,7 +36,7 @@ def test06_run(tmp_path_factory: pytest.TempPathFactory) -> RunTest06:
             return cache[key]
         out = tmp_path_factory.mktemp(f"test06_{scenario}_{fault}")
         audit = out.parent / f"{out.name}.audit.config"
-        audit.write_text(TEST06_AUDIT_CONFIG)
+        audit.write_text(_audit_config())
         cmd = [sys.executable, str(TINY_SUT), str(out), "--scenario", scenario, "--mode", "performance"]
         cmd += ["--samples", "64", "--audit-config", str(audit), "--fault", fault, *extra]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
