@@ -16,7 +16,7 @@ the request count and the server's own CPU time (``resource.getrusage``), so a b
 server was not the bottleneck. ``GET /v1/models`` and ``GET /health`` exist for clients that probe them.
 
 The server is one asyncio process with a hand-written HTTP/1.1 parser (keep-alive, chunked responses) and one
-loop timer per token event: no framework, no per-token coroutine. It uses uvloop when it is importable and
+loop timer for all streams (two FIFO queues of due token events): no framework, no per-token coroutine or timer. It uses uvloop when it is importable and
 ``--loop`` allows it.
 
     python3 bench/token_server.py --port 8011 --ttft-ms 200 --tpot-ms 20 --tokens 64
@@ -32,6 +32,7 @@ import signal
 import sys
 import time
 from array import array
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -219,7 +220,7 @@ class _StreamEvents:
                 }
             )
         tail += _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
-        self.tail = tail
+        self.last_and_tail = self.last + tail  # one write: the last token, usage, [DONE], end of body
 
 
 def _full_body(chat: bool, model: str, rid: str, n_tokens: int, prompt_tokens: int, token_ids: bool) -> bytes:
@@ -294,14 +295,13 @@ class HttpConnection(asyncio.Protocol):
 
     def __init__(self, server: TokenServer) -> None:
         self.server = server
-        self.transport: asyncio.Transport | None = None
+        self.transport: Any = None  # an asyncio.Transport, or uvloop's (not a subclass)
         self.buffer = bytearray()
         self.recv_ns = 0
         self.busy = False  # a response is in flight; further bytes wait in the buffer
         self.closed = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
         self.transport = transport
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -386,7 +386,10 @@ class TokenServer:
         self.owned_by = owned_by
         self.loop = loop
         self.recorder = Recorder()
-        self.started_cpu_s = _cpu_s()
+        self.first_q: deque[_Stream] = deque()
+        self.next_q: deque[_Stream] = deque()
+        self.timer: asyncio.TimerHandle | None = None
+        self.timer_due = 0.0
 
     def handle(
         self, conn: HttpConnection, method: str, target: str, body: bytes, recv_ns: int, keep_alive: bool
@@ -486,7 +489,7 @@ class TokenServer:
         conn.write(_STREAM_HEAD)
         self.recorder.active_streams += 1
         state = _Stream(conn, record, events, first_due)
-        self.loop.call_at(first_due, self._emit, state)
+        self._enqueue_first(state)
 
     def _send_whole(
         self, conn: HttpConnection, record: RequestRecord, reply: bytes, keep_alive: bool
@@ -496,28 +499,60 @@ class TokenServer:
         record.complete = not conn.closed
         conn.finish(keep_alive)
 
-    def _emit(self, state: _Stream) -> None:
-        conn = state.conn
-        record = state.record
-        if conn.closed:  # the client went away: stop generating
-            self.recorder.active_streams -= 1
-            return
-        index = state.index
-        events = state.events
-        last = index == record.n_tokens - 1
-        if last:
-            conn.write(events.last)
-            record.send_ns.append(time.time_ns())
-            conn.write(events.tail)
-            record.complete = True
-            self.recorder.active_streams -= 1
-            conn.finish(True)
-            return
-        conn.write(events.first if index == 0 else events.middle)
-        record.send_ns.append(time.time_ns())
-        state.index = index + 1
-        state.due += self.timing.tpot_ms / 1000.0
-        self.loop.call_at(state.due, self._emit, state)
+    # Token events are not one loop timer each: every stream's next event is TPOT after its previous one and
+    # every first event TTFT after the request, so two FIFO queues (first tokens, next tokens) hold the events
+    # in due order, and one timer, armed for the earliest due event, emits everything due when it fires.
+    def _enqueue_first(self, state: _Stream) -> None:
+        self.first_q.append(state)
+        if self.timer is None or state.due < self.timer_due:
+            self._arm(state.due)
+
+    def _arm(self, due: float) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer_due = due
+        self.timer = self.loop.call_at(due, self._tick)
+
+    def _tick(self) -> None:
+        self.timer = None
+        first_q = self.first_q
+        next_q = self.next_q
+        tpot_s = self.timing.tpot_ms / 1000.0
+        time_ns = time.time_ns
+        now = self.loop.time()
+        while True:
+            if first_q and (not next_q or first_q[0].due <= next_q[0].due):
+                queue = first_q
+            elif next_q:
+                queue = next_q
+            else:
+                return
+            state = queue[0]
+            if state.due > now:
+                now = self.loop.time()
+                if state.due > now:
+                    self._arm(state.due)
+                    return
+            queue.popleft()
+            conn = state.conn
+            if conn.closed:  # the client went away: stop generating
+                self.recorder.active_streams -= 1
+                continue
+            record = state.record
+            index = state.index
+            events = state.events
+            if index == record.n_tokens - 1:
+                conn.transport.write(events.last_and_tail)
+                record.send_ns.append(time_ns())
+                record.complete = True
+                self.recorder.active_streams -= 1
+                conn.finish(True)
+                continue
+            conn.transport.write(events.first if index == 0 else events.middle)
+            record.send_ns.append(time_ns())
+            state.index = index + 1
+            state.due += tpot_s
+            next_q.append(state)
 
 
 def _new_loop(kind: str) -> asyncio.AbstractEventLoop:

@@ -1,0 +1,556 @@
+"""Measurement fidelity and throughput of the LoadGen SUT, against a server that records the truth.
+
+A token server (``bench/token_server.py``: TTFT 200 ms, 20 ms per token, 64 tokens by default) records when it
+received each request and when it sent each token. At each Server rate (default 10, 25, 44, 100, 200, 340 req/s)
+this script
+
+1. runs ``inference-audit run --engine openai --scenario Server --mode performance`` against it, with a user.conf
+   that sets the rate and a short ``min_duration`` (and turns equal-issue off so the query count follows the
+   duration), in its own subprocess;
+2. reads what the SUT reported (LoadGen's detail log: ``result_first_token_{50,99}``,
+   ``result_time_per_output_token_{50,99}``, ``result_validity``, completed samples per second);
+3. reads what the server observed for the same requests, and the SUT process tree's CPU time;
+4. drives the same server at the same rate, with the same number of requests, with each installed peer
+   (AIPerf, GuideLLM from PyPI, see ``bench/peers/setup_peers.sh``), and reads the same numbers.
+
+Timestamps, explicitly:
+
+* server view (the reference): TTFT = server send time of the first token - server receive time of the request;
+  TPOT = (last send - first send) / (tokens - 1). Both in wall-clock ns, taken by the server process.
+* client view (what a client reports): the SUT's TTFT is LoadGen's, measured from the query's *scheduled* issue
+  time to ``FirstTokenComplete``; a peer's from its own request start to its first chunk.
+* error = client-reported percentile - server-observed percentile over the same run; it holds the client's
+  dispatch delay (scheduled time -> request on the socket) plus its receive delay (token on the socket ->
+  recorded). The server's own lateness (observed TTFT - configured TTFT) is printed as its noise floor.
+* CPU per query: user+system CPU of the client's process tree (threads and worker processes) sampled from /proc,
+  interpolated over the window in which the server saw that client's requests (first receive to last send),
+  divided by the requests in it. The whole-process CPU (start-up and log writing included) is in the JSON.
+
+Output: a table on stdout, and ``OUT/fidelity.json`` with every number (``--out``, default ``out/fidelity``).
+
+    python3 bench/sut_fidelity.py --quick          # ~1-2 minutes: one level, one peer run
+    python3 bench/sut_fidelity.py                  # the full ladder (~10-15 minutes on 2 cores)
+    python3 bench/sut_fidelity.py --levels 44,340 --peers aiperf
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fidelity_peers import (
+    DEFAULT_PEERS_VENV,
+    PEERS,
+    PeerReport,
+    available_peers,
+    failed_report,
+    make_run,
+    read_report,
+)
+from fidelity_stats import NOT_MEASURED, Pct, ServerView, error_ms, server_view
+from proc_cpu import TreeCpuSampler
+
+from checker.parsers.mllog import DetailLog, parse_detail_file
+
+REPO = Path(__file__).resolve().parents[1]
+SERVER_SCRIPT = REPO / "bench" / "token_server.py"
+FULL_LEVELS = (10.0, 25.0, 44.0, 100.0, 200.0, 340.0)
+QUICK_LEVELS = (50.0,)
+# LoadGen needs >= 459 queries for early stopping to pass at p99 with no over-latency query
+EARLY_STOPPING_MIN_QUERIES = 459
+
+
+# ------------------------------------------------------------------------------------------- token server
+def default_server_python(peers_venv: Path) -> Path:
+    """The peers venv's interpreter when uvloop is importable there (the server is stdlib + optional uvloop)."""
+    venv_python = peers_venv / "bin" / "python"
+    if venv_python.exists() and any((peers_venv / "lib").glob("python3*/site-packages/uvloop/__init__.py")):
+        return venv_python
+    return Path(sys.executable)
+
+
+class TokenServer:
+    """The recording server, as a subprocess."""
+
+    def __init__(self, args: argparse.Namespace, work: Path) -> None:
+        port_file = work / "token_server.port"
+        port_file.unlink(missing_ok=True)
+        self.log_path = work / "token_server.log"
+        self._log = self.log_path.open("wb")
+        cmd = [
+            str(args.server_python), str(SERVER_SCRIPT), "--port", "0", "--port-file", str(port_file),
+            "--ttft-ms", f"{args.ttft_ms:g}", "--tpot-ms", f"{args.tpot_ms:g}", "--tokens", str(args.tokens),
+            "--model", args.model, "--owned-by", args.owned_by,
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while not (port_file.exists() and port_file.read_text().strip()):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise SystemExit(f"sut_fidelity: the token server did not start; see {self.log_path}")
+            time.sleep(0.05)
+        self.url = f"http://127.0.0.1:{int(port_file.read_text())}"
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(self.url + path, timeout=120) as resp:
+            return json.loads(resp.read())
+
+    def cpu_s(self) -> float:
+        return float(self.get("/_bench/stats")["cpu_s"])
+
+    def take_records(self) -> list[dict[str, Any]]:
+        records = self.get("/_bench/records?reset=1")["records"]
+        assert isinstance(records, list)
+        return records
+
+    def wait_idle(self, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.get("/_bench/stats")["active_streams"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+# ------------------------------------------------------------------------------------------- one client run
+@dataclass
+class ClientRun:
+    """One client (the SUT or a peer) at one rate: its process's CPU and the server's records of its requests."""
+
+    returncode: int | None
+    wall_s: float
+    cpu_total_s: float
+    cpu_window_s: float | None
+    server: ServerView
+    server_cpu_s: float
+    log: Path
+
+    def cpu_per_query_ms(self) -> float | None:
+        if self.cpu_window_s is None or not self.server.requests:
+            return None
+        return self.cpu_window_s / self.server.requests * 1e3
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "returncode": self.returncode,
+            "wall_s": self.wall_s,
+            "cpu_total_s": self.cpu_total_s,
+            "cpu_window_s": self.cpu_window_s,
+            "cpu_per_query_ms": self.cpu_per_query_ms(),
+            "cpu_total_per_query_ms": self.cpu_total_s / self.server.requests * 1e3
+            if self.server.requests
+            else None,
+            "server": self.server.to_json(),
+            "server_cpu_s": self.server_cpu_s,
+            "server_cpu_per_query_ms": self.server_cpu_s / self.server.requests * 1e3
+            if self.server.requests
+            else None,
+            "log": str(self.log),
+        }
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_client(
+    cmd: list[str], cwd: Path, log: Path, server: TokenServer, nominal_ttft_ms: float, timeout_s: float,
+    env: dict[str, str] | None = None,
+) -> ClientRun:  # fmt: skip
+    """Run one client process to completion while sampling its CPU; collect the server's records of it."""
+    server.wait_idle()
+    server.take_records()  # drop anything left from before
+    server_cpu0 = server.cpu_s()
+    children0 = _children_cpu_s()
+    start = time.monotonic()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        sampler = TreeCpuSampler(proc.pid).start()
+        try:
+            returncode: int | None = proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            returncode = None
+        finally:
+            sampler.stop()
+    wall_s = time.monotonic() - start
+    cpu_total_s = _children_cpu_s() - children0
+    server.wait_idle()
+    records = server.take_records()
+    server_cpu_s = server.cpu_s() - server_cpu0
+    view = server_view(records, nominal_ttft_ms)
+    window = sampler.cpu_s_between(*view.window_ns) if view.window_ns else None
+    return ClientRun(returncode, wall_s, cpu_total_s, window, view, server_cpu_s, log)
+
+
+# ------------------------------------------------------------------------------------------- the SUT
+@dataclass(frozen=True)
+class SutReport:
+    """What LoadGen reported for one SUT run (from its detail log)."""
+
+    validity: str | None
+    invalid_reasons: tuple[str, ...]
+    ttft: Pct
+    tpot: Pct
+    completed_per_s: float | None
+    scheduled_per_s: float | None
+    num_errors: int | None
+    detail_log: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "validity": self.validity,
+            "invalid_reasons": list(self.invalid_reasons),
+            "ttft": self.ttft.to_json(),
+            "tpot": self.tpot.to_json(),
+            "completed_per_s": self.completed_per_s,
+            "scheduled_per_s": self.scheduled_per_s,
+            "num_errors": self.num_errors,
+            "detail_log": self.detail_log,
+        }
+
+
+def _ms(ns: float | None) -> float | None:
+    return None if ns is None else ns / 1e6
+
+
+def read_sut_report(out_dir: Path) -> SutReport:
+    logs = sorted(out_dir.rglob("mlperf_log_detail.txt"))
+    if not logs:
+        return SutReport(None, ("no mlperf_log_detail.txt under the run's output",), NOT_MEASURED, NOT_MEASURED,
+                         None, None, None, None)  # fmt: skip
+    detail: DetailLog = parse_detail_file(logs[0])
+    # LoadGen's percentiles are over all the samples of the run; its sample count is result_query_count
+    # (or the generated count when that key is absent)
+    count = detail.int_value("result_query_count") or detail.int_value("generated_query_count") or 0
+    reasons = tuple(str(v) for v in detail.values("result_invalid_reason"))
+    return SutReport(
+        validity=detail.result_validity,
+        invalid_reasons=reasons,
+        ttft=Pct(
+            _ms(detail.percentile_ns("first_token", 50)), _ms(detail.percentile_ns("first_token", 99)), count
+        ),
+        tpot=Pct(
+            _ms(detail.percentile_ns("time_per_output_token", 50)),
+            _ms(detail.percentile_ns("time_per_output_token", 99)),
+            count,
+        ),
+        completed_per_s=detail.float_value("result_completed_samples_per_sec"),
+        scheduled_per_s=detail.float_value("result_scheduled_samples_per_sec"),
+        num_errors=detail.num_errors(),
+        detail_log=str(logs[0]),
+    )
+
+
+def level_duration_s(args: argparse.Namespace, qps: float) -> float:
+    """Long enough for the percentile (min queries) and LoadGen's early stopping, capped by --max-duration-s."""
+    want = max(args.min_duration_s, args.min_queries / qps)
+    return min(max(want, args.min_duration_s), max(args.max_duration_s, args.min_duration_s))
+
+
+def write_user_conf(path: Path, qps: float, duration_s: float) -> None:
+    path.write_text(
+        "# written by bench/sut_fidelity.py: a short performance run at a fixed Server rate (not a submission)\n"
+        f"*.Server.target_qps = {qps:g}\n"
+        f"*.Server.min_duration = {int(duration_s * 1000)}\n"
+        "*.Server.min_query_count = 100\n"
+        "*.Server.sample_concatenate_permutation = 0\n",
+        encoding="utf-8",
+    )
+
+
+def sut_command(args: argparse.Namespace, url: str, conf: Path, out_dir: Path) -> list[str]:
+    return [
+        sys.executable, "-m", "loadgen_sut.cli", "run",
+        "--engine", "openai", "--endpoint", url, "--model", args.model,
+        "--benchmark", args.benchmark, "--scenario", "Server", "--round", args.round,
+        "--mode", "performance", "--user-conf", str(conf), "--out", str(out_dir),
+        *args.sut_arg,
+    ]  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------- the ladder
+def run_level(
+    args: argparse.Namespace, server: TokenServer, qps: float, peers: list[str], work: Path
+) -> dict[str, Any]:
+    level_dir = work / f"qps_{qps:g}"
+    level_dir.mkdir(parents=True, exist_ok=True)
+    duration_s = level_duration_s(args, qps)
+    conf = level_dir / "user.conf"
+    write_user_conf(conf, qps, duration_s)
+    sut_out = level_dir / "sut"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    timeout_s = duration_s * 3 + 180
+    print(f"  level {qps:g} req/s: SUT run, min_duration {duration_s:g} s ...", file=sys.stderr, flush=True)
+    sut_run = run_client(sut_command(args, server.url, conf, sut_out), level_dir, level_dir / "sut.log", server,
+                         args.ttft_ms, timeout_s, env)  # fmt: skip
+    sut = read_sut_report(sut_out)
+    result: dict[str, Any] = {
+        "target_qps": qps,
+        "min_duration_s": duration_s,
+        "sut": {"run": sut_run.to_json(), "reported": sut.to_json()},
+        "peers": {},
+    }
+    n_requests = sut_run.server.requests or max(int(qps * duration_s), 1)
+    for name in peers:
+        peer_dir = level_dir / name
+        run = make_run(name, args.peers_venv, server.url, args.model, qps, n_requests, args.tokens,
+                       args.prompt_tokens, peer_dir)  # fmt: skip
+        print(f"  level {qps:g} req/s: {name}, {n_requests} requests ...", file=sys.stderr, flush=True)
+        peer_run = run_client(run.argv, peer_dir, level_dir / f"{name}.log", server, args.ttft_ms, timeout_s)
+        report: PeerReport = read_report(name, peer_dir)
+        if peer_run.returncode != 0 and report.problem is None:
+            report = failed_report(name, f"exit status {peer_run.returncode}; see {peer_run.log}")
+        result["peers"][name] = {"run": peer_run.to_json(), "reported": report.to_json()}
+    return result
+
+
+# ------------------------------------------------------------------------------------------- the table
+def _f(v: float | None, fmt: str = "{:.1f}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def _err(v: float | None) -> str:
+    return "-" if v is None else f"{v:+.1f}"
+
+
+def table_rows(level: dict[str, Any]) -> list[list[str]]:
+    rows: list[list[str]] = []
+    clients: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+        ("SUT", level["sut"]["run"], level["sut"]["reported"])
+    ]
+    clients += [(name, p["run"], p["reported"]) for name, p in level["peers"].items()]
+    for name, run, rep in clients:
+        srv = run["server"]
+        ttft, tpot = rep["ttft"], rep["tpot"]
+        verdict = rep.get("validity") or ("failed: " + rep["problem"][:30] if rep.get("problem") else "ran")
+        rows.append([
+            f"{level['target_qps']:g}", name,
+            f"{_f(ttft['p50_ms'])} / {_f(srv['ttft']['p50_ms'])}",
+            f"{_f(ttft['p99_ms'])} / {_f(srv['ttft']['p99_ms'])}",
+            _err(error_ms(ttft["p99_ms"], srv["ttft"]["p99_ms"])),
+            f"{ttft['count']}/{srv['ttft']['count']}",
+            f"{_f(tpot['p50_ms'], '{:.2f}')} / {_f(srv['tpot']['p50_ms'], '{:.2f}')}",
+            f"{_f(tpot['p99_ms'], '{:.2f}')} / {_f(srv['tpot']['p99_ms'], '{:.2f}')}",
+            _err(error_ms(tpot["p99_ms"], srv["tpot"]["p99_ms"])),
+            _f(srv["rate_per_s"]),
+            verdict,
+            _f(run["cpu_per_query_ms"], "{:.2f}"),
+            _f(srv["ttft_late"]["p99_ms"]),
+            _f(run["server_cpu_per_query_ms"], "{:.2f}"),
+        ])  # fmt: skip
+    return rows
+
+
+HEADER = [
+    "req/s", "client", "TTFT p50 rep/srv", "TTFT p99 rep/srv", "p99 err", "n rep/srv", "TPOT p50 rep/srv",
+    "TPOT p99 rep/srv", "p99 err", "rate srv", "verdict", "CPU ms/q", "srv late p99", "srv CPU ms/q",
+]  # fmt: skip
+
+
+def print_table(levels: list[dict[str, Any]]) -> None:
+    rows = [HEADER] + [r for level in levels for r in table_rows(level)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    for i, row in enumerate(rows):
+        print("  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+    print("times in ms; rep = what the client reported, srv = what the token server observed for the same "
+          "requests; err = rep - srv; CPU ms/q = client process-tree CPU over the load window per request")  # fmt: skip
+
+
+def summary(levels: list[dict[str, Any]]) -> dict[str, Any]:
+    """The issue's targets, judged per level: p99 TTFT error, highest VALID rate, CPU per query vs the best peer."""
+    out: dict[str, Any] = {"levels": []}
+    best_sut_valid: float | None = None
+    best_peer_ok: float | None = None
+    for level in levels:
+        qps = level["target_qps"]
+        sut_run, sut_rep = level["sut"]["run"], level["sut"]["reported"]
+        sut_err = error_ms(sut_rep["ttft"]["p99_ms"], sut_run["server"]["ttft"]["p99_ms"])
+        peer_errs = {
+            name: error_ms(p["reported"]["ttft"]["p99_ms"], p["run"]["server"]["ttft"]["p99_ms"])
+            for name, p in level["peers"].items()
+        }
+        finite = {k: v for k, v in peer_errs.items() if v is not None}
+        best_peer = min(finite, key=lambda k: abs(finite[k])) if finite else None
+        peer_cpu = {name: p["run"]["cpu_per_query_ms"] for name, p in level["peers"].items()}
+        if sut_rep["validity"] == "VALID":
+            best_sut_valid = max(best_sut_valid or 0.0, qps)
+        for p in level["peers"].values():
+            rate = p["run"]["server"]["rate_per_s"]
+            # a peer "holds" a rate when it completed everything and the server saw >= 90 % of the target rate
+            if p["reported"]["problem"] is None and rate is not None and rate >= 0.9 * qps:
+                best_peer_ok = max(best_peer_ok or 0.0, qps)
+        if sut_err is None:
+            target_ok = None
+        elif qps <= 50:
+            target_ok = abs(sut_err) <= 2.0
+        elif best_peer is not None:
+            target_ok = abs(sut_err) <= 0.25 * abs(finite[best_peer])
+        else:
+            target_ok = None
+        out["levels"].append({
+            "target_qps": qps,
+            "sut_ttft_p99_error_ms": sut_err,
+            "peer_ttft_p99_error_ms": peer_errs,
+            "best_peer": best_peer,
+            "ttft_error_target_met": target_ok,
+            "sut_cpu_per_query_ms": sut_run["cpu_per_query_ms"],
+            "peer_cpu_per_query_ms": peer_cpu,
+        })  # fmt: skip
+    out["highest_valid_sut_rate"] = best_sut_valid
+    out["highest_rate_a_peer_held"] = best_peer_ok
+    return out
+
+
+def print_summary(s: dict[str, Any]) -> None:
+    print()
+    print("targets: TTFT p99 error within 2 ms up to 50 req/s, within a quarter of the best peer's above")
+    for lv in s["levels"]:
+        peers = ", ".join(f"{k} {_err(v)}" for k, v in lv["peer_ttft_p99_error_ms"].items()) or "no peer"
+        cpus = ", ".join(f"{k} {_f(v, '{:.2f}')}" for k, v in lv["peer_cpu_per_query_ms"].items())
+        met = {True: "met", False: "NOT met", None: "n/a"}[lv["ttft_error_target_met"]]
+        print(f"  {lv['target_qps']:>6g} req/s: SUT p99 TTFT error {_err(lv['sut_ttft_p99_error_ms'])} ms ({met}); "
+              f"peers {peers}; CPU ms/query SUT {_f(lv['sut_cpu_per_query_ms'], '{:.2f}')}"
+              + (f", {cpus}" if cpus else ""))  # fmt: skip
+    print(f"highest VALID SUT rate: {_f(s['highest_valid_sut_rate'], '{:g}')} req/s; highest rate a peer held "
+          f"(>= 90 % of target, no failure): {_f(s['highest_rate_a_peer_held'], '{:g}')} req/s")  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------- main
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument(
+        "--quick", action="store_true", help="one level (50 req/s), 12 s, one peer: a ~1-2 minute smoke run"
+    )
+    p.add_argument("--levels", help="comma-separated Server rates in req/s (default 10,25,44,100,200,340)")
+    p.add_argument(
+        "--min-duration-s", type=float, help="LoadGen min_duration per level (default 20, quick 12)"
+    )
+    p.add_argument("--min-queries", type=int, default=None,
+                   help=f"stretch a level to this many queries (default {EARLY_STOPPING_MIN_QUERIES + 141}: "
+                        "LoadGen's early stopping needs 459)")  # fmt: skip
+    p.add_argument(
+        "--max-duration-s", type=float, default=60.0, help="cap on the stretched duration (default 60)"
+    )
+    p.add_argument("--peers", default=None,
+                   help="comma-separated peers to run at each level: aiperf,guidellm, or none "
+                        "(default: every installed one; quick: aiperf)")  # fmt: skip
+    p.add_argument("--peers-venv", type=Path, default=DEFAULT_PEERS_VENV, help="venv holding the peers")
+    p.add_argument("--ttft-ms", type=float, default=200.0)
+    p.add_argument("--tpot-ms", type=float, default=20.0)
+    p.add_argument("--tokens", type=int, default=64)
+    p.add_argument("--prompt-tokens", type=int, default=128, help="synthetic prompt length for the peers")
+    p.add_argument("--server-python", type=Path, default=None,
+                   help="interpreter for the token server (default: the peers venv's python when it has uvloop, "
+                        "which makes the server ~10 %% cheaper; else this one)")  # fmt: skip
+    p.add_argument("--model", default="token-server")
+    p.add_argument("--owned-by", default="vllm",
+                   help="owned_by the server reports; 'vllm' makes the SUT use its vLLM request flavour")  # fmt: skip
+    p.add_argument("--benchmark", default="llama3.1-8b")
+    p.add_argument("--round", default="v6.0")
+    p.add_argument("--sut-arg", action="append", default=[],
+                   help="extra argument for 'inference-audit run' (repeatable)")  # fmt: skip
+    p.add_argument("--out", type=Path, default=REPO / "out" / "fidelity", help="work and result directory")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.levels:
+        try:
+            levels = [float(x) for x in args.levels.split(",") if x.strip()]
+        except ValueError:
+            print(f"sut_fidelity: --levels must be numbers, got {args.levels!r}", file=sys.stderr)
+            return 2
+    else:
+        levels = list(QUICK_LEVELS if args.quick else FULL_LEVELS)
+    if not levels or any(not math.isfinite(q) or q <= 0 for q in levels):
+        print("sut_fidelity: every level must be a positive rate", file=sys.stderr)
+        return 2
+    if args.min_duration_s is None:
+        args.min_duration_s = 12.0 if args.quick else 20.0
+    if args.min_queries is None:
+        args.min_queries = 0 if args.quick else EARLY_STOPPING_MIN_QUERIES + 141
+    wanted = ["aiperf"] if args.quick and args.peers is None else (
+        list(PEERS) if args.peers is None else [p for p in args.peers.split(",") if p and p != "none"])  # fmt: skip
+    unknown = [p for p in wanted if p not in PEERS]
+    if unknown:
+        print(
+            f"sut_fidelity: unknown peer(s) {', '.join(unknown)} (known: {', '.join(PEERS)})", file=sys.stderr
+        )
+        return 2
+    peers, missing = available_peers(args.peers_venv, wanted)
+    for message in missing:
+        print(f"sut_fidelity: skipping peer {message}", file=sys.stderr)
+    if args.server_python is None:
+        args.server_python = default_server_python(args.peers_venv)
+    work: Path = args.out
+    work.mkdir(parents=True, exist_ok=True)
+    server = TokenServer(args, work)
+    results: list[dict[str, Any]] = []
+    started = time.time()
+    try:
+        print(f"token server at {server.url}: TTFT {args.ttft_ms:g} ms, TPOT {args.tpot_ms:g} ms, "
+              f"{args.tokens} tokens; levels {', '.join(f'{q:g}' for q in levels)} req/s; "
+              f"peers: {', '.join(peers) or 'none'}", file=sys.stderr, flush=True)  # fmt: skip
+        for qps in levels:
+            results.append(run_level(args, server, qps, peers, work))
+            _write_json(work, args, levels, peers, missing, results, started)
+    finally:
+        server.stop()
+    print_table(results)
+    s = summary(results)
+    print_summary(s)
+    path = _write_json(work, args, levels, peers, missing, results, started, s)
+    print(f"\nall numbers: {path}")
+    return 0
+
+
+def _write_json(
+    work: Path, args: argparse.Namespace, levels: list[float], peers: list[str], missing: list[str],
+    results: list[dict[str, Any]], started: float, s: dict[str, Any] | None = None,
+) -> Path:  # fmt: skip
+    doc = {
+        "what": "bench/sut_fidelity.py: SUT-reported vs token-server-observed TTFT/TPOT, validity, CPU per query",
+        "started_unix_s": started,
+        "machine": {"cpus": os.cpu_count(), "loadavg_end": os.getloadavg()},
+        "server": {"ttft_ms": args.ttft_ms, "tpot_ms": args.tpot_ms, "tokens": args.tokens},
+        "benchmark": args.benchmark,
+        "round": args.round,
+        "levels_req_per_s": levels,
+        "peers": peers,
+        "peers_skipped": missing,
+        "percentile_definition": "LoadGen's (sorted[min(n-1, floor(n*p))]) for the SUT and the server; "
+        "each peer's own for its reported values",
+        "results": results,
+        "summary": s,
+    }
+    path = work / "fidelity.json"
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+if __name__ == "__main__":
+    sys.exit(main())
