@@ -28,6 +28,7 @@ from checker.checks.structure import (
     required_scenario_findings,
     scenario_finding,
     submitter_findings,
+    unknown_entry_findings,
 )
 from checker.checks.system import check_system
 from checker.findings import Finding, Severity, UnusableInput
@@ -173,6 +174,7 @@ def check_submitter(
                 sf = scenario_finding(sctx, rd.path, scen_dir, bench, system_type)
                 if sf is not None:
                     found.append(sf)
+                found += unknown_entry_findings(sctx, rd.path)
                 if scen is not None:
                     for check in RESULT_CHECKS:
                         found += check(ctx)

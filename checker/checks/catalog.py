@@ -58,6 +58,7 @@ _RULES = (
     RuleInfo("TREE-SCENARIO", "A17", "scenario neither required nor optional (or not a scenario)"),
     RuleInfo("TREE-REQUIRED-SCENARIOS", "A18", "a required scenario has no valid result"),
     RuleInfo("TREE-SERVER-OR-INTERACTIVE", "A19", "neither Server nor Interactive has a valid result"),
+    RuleInfo("TREE-UNKNOWN-ENTRY", "-", "entry of a result directory no rule expects", WARN, beyond=True),
     # B. system description
     RuleInfo("SYS-MISSING", "A14", "result system without systems/<system>.json"),
     RuleInfo("SYS-JSON", "B", "system description unreadable or not a JSON object"),
@@ -108,6 +109,7 @@ _RULES = (
         "PERF-SETTINGS-OVERRIDDEN", "-", "requested setting differs from the effective one", INFO, beyond=True
     ),
     RuleInfo("PERF-SUMMARY-MISMATCH", "-", "summary log disagrees with the detail log", beyond=True),
+    RuleInfo("PERF-SUMMARY-LOG", "-", "summary log unreadable or not a file", WARN, beyond=True),
     # D latency
     RuleInfo(
         "LAT-EARLY-STOPPING",

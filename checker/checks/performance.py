@@ -345,6 +345,16 @@ def check_performance(ctx: ResultContext) -> list[Finding]:
         return out
     out += detail_log_checks(ctx, log, ctx.perf_detail_path)
     srel = f"{ctx.rd.performance_dir}/mlperf_log_summary.txt"
-    summary, _problem = ctx.files.summary(srel)
+    summary, problem = ctx.files.summary(srel)
+    if problem is not None and problem.kind != "missing":  # a missing file is PERF-FILES
+        out.append(
+            problem.finding(
+                "PERF-SUMMARY-LOG",
+                result=ctx.rd.path,
+                severity=Severity.WARNING,
+                source="beyond the official checker, which never reads mlperf_log_summary.txt",
+                fix="submit the mlperf_log_summary.txt LoadGen wrote in the same run",
+            ).model_copy(update={"beyond_official": True})
+        )
     out += summary_vs_detail(ctx, log, summary, srel)
     return out

@@ -10,11 +10,17 @@
 
 from __future__ import annotations
 
+import re
+
 from checker.checks.context import SubmitterContext
 from checker.findings import Finding, Severity
 from rules.models import Benchmark, Scenario
 
 OLD = "official checker v5.1.1"
+
+# What a result directory may hold: the runs, and (v6.x layout, or SDXL in v5.1) compliance TESTxx dirs.
+RESULT_DIR_ENTRIES = frozenset({"performance", "accuracy"})
+_TEST_DIR = re.compile(r"^TEST\d\d$")
 
 
 def load_model_mapping(sctx: SubmitterContext) -> list[Finding]:
@@ -199,3 +205,22 @@ def required_scenario_findings(
             )
         )
     return out
+
+
+def unknown_entry_findings(sctx: SubmitterContext, result_path: str) -> list[Finding]:
+    """Beyond official: entries of a result directory that no rule expects (the official checker ignores them)."""
+    names = sctx.sub.list_dirs(result_path) + sctx.sub.list_files(result_path)
+    return [
+        Finding(
+            rule="TREE-UNKNOWN-ENTRY",
+            severity=Severity.WARNING,
+            message=f"'{name}' is not part of a result directory (performance/, accuracy/, TESTxx/); not checked",
+            result=result_path,
+            path=f"{result_path}/{name}",
+            source="beyond the official checker, which ignores unknown entries here",
+            fix="remove it, or move it where it belongs",
+            beyond_official=True,
+        )
+        for name in sorted(set(names))
+        if name not in RESULT_DIR_ENTRIES and not _TEST_DIR.match(name)
+    ]
