@@ -26,7 +26,7 @@ from loadgen_sut.datasets import Dataset, load_dataset
 from loadgen_sut.engines.base import EngineUnavailable, GenerationRequest
 from loadgen_sut.engines.factory import EngineSpec, build_engine, build_tokenizer
 from loadgen_sut.progress import Progress
-from loadgen_sut.settings import TestSettingsModel, compare_with_loadgen, from_loadgen, to_loadgen
+from loadgen_sut.settings import TestMode, TestSettingsModel, compare_with_loadgen, from_loadgen, to_loadgen
 from loadgen_sut.sut import LoadGenSUT, LoopThread, percentile_with_count
 
 RESULT_FILE = "sut_result.json"
@@ -125,6 +125,17 @@ def run_test(spec: TestSpec, workdir: Path) -> int:
         _write(workdir, {**result, "status": "engine_unavailable", "error": msg})
         print(f"inference-audit: engine unavailable: {msg}", file=sys.stderr)
         return EXIT_ENGINE_UNAVAILABLE
+
+    if (spec.settings.mode is TestMode.ACCURACY_ONLY or spec.audit) and not engine.ids_available:
+        loop_thread.run(engine.close(), timeout_s=30)
+        loop_thread.stop()
+        msg = (
+            f"the {spec.name} test logs output token ids, but this engine returns none and no tokenizer "
+            "was given: pass --tokenizer DIR (the served model's tokenizer)"
+        )
+        _write(workdir, {**result, "status": "setup_error", "error": msg})
+        print(f"inference-audit: error: {msg}", file=sys.stderr)
+        return EXIT_SETUP
 
     ts = to_loadgen(spec.settings, Path(spec.user_conf))
     actual = from_loadgen(ts, spec.settings.scenario, spec.settings.conf_model)

@@ -292,6 +292,11 @@ def _judge_test(t: TestRecord, say: Printer) -> list[str]:
     if t.sut.failed:
         kinds = ", ".join(f"{k}={v}" for k, v in sorted(t.sut.failures_by_kind.items()))
         reasons.append(f"{t.name}: {t.sut.failed} of {t.sut.completed} samples FAILED in the engine ({kinds})")
+    if t.sut.single_token_outputs:
+        reasons.append(
+            f"{t.name}: {t.sut.single_token_outputs} single-token output(s): LoadGen cannot time their TPOT "
+            "(error_runtime 'Number of tokens need to be greater than 1'); use --min-new-tokens 2"
+        )
     if t.sut.completed != t.sut.issued or t.sut.duplicate_completions:
         reasons.append(f"{t.name}: {t.sut.issued} issued but {t.sut.completed} completed")
     lgr = t.loadgen
@@ -526,9 +531,10 @@ def _verify_test06(test_dir: Path, tokenizer: Tokenizer | None, say: Printer, re
     out_dir.mkdir(exist_ok=True)
     eos = tokenizer.eos_token_id if tokenizer is not None else None
     result = verify_test06_run(test_dir / "mlperf_log_accuracy.json", eos, out_dir)
-    passed = bool(getattr(result, "passed", False))
-    say(f"  TEST06 verification: {'PASS' if passed else 'FAIL'} ({out_dir})")
-    if not passed:
-        reasons.append(f"TEST06 verification failed: {getattr(result, 'message', '') or out_dir}")
-    dumped: dict[str, Any] = result.model_dump(mode="json") if hasattr(result, "model_dump") else {"passed": passed}
+    say(f"  TEST06 verification: {'PASS' if result.passed else 'FAIL'} ({out_dir / 'verify_accuracy.txt'})")
+    for line in result.verify_accuracy_lines():
+        say(f"    {line}")
+    if not result.passed:
+        reasons.append(f"TEST06 verification failed (see {out_dir})")
+    dumped: dict[str, Any] = result.model_dump(mode="json")
     return dumped

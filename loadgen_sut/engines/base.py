@@ -115,6 +115,11 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def info(self) -> EngineInfo: ...
 
+    @property
+    def ids_available(self) -> bool:
+        """Whether outputs come with token ids (needed by accuracy and TEST06 runs)."""
+        return True
+
     def detokenize(self, token_ids: tuple[int, ...] | list[int]) -> str:
         """Text of output ids, for accuracy scoring; engines without a tokenizer raise."""
         raise NotImplementedError(f"{type(self).__name__} has no tokenizer to detokenize with")

@@ -1,0 +1,120 @@
+"""Real LoadGen runs against a real local OpenAI-compatible SSE server, with injected faults.
+
+Every fault must leave the run finished (no hang), every issued sample completed exactly once,
+the failures counted by kind, and the run never reported valid.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sse_server import SSEServer
+from sut_helpers import http_engine, start_server, trial
+
+from checker.parsers.accuracy_log import parse_accuracy_log
+from loadgen_sut.settings import RunMode
+
+
+def test_healthy_server_token_counts_from_usage_not_events(tmp_path: Path) -> None:
+    # 12 tokens merged 5 per SSE event (3 events): counts must come from usage/ids, not events
+    server = start_server(output_tokens=12, tokens_per_event=5)
+    try:
+        out = trial(tmp_path, http_engine(server.url), scenario="Server", mode=RunMode.ACCURACY)
+    finally:
+        server.stop()
+    acc = out.record.tests[0]
+    assert acc.status == "finished" and acc.sut.failed == 0
+    assert acc.sut.output_tokens == 12 * acc.sut.completed
+    log = parse_accuracy_log(out.run_dir / "accuracy" / "mlperf_log_accuracy.json")
+    for e in log.entries:
+        assert e.token_count == 12
+        assert e.token_ids() == tuple(range(100, 112))
+        assert e.first_token_ids() == (100, 101, 102, 103, 104)  # the whole first (merged) event
+    body = server.stats.bodies[0]
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["temperature"] == 0.0 and body["return_token_ids"] is True and body["max_tokens"] == 128
+    assert out.record.engine is not None and out.record.engine.version == "test-sse-server-1"
+    assert out.record.engine.name == "vllm"
+
+
+def test_load_is_spread_over_replicas(tmp_path: Path) -> None:
+    a, b = start_server(), start_server()
+    try:
+        out = trial(tmp_path, http_engine([a.url, b.url]), scenario="Server")
+    finally:
+        a.stop()
+        b.stop()
+    perf = out.record.tests[0]
+    assert perf.sut.failed == 0 and perf.loadgen is not None and perf.loadgen.result_validity == "VALID"
+    assert a.stats.completions + b.stats.completions == perf.sut.issued
+    assert min(a.stats.completions, b.stats.completions) > perf.sut.issued // 4
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind", "engine_kw"),
+    [
+        ("reset", "reset", {}),
+        ("http500", "http_status", {}),
+        ("truncate", "truncated", {}),
+        ("malformed", "malformed", {}),
+        ("stall", "timeout", {"idle_timeout_s": 0.3}),
+        ("usage_mismatch", "token_mismatch", {}),
+        ("engine_error", "engine", {}),
+        ("no_usage", "missing_usage", {"flavor": "generic"}),
+    ],
+)
+def test_faults_are_counted_and_invalidate(tmp_path: Path, fault: str, kind: str, engine_kw: dict[str, object]) -> None:
+    server = start_server(fault=fault, fault_every=4, stall_s=5.0)
+    try:
+        out = trial(tmp_path, http_engine(server.url, **engine_kw), scenario="Offline")
+    finally:
+        server.stop()
+    perf = out.record.tests[0]
+    assert perf.status == "finished"
+    assert perf.sut.issued == perf.sut.completed > 0  # every sample completed exactly once
+    assert perf.sut.duplicate_completions == 0
+    expected = server.stats.faults
+    assert perf.sut.failed == expected > 0
+    assert perf.sut.failures_by_kind == {kind: expected}
+    assert out.record.verdict.status == "INVALID"
+    assert any("FAILED in the engine" in r for r in out.record.verdict.reasons)
+
+
+def test_server_dies_mid_run(tmp_path: Path) -> None:
+    server = start_server(fault="shutdown", fault_every=10)
+    try:
+        out = trial(tmp_path, http_engine(server.url, max_concurrency=1), scenario="Offline")
+    finally:
+        server.stop()
+    perf = out.record.tests[0]
+    assert perf.status == "finished" and perf.sut.issued == perf.sut.completed
+    assert perf.sut.failed == perf.sut.completed - 10
+    assert set(perf.sut.failures_by_kind) <= {"connect", "reset"}
+    assert out.record.verdict.status == "INVALID"
+
+
+def test_engine_down_at_start_fails_before_loadgen(tmp_path: Path) -> None:
+    server = start_server()
+    url = server.url
+    server.stop()  # nothing listens there any more
+    out = trial(tmp_path, http_engine(url), scenario="Server")
+    t = out.record.tests[0]
+    assert t.status == "engine_unavailable"
+    assert t.error is not None and "cannot reach the engine" in t.error and url in t.error
+    assert not (out.run_dir / "performance" / "mlperf_log_detail.txt").exists()  # LoadGen never started
+    assert out.record.verdict.status == "INCOMPLETE"
+
+
+def test_wrong_model_name_is_a_clear_error(tmp_path: Path, sse_server: SSEServer) -> None:
+    out = trial(tmp_path, http_engine(sse_server.url, model="other"), scenario="Server")
+    t = out.record.tests[0]
+    assert t.status == "engine_unavailable" and t.error is not None
+    assert "does not serve model 'other'" in t.error and "tiny" in t.error
+
+
+def test_accuracy_without_token_ids_or_tokenizer_is_refused(tmp_path: Path, sse_server: SSEServer) -> None:
+    out = trial(tmp_path, http_engine(sse_server.url, flavor="generic"), scenario="Server", mode=RunMode.ACCURACY)
+    t = out.record.tests[0]
+    assert t.status == "setup_error" and t.error is not None and "--tokenizer" in t.error
+    assert not (out.run_dir / "accuracy" / "mlperf_log_accuracy.json").exists()

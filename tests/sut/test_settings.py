@@ -1,0 +1,195 @@
+"""Settings: user.conf parsing as LoadGen does it, override judging, version and LoadGen cross-checks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sut_helpers import BENCH, ROUND, sim_engine
+
+from checker.findings import Severity, UnusableInput
+from loadgen_sut.lgtest import GenerationSpec, TestSpec
+from loadgen_sut.runner import RunRequest, run
+from loadgen_sut.settings import (
+    RunMode,
+    TestSettingsModel,
+    compare_with_loadgen,
+    gates_text,
+    loadgen_version_findings,
+    official_settings,
+    override_findings,
+    parse_user_conf_text,
+    plan_settings,
+)
+from rules import load_round
+from rules.models import Scenario
+
+
+def _plan(conf: str, scenario: Scenario = Scenario.SERVER, rnd: str = ROUND):
+    r = load_round(rnd)
+    b = r.benchmark(BENCH)
+    assert b is not None
+    return plan_settings(r, b, scenario, parse_user_conf_text(conf, "user.conf"))
+
+
+def test_user_conf_tokenizer_matches_loadgen_rules() -> None:
+    uc = parse_user_conf_text(
+        "# a comment\n*.Server.target_qps=5\n#nospace comment\nllama3_1-8b.Server.target_qps = 7\n"
+        "*.Server.target_qps = 3\n*.server.min_duration = 5\n*.Server.bogus_key = 1\n*.Server.min_duration = abc\n",
+        "u.conf",
+    )
+    msgs = {(f.line, f.rule) for f in uc.problems}
+    assert (2, "RUN-CONF-SYNTAX") in msgs  # k=v without spaces: LoadGen ignores it silently
+    assert (3, "RUN-CONF-SYNTAX") in msgs  # '#nospace' is read as a key -> error_invalid_config
+    assert (6, "RUN-CONF-SCENARIO") in msgs  # scenario names are case-sensitive
+    assert (7, "RUN-CONF-UNKNOWN-KEY") in msgs
+    assert (8, "RUN-CONF-SYNTAX") in msgs
+    # lookup order: model.Scenario beats *.Scenario
+    hit = uc.lookup("llama3_1-8b", "Server", "target_qps")
+    assert hit is not None and hit.value == "7" and hit.line == 4
+    other = uc.lookup("gptj", "Server", "target_qps")
+    assert other is not None and other.value == "3"
+
+
+def test_official_settings_from_round() -> None:
+    r = load_round(ROUND)
+    b = r.benchmark(BENCH)
+    assert b is not None
+    server = official_settings(r, b, Scenario.SERVER)
+    inter = official_settings(r, b, Scenario.INTERACTIVE)
+    offline = official_settings(r, b, Scenario.OFFLINE)
+    assert server.conf_model == "llama3_1-8b" and inter.conf_model == "llama3_1-8b-interactive"
+    assert inter.loadgen_scenario is Scenario.SERVER
+    assert server.ttft_latency_ns == 2_000_000_000 and server.tpot_latency_ns == 100_000_000
+    assert inter.ttft_latency_ns == 500_000_000 and inter.tpot_latency_ns == 30_000_000
+    assert offline.ttft_latency_ns is None and offline.min_query_count == 13368
+    assert server.min_duration_ms == 600_000 and server.use_token_latencies and server.sample_concatenate_permutation
+    assert "p99 TTFT < 500 ms" in gates_text(_plan("", Scenario.INTERACTIVE))
+    with pytest.raises(UnusableInput, match="no SingleStream"):
+        official_settings(r, b, Scenario.SINGLE_STREAM)
+
+
+@pytest.mark.parametrize(
+    ("line", "compliant"),
+    [
+        ("*.Server.target_qps = 12.5", True),
+        ("*.Server.min_duration = 1000", False),
+        ("*.Server.min_duration = 900000", True),
+        ("*.Server.max_query_count = 500", False),
+        ("llama3_1-8b.Server.ttft_latency = 5000", False),
+        ("*.Server.sample_concatenate_permutation = 0", False),
+        ("*.Server.use_token_latencies = 0", False),
+        ("*.*.qsl_rng_seed = 1", False),
+        ("*.Server.performance_sample_count_override = 100", False),
+        ("*.Server.coalesce_queries = 1", True),
+    ],
+)
+def test_override_judging(line: str, compliant: bool) -> None:
+    planned = _plan(line + "\n")
+    assert len(planned.overrides) == 1
+    assert planned.overrides[0].compliant is compliant, planned.overrides[0]
+    trial = override_findings(planned, RunMode.PERFORMANCE)
+    sub = override_findings(planned, RunMode.SUBMISSION)
+    if compliant:
+        assert not trial and not sub
+    else:
+        assert trial[0].severity is Severity.WARNING and sub[0].severity is Severity.ERROR
+        assert sub[0].line == 1 and sub[0].path == "user.conf"
+
+
+def test_overrides_for_other_models_do_not_apply() -> None:
+    planned = _plan("gptj.Server.min_duration = 1\n*.Offline.min_duration = 1\n")
+    assert planned.overrides == ()
+    assert planned.effective.min_duration_ms == 600_000
+
+
+def test_loadgen_version_must_belong_to_round() -> None:
+    assert loadgen_version_findings(load_round("v6.1"), "6.0.17") == []
+    assert loadgen_version_findings(load_round("v6.0"), "6.0.3") == []
+    bad = loadgen_version_findings(load_round("v5.1"), "6.0.17")
+    assert bad and bad[0].rule == "RUN-LOADGEN-VERSION" and "5.1" in bad[0].message
+    assert "5.1" in (bad[0].fix or "")
+    missing = loadgen_version_findings(load_round("v6.1"), None)
+    assert missing[0].rule == "RUN-LOADGEN-MISSING"
+
+
+def test_compare_detects_compiled_conf_of_another_round() -> None:
+    expected = _plan("").official
+    other = expected.model_copy(update={"ttft_latency_ns": 1, "min_duration_ms": 10})
+    msgs = [f.message for f in compare_with_loadgen(expected, other, ROUND)]
+    assert any("ttft_latency_ns=1" in m for m in msgs) and any("min_duration_ms=10" in m for m in msgs)
+    assert compare_with_loadgen(expected, expected, ROUND) == []
+
+
+def _probe(tmp_path: Path, rnd: str, conf: str) -> TestSettingsModel:
+    planned = _plan(conf, rnd=rnd)
+    (tmp_path / "user.conf").write_text(conf, encoding="utf-8")
+    spec = TestSpec(
+        name="performance",
+        round_name=rnd,
+        settings=planned.effective,
+        user_conf=str(tmp_path / "user.conf"),
+        dataset="builtin",
+        engine=sim_engine(),
+        generation=GenerationSpec(max_new_tokens=16),
+    )
+    (tmp_path / "spec.json").write_text(spec.model_dump_json(), encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "loadgen_sut.lgtest", "--probe", str(tmp_path / "spec.json")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return TestSettingsModel.model_validate(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_probe_reads_back_what_loadgen_applies(tmp_path: Path) -> None:
+    """The installed LoadGen's compiled conf + user.conf, read back from TestSettings."""
+    actual = _probe(tmp_path, "v6.1", "*.Server.target_qps = 42\n")
+    planned = _plan("*.Server.target_qps = 42\n", rnd="v6.1")
+    assert actual.server_target_qps == 42.0
+    assert compare_with_loadgen(planned.official, actual, "v6.1") == []
+    # v6.0's seeds are not those compiled into the installed 6.0.x wheel: detected before a run
+    v60 = _plan("", rnd="v6.0").official
+    msgs = [f.message for f in compare_with_loadgen(v60, actual, "v6.0")]
+    assert any("seeds" in m for m in msgs)
+
+
+def test_submission_refuses_noncompliant_conf_before_running(tmp_path: Path) -> None:
+    conf = tmp_path / "u.conf"
+    conf.write_text("*.Server.min_duration = 1000\n", encoding="utf-8")
+    req = RunRequest(
+        round_name=ROUND,
+        benchmark=BENCH,
+        scenario="Server",
+        mode=RunMode.SUBMISSION,
+        engine=sim_engine(),
+        out=tmp_path / "out",
+        user_conf=conf,
+        progress_interval_s=0,
+    )
+    lines: list[str] = []
+    with pytest.raises(UnusableInput, match="refusing to run"):
+        run(req, say=lines.append)
+    assert not (tmp_path / "out").exists()  # nothing started, nothing written
+    assert any("NOT COMPLIANT" in line for line in lines)
+    assert any("p99 TTFT < 2000 ms" in line for line in lines)  # the gates are printed first
+
+
+def test_submission_refuses_wrong_loadgen_round(tmp_path: Path) -> None:
+    req = RunRequest(
+        round_name="v5.1",
+        benchmark=BENCH,
+        scenario="Offline",
+        mode=RunMode.SUBMISSION,
+        engine=sim_engine(),
+        out=tmp_path / "out",
+        progress_interval_s=0,
+    )
+    with pytest.raises(UnusableInput, match="refusing to run"):
+        run(req, say=lambda _l: None)
