@@ -204,7 +204,7 @@ def discover(root: Path, divisions: tuple[str, ...], submitter: str | None = Non
                         fix=f"remove '{rel}' or move it into a submitter directory",
                     )
                 )
-    if not divs and not findings:
+    if not divs:
         findings.append(
             Finding(
                 rule="TREE-NO-DIVISION",

@@ -1,0 +1,69 @@
+"""Rules a fixture tree alone cannot trigger: an input with no division, an unreadable effective_scenario, and a
+round without limits for a scenario (the official checker's KeyError path)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker.engine import check_tree
+from checker.findings import Severity, UnusableInput
+from rules import load_round
+from rules.models import Scenario
+from tests.checker.fixture_cases import materialize
+
+ROUND = load_round("v5.1")
+B = "closed/RedHat/results/XE8640_4xH100_vLLM/llama3.1-8b"
+
+
+def test_no_division_is_unusable(tmp_path: Path) -> None:
+    (tmp_path / "something").mkdir()
+    (tmp_path / "something" / "a.txt").write_text("x\n", encoding="utf-8")
+    rep = check_tree(tmp_path, ROUND, workers=1)
+    assert rep.unusable and not rep.results
+    assert any(f.rule == "TREE-NO-DIVISION" and f.severity is Severity.ERROR for f in rep.findings)
+
+
+def test_missing_root_raises_unusable_input(tmp_path: Path) -> None:
+    with pytest.raises(UnusableInput, match="not a directory"):
+        check_tree(tmp_path / "nope", ROUND, workers=1)
+
+
+def test_unreadable_effective_scenario(tmp_path: Path) -> None:
+    root = materialize(
+        {
+            "base": "llm",
+            "mutations": [
+                {"op": "mllog_set", "path": f"{B}/Offline/performance/run_1/mlperf_log_detail.txt", "key": "effective_scenario", "value": "Batch"}
+            ],
+        },
+        tmp_path / "t",
+    )
+    rep = check_tree(root, ROUND, workers=1)
+    off = next(e for e in rep.results if e.path == f"{B}/Offline")
+    assert not off.valid and any(f.rule == "PERF-SCENARIO" for f in off.findings)
+
+
+def test_round_without_limits_for_the_scenario(tmp_path: Path) -> None:
+    bench = ROUND.benchmarks["llama3.1-8b"]
+    limits = {k: v for k, v in bench.token_latency_limits.items() if k is not Scenario.INTERACTIVE}
+    rnd = ROUND.model_copy(
+        update={"benchmarks": {**ROUND.benchmarks, "llama3.1-8b": bench.model_copy(update={"token_latency_limits": limits})}}
+    )
+    m = "closed/RedHat/measurements/XE8640_4xH100_vLLM/llama3.1-8b"
+    c = "closed/RedHat/compliance/XE8640_4xH100_vLLM/llama3.1-8b"
+    root = materialize(
+        {
+            "base": "llm",
+            "mutations": [
+                {"op": "rename", "src": f"{B}/Server", "dst": f"{B}/Interactive"},
+                {"op": "rename", "src": f"{m}/Server", "dst": f"{m}/Interactive"},
+                {"op": "rename", "src": f"{c}/Server", "dst": f"{c}/Interactive"},
+            ],
+        },
+        tmp_path / "t",
+    )
+    rep = check_tree(root, rnd, workers=1)
+    inter = next(e for e in rep.results if e.path == f"{B}/Interactive")
+    assert not inter.valid and any(f.rule == "LAT-TOKEN-LIMITS" for f in inter.findings)
