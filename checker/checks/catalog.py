@@ -167,6 +167,7 @@ _RULES = (
     RuleInfo("COMPL-PERF-LOG", "F3", "TESTxx performance log missing or malformed"),
     RuleInfo("COMPL-TEST01-ACC", "F6/F7", "TEST01 accuracy not passed"),
     RuleInfo("COMPL-TEST06", "F8", "TEST06 verify_accuracy.txt does not pass"),
+    RuleInfo("COMPL-VERIFY", "F10", "TEST07/TEST08/TEST09 verification file without TEST PASS (v6.x)"),
     RuleInfo("COMPL-TEST06-LOG", "-", "TEST06 accuracy log missing or unparseable", beyond=True),
     RuleInfo("COMPL-TEST06-REVERIFY", "-", "TEST06 re-run on the accuracy log fails", beyond=True),
     # G. power

@@ -53,12 +53,14 @@ def check_compliance(ctx: ResultContext) -> list[Finding]:
                 )
             )
             continue
-        if test in ("TEST01", "TEST04"):
+        if test in ("TEST01", "TEST04", "TEST05"):
             out += _perf_test(ctx, test, tdir)
         if test == "TEST01":
             out += _test01_accuracy(ctx, tdir)
         if test == "TEST06":
             out += _test06(ctx, tdir)
+        if test in PASS_FILE_TESTS:
+            out += _pass_file_test(ctx, test, tdir)
     if any(f.severity is Severity.ERROR for f in out):
         ctx.computed["compliance"] = 0
     return out
@@ -113,6 +115,27 @@ def _perf_test(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
             out += detail_log_checks(ctx, log, rel, prefix="COMPL-", test=test)
             out += latency_checks(ctx, log, rel, prefix="COMPL-")
     return out
+
+
+# v6.x tests judged by a verification file that must say TEST PASS (catalogue F10)
+PASS_FILE_TESTS = {"TEST07": "verify_accuracy.txt", "TEST08": "verify_accuracy.txt", "TEST09": "verify_output_len.txt"}
+
+
+def _pass_file_test(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
+    rel = f"{tdir}/{PASS_FILE_TESTS[test]}"
+    tr = ctx.files.text(rel)
+    if tr.text is not None and any("TEST PASS" in line for line in tr.text.splitlines()):
+        return []
+    why = tr.problem.message if tr.text is None and tr.problem is not None else f"{rel} does not contain 'TEST PASS'"
+    return [
+        ctx.finding(
+            "COMPL-VERIFY",
+            f"{test}: {why}",
+            path=rel,
+            source="HEAD checker compliance_check.py (TEST07/TEST08/TEST09), catalogue F10",
+            fix=f"run compliance/{test} and keep its verification output",
+        )
+    ]
 
 
 def _test01_accuracy(ctx: ResultContext, tdir: str) -> list[Finding]:

@@ -178,10 +178,11 @@ def detail_log_checks(
             f"round rules performance-sample-count[{ctx.mlperf_model}]; {OLD}: L1621-1631",
             "do not override performance_sample_count below the benchmark's value",
         )
-    # D7 seeds
+    # D7 seeds (F12: the TEST05 seeds for a TEST05 run, where the round defines them)
     seeds = log.seeds()
+    want_seeds = r.test05_seeds if test == "TEST05" and r.test05_seeds is not None else r.seeds
     for name in ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed"):
-        want = getattr(r.seeds, name)
+        want = getattr(want_seeds, name)
         got = getattr(seeds, name)
         if got != want:
             add(

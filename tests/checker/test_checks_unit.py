@@ -67,3 +67,20 @@ def test_round_without_limits_for_the_scenario(tmp_path: Path) -> None:
     rep = check_tree(root, rnd, workers=1)
     inter = next(e for e in rep.results if e.path == f"{B}/Interactive")
     assert not inter.valid and any(f.rule == "LAT-TOKEN-LIMITS" for f in inter.findings)
+
+
+def test_v6_pass_file_tests(tmp_path: Path) -> None:
+    """TEST07/TEST08/TEST09 (v6.x rounds) pass only with TEST PASS in their verification file (catalogue F10)."""
+    bench = ROUND.benchmarks["llama3.1-8b"]
+    rnd = ROUND.model_copy(
+        update={"benchmarks": {**ROUND.benchmarks, "llama3.1-8b": bench.model_copy(update={"compliance_tests": ("TEST06", "TEST09")})}}
+    )
+    c = "closed/RedHat/compliance/XE8640_4xH100_vLLM/llama3.1-8b"
+    muts = [
+        {"op": "write", "path": f"{c}/Offline/TEST09/verify_output_len.txt", "text": "mean output length 1200\nTEST FAIL\n"},
+        {"op": "write", "path": f"{c}/Server/TEST09/verify_output_len.txt", "text": "mean output length 1200\nTEST PASS\n"},
+    ]
+    rep = check_tree(materialize({"base": "llm", "mutations": muts}, tmp_path / "t"), rnd, workers=1)
+    by = {e.scenario: e for e in rep.results}
+    assert not by["Offline"].valid and [f.rule for f in by["Offline"].findings if f.severity is Severity.ERROR] == ["COMPL-VERIFY"]
+    assert by["Server"].valid
