@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -338,8 +338,33 @@ def _summarize_test(t: TestRecord, say: Printer) -> None:
         say(f"    SUT process CPU {t.process_cpu_s:.2f} s = {t.cpu_us_per_query:.0f} us/query (LoadGen threads included)")
 
 
+def _absolute_dataset(spec: str) -> str:
+    """Test processes run in their own directories: make a relative data-set path absolute."""
+    prefix, sep, rest = spec.partition(":")
+    if sep and not Path(spec).exists() and Path(rest).exists():
+        return f"{prefix}:{Path(rest).resolve()}"
+    return str(Path(spec).resolve()) if Path(spec).exists() else spec
+
+
+def _absolute_paths(request: RunRequest) -> RunRequest:
+    eng = request.engine
+    updates: dict[str, Any] = {}
+    if eng.tokenizer_dir:
+        updates["tokenizer_dir"] = str(Path(eng.tokenizer_dir).resolve())
+    if eng.kind == "transformers" and Path(eng.model).exists():
+        updates["model"] = str(Path(eng.model).resolve())
+    return replace(
+        request,
+        out=request.out.resolve(),
+        user_conf=request.user_conf.resolve() if request.user_conf else None,
+        dataset=_absolute_dataset(request.dataset),
+        engine=eng.model_copy(update=updates) if updates else eng,
+    )
+
+
 def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     """Run one benchmark/scenario in one mode; returns the record (also written to the run dir)."""
+    request = _absolute_paths(request)
     rnd, bench, scenario = resolve(request)
     request.engine.validate_spec()
     conf_text = _effective_conf_text(request)

@@ -361,7 +361,7 @@ def official_settings(rnd: Round, benchmark: Benchmark, scenario: Scenario) -> T
         min_q = defaults.min_query_count
     limits = benchmark.token_latency_limits.get(scenario)
     tokens = benchmark.use_token_latencies_required or benchmark.is_llm
-    percentile = defaults.target_latency_percentile if defaults else None
+    percentile = defaults.target_latency_percentile if defaults and lg_scn is not Scenario.OFFLINE else None
     if percentile is not None and percentile > 1:
         percentile = percentile / 100.0
     return TestSettingsModel(
