@@ -9,7 +9,8 @@ then ``data: [DONE]``. Without ``stream`` the whole completion is sent once the 
 For every request it records, in wall-clock nanoseconds (``time.time_ns``):
 
 * ``recv_ns``: when the first byte of the request reached the server (entry of ``data_received``);
-* ``send_ns``: when each token event had been written to the socket (just after ``transport.write``).
+* ``send_ns``: when each token event was handed to the socket (just before ``transport.write``, so no client
+  can have seen the token earlier).
 
 ``GET /_bench/records`` returns them as JSON (``?reset=1`` also clears them), ``GET /_bench/stats`` returns
 the request count and the server's own CPU time (``resource.getrusage``), so a benchmark can show that the
@@ -494,8 +495,8 @@ class TokenServer:
     def _send_whole(
         self, conn: HttpConnection, record: RequestRecord, reply: bytes, keep_alive: bool
     ) -> None:
-        conn.write(reply)
         record.send_ns.append(time.time_ns())
+        conn.write(reply)
         record.complete = not conn.closed
         conn.finish(keep_alive)
 
@@ -542,14 +543,14 @@ class TokenServer:
             index = state.index
             events = state.events
             if index == record.n_tokens - 1:
-                conn.transport.write(events.last_and_tail)
                 record.send_ns.append(time_ns())
+                conn.transport.write(events.last_and_tail)
                 record.complete = True
                 self.recorder.active_streams -= 1
                 conn.finish(True)
                 continue
-            conn.transport.write(events.first if index == 0 else events.middle)
             record.send_ns.append(time_ns())
+            conn.transport.write(events.first if index == 0 else events.middle)
             state.index = index + 1
             state.due += tpot_s
             next_q.append(state)
