@@ -48,6 +48,7 @@ def trial(
 ) -> RunOutcome:
     if conf is None:
         conf = OFFLINE_TRIAL if scenario == "Offline" else SERVER_TRIAL
+    tmp_path.mkdir(parents=True, exist_ok=True)
     conf_path = tmp_path / f"{scenario}-{mode.value}.conf"
     conf_path.write_text(conf, encoding="utf-8")
     request = RunRequest(
