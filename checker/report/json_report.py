@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,7 +54,7 @@ def report_dict(
         "tool_version": report.tool_version,
         "round": report.round,
         "round_detection": round_detection,
-        "root": report.root,
+        "root": os.path.abspath(report.root),
         "submitter": submitter,
         "select": list(select),
         "ignore": list(ignore),

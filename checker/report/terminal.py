@@ -57,7 +57,7 @@ def render_terminal(
     ``quiet`` prints only invalid results (with their findings), tree-level errors and the summary.
     """
     lines: list[str] = []
-    header = f"check-submission {report.tool_version}: round {report.round}, {report.root}"
+    header = f"check-submission ({report.tool_version}): round {report.round}, {report.root}"
     if not quiet:
         lines.append(header)
         if round_detection:
@@ -76,7 +76,8 @@ def render_terminal(
             if quiet and f.severity is not Severity.ERROR:
                 continue
             lines.append(f"    {finding_line(f)}")
-    lines.append("")
+    if lines:
+        lines.append("")
     lines.extend(render_summary(report, quiet=quiet))
     return "\n".join(lines) + "\n"
 
