@@ -386,8 +386,13 @@ def score_accuracy(
     detokenize: Detokenize,
     *,
     dtype: TokenDtype = TokenDtype.INT32,
+    simulated: bool = False,
 ) -> AccuracyScore:
-    """Score ``mlperf_log_accuracy.json`` of an accuracy run against the data set's references."""
+    """Score ``mlperf_log_accuracy.json`` of an accuracy run against the data set's references.
+
+    ``simulated`` marks outputs of the simulated engine (as does a simulated data set): the score,
+    its findings and accuracy.txt then say so.
+    """
     log = parse_accuracy_log(accuracy_log)
     if log.truncated:
         raise UnusableInput("the accuracy log is truncated; scoring needs the full log", str(accuracy_log))
@@ -422,7 +427,7 @@ def score_accuracy(
         benchmark=benchmark.name,
         dataset=dataset.name,
         dataset_samples=len(dataset.samples),
-        simulated=dataset.simulated,
+        simulated=dataset.simulated or simulated,
         dtype=dtype,
         sentence_splitter=splitter.name,
         accuracy_log=str(accuracy_log),

@@ -1,0 +1,181 @@
+"""End to end with a real engine: vLLM CPU serving the tiny Llama, driven by ``inference-audit run``.
+
+Needs the venv and model that ``tests/engines/setup_vllm_cpu.sh`` makes (skipped with that reason
+otherwise). One server is started for the module (``--enforce-eager``, 127.0.0.1, a free port),
+polled on ``/health`` and stopped with SIGTERM to its process group at the end.
+
+The runs are short trials (user.conf overrides), so the expectations are LoadGen's verdicts for
+those settings: an Offline performance run with ``min_duration = 0`` is VALID; a Server run of a few
+seconds is INVALID (early stopping needs at least 459 queries). Token counts are checked against
+the engine: every request asks for exactly ``MAX_NEW_TOKENS`` with ``ignore_eos``, so each accuracy-log
+entry must hold that many ids and report that ``token_count`` (the adapter takes ``n_tokens`` from
+vLLM's ``usage`` and fails a sample whose ids disagree with it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checker.parsers.accuracy_log import parse_accuracy_log
+
+pytestmark = pytest.mark.slow
+
+CACHE = Path(os.environ.get("INFERENCE_AUDIT_CACHE", Path.home() / ".cache" / "inference-audit"))
+VENV = Path(os.environ.get("INFERENCE_AUDIT_VLLM_VENV", CACHE / "venv-vllm"))
+MODEL = Path(os.environ.get("INFERENCE_AUDIT_TINY_MODEL", CACHE / "tiny-llama"))
+READY_TIMEOUT_S = 300
+MAX_NEW_TOKENS = 16
+VOCAB = 2048
+SETUP_HINT = "run tests/engines/setup_vllm_cpu.sh first (about 5 min, 2.5 GB)"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=2) as resp:
+            return bool(resp.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def vllm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        pytest.skip(f"no vLLM CPU venv at {VENV}: {SETUP_HINT}")
+    if not (MODEL / "config.json").exists():
+        pytest.skip(f"no tiny model at {MODEL}: {SETUP_HINT}")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log_path = tmp_path_factory.mktemp("vllm") / "server.log"
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "DO_NOT_TRACK": "1",
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+    }
+    cmd = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(MODEL)]
+    cmd += ["--served-model-name", "tiny", "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["--max-model-len", "2048", "--dtype", "bfloat16", "--enforce-eager"]
+    t0 = time.monotonic()
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+    try:
+        while not _healthy(url):
+            if proc.poll() is not None:
+                tail = log_path.read_text(errors="replace")[-3000:]
+                pytest.fail(f"vLLM exited with {proc.returncode} before it was ready:\n{tail}")
+            if time.monotonic() - t0 > READY_TIMEOUT_S:
+                pytest.fail(f"vLLM not ready after {READY_TIMEOUT_S} s; log: {log_path}")
+            time.sleep(1)
+        print(f"\nvLLM CPU ready after {time.monotonic() - t0:.1f} s at {url}")
+        yield url
+    finally:
+        _stop(proc)
+
+
+def _run(
+    out: Path, url: str, scenario: str, mode: str, conf: str, *extra: str
+) -> tuple[int, dict[str, Any], str]:
+    out.mkdir(parents=True, exist_ok=True)
+    user_conf = out / "trial.conf"
+    user_conf.write_text(conf)
+    cmd = [sys.executable, "-m", "loadgen_sut.cli", "run", "--engine", "openai", "--endpoint", url]
+    cmd += ["--model", "tiny", "--tokenizer", str(MODEL), "--engine-flavor", "vllm"]
+    cmd += ["--benchmark", "llama3.1-8b", "--scenario", scenario, "--mode", mode, "--dataset", "builtin"]
+    cmd += ["--user-conf", str(user_conf), "--max-new-tokens", str(MAX_NEW_TOKENS), "--ignore-eos"]
+    cmd += ["--out", str(out / "work"), "--progress-interval", "0", *extra]
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False, cwd=out)
+    print(f"\n{scenario} {mode}: {time.monotonic() - t0:.1f} s (exit {proc.returncode})")
+    records = sorted((out / "work" / "runs").glob("*/run-record.json"))
+    assert records, f"no run record\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    record: dict[str, Any] = json.loads(records[-1].read_text())
+    return proc.returncode, record, proc.stdout + proc.stderr
+
+
+def _test(record: dict[str, Any], name: str) -> dict[str, Any]:
+    tests = {t["name"]: t for t in record["tests"]}
+    assert name in tests, f"no {name} test in the run record: {sorted(tests)}"
+    test: dict[str, Any] = tests[name]
+    return test
+
+
+def test_offline_accuracy_token_counts(vllm_url: str, tmp_path: Path) -> None:
+    conf = "*.Offline.min_duration = 0\n*.Offline.min_query_count = 8\n"
+    _, record, output = _run(tmp_path, vllm_url, "Offline", "accuracy", conf, "--dataset-limit", "8")
+    assert record["simulated"] is False
+    test = _test(record, "accuracy")
+    assert test["status"] == "finished", output
+    assert test["sut"]["completed"] == 8 and test["sut"]["failed"] == 0, output
+    assert test["sut"]["output_tokens"] == 8 * MAX_NEW_TOKENS
+    run_dir = next((tmp_path / "work" / "runs").iterdir())
+    log = parse_accuracy_log(run_dir / "accuracy" / "mlperf_log_accuracy.json")
+    assert sorted(e.qsl_idx for e in log.unique_by_qsl_idx()) == list(range(8))
+    for entry in log.entries:
+        ids = entry.token_ids()
+        assert len(ids) == MAX_NEW_TOKENS == entry.token_count  # usage.completion_tokens
+        assert all(0 <= i < VOCAB for i in ids)
+    text = (run_dir / "accuracy" / "accuracy.txt").read_text()
+    assert "'rouge1':" in text and f"'gen_tok_len': {8 * MAX_NEW_TOKENS}" in text and "hash=" in text
+
+
+def test_offline_performance_valid(vllm_url: str, tmp_path: Path) -> None:
+    conf = "*.Offline.min_duration = 0\n*.Offline.min_query_count = 32\n"
+    _, record, output = _run(tmp_path, vllm_url, "Offline", "performance", conf)
+    test = _test(record, "performance")
+    assert test["status"] == "finished", output
+    assert test["loadgen"]["result_validity"] == "VALID", output
+    assert test["loadgen"]["num_errors"] == 0
+    assert test["loadgen"]["result_value"] and test["loadgen"]["result_value"] > 0  # tokens/s
+    assert (
+        test["sut"]["failed"] == 0
+        and test["sut"]["output_tokens"] == test["sut"]["completed"] * MAX_NEW_TOKENS
+    )
+    assert record["verdict"] != "SUBMITTABLE"  # a trial with overrides is never a result
+
+
+def test_server_short_run_invalid_by_early_stopping(vllm_url: str, tmp_path: Path) -> None:
+    conf = "*.Server.target_qps = 8\n*.Server.min_duration = 4000\n*.Server.min_query_count = 32\n"
+    _, record, output = _run(tmp_path, vllm_url, "Server", "performance", conf)
+    test = _test(record, "performance")
+    assert test["status"] == "finished", output
+    lg = test["loadgen"]
+    assert lg["result_validity"] == "INVALID", output
+    assert lg["early_stopping_met"] is False  # far fewer than the 459 queries early stopping needs
+    assert lg["num_errors"] == 0
+    for key in ("ttft_p99_ns", "tpot_p99_ns"):  # every percentile carries its count
+        assert lg[key]["value"] > 0 and lg[key]["count"] == lg["query_count"], key
+    assert lg["query_count"] % 32 == 0  # equal issue: whole passes over the 32 builtin samples
+    assert test["sut"]["failed"] == 0
+    assert test["output_tokens"]["min"] == test["output_tokens"]["max"] == MAX_NEW_TOKENS
