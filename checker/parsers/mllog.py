@@ -26,6 +26,7 @@ when its value is asked for. That keeps checking a whole results repository (tho
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from dataclasses import dataclass, field
@@ -129,12 +130,13 @@ class DetailLog:
 
     __slots__ = (
         "_bad",
+        "_ends",
         "_error_lines",
         "_index",
-        "_linenos",
         "_parsed",
         "_problems",
-        "_raw",
+        "_starts",
+        "_text",
         "_warning_lines",
         "first_line_ok",
         "path",
@@ -142,67 +144,81 @@ class DetailLog:
 
     def __init__(self, path: str | None, text: str) -> None:
         self.path = path
-        self._raw: list[str] = []  # whole lines (prefix included); JSON parsed on demand
-        self._linenos: list[int] = []
+        self._text = text
+        self._starts: list[int] = []  # offset of each record's line (its ":::MLLOG" prefix)
+        self._ends: list[int] = []  # offset just past the record's JSON
         self._parsed: dict[int, MllogRecord] = {}
         self._bad: set[int] = set()
         self._index: dict[str, list[int]] = {}
         self._problems: list[ParseProblem] = []
-        self._error_lines: list[int] = []  # indices into _raw
+        self._error_lines: list[int] = []  # indices into _starts
         self._warning_lines: list[int] = []
-        self.first_line_ok = False  # HEAD checker demands the first line start with :::MLLOG
         stripped = text.lstrip()
         self.first_line_ok = stripped.startswith(MLLOG_PREFIX) or stripped.startswith(ENDPTS_PREFIX)
         fast = _FAST_PREFIX
         nfast = len(fast)
         index = self._index
-        for lineno, raw in enumerate(text.split("\n"), start=1):
-            if not raw.startswith(MLLOG_PREFIX):
-                continue
-            if raw.endswith("\r"):
-                raw = raw[:-1]
+        starts, ends = self._starts, self._ends
+        bad_offsets: list[int] = []
+        find = text.find
+        for s in _line_starts(text):
+            e = find("\n", s)
+            if e < 0:
+                e = len(text)
+            if text[e - 1 : e] == "\r":
+                e -= 1
             key: str | None = None
-            if raw.startswith(fast):
-                end = raw.find('"', nfast)
-                if end > 0 and raw.find("\\", nfast, end) < 0:
-                    key = raw[nfast:end]
+            if text.startswith(fast, s):
+                k_end = find('"', s + nfast, e)
+                if k_end > 0 and find("\\", s + nfast, k_end) < 0:
+                    key = text[s + nfast : k_end]
             if key is None:
-                m = _KEY_RE.match(raw, len(MLLOG_PREFIX))
-                if m is not None:
+                km = _KEY_RE.match(text, s + len(MLLOG_PREFIX), e)
+                if km is not None:
                     try:
-                        key = json.loads('"' + m.group(1) + '"')
+                        key = json.loads('"' + km.group(1) + '"')
                     except ValueError:
-                        key = m.group(1)
-            if key is None or not (raw.endswith("}") or raw.rstrip().endswith("}")):
-                self._problems.append(ParseProblem(lineno, _json_problem(raw[len(MLLOG_PREFIX) :])))
+                        key = km.group(1)
+            if key is None or (text[e - 1 : e] != "}" and not text[s:e].rstrip().endswith("}")):
+                bad_offsets.append(s)
                 continue
-            idx = len(self._raw)
-            self._raw.append(raw)
-            self._linenos.append(lineno)
+            idx = len(starts)
+            starts.append(s)
+            ends.append(e)
             got = index.get(key)
             if got is None:
                 index[key] = [idx]
             else:
                 got.append(idx)
-            tail_start = max(0, len(raw) - 512)
-            if raw.find('"metadata"', tail_start) < 0:
-                tail_start = 0  # unusual layout: search the whole line
-            if raw.find('"is_error": true', tail_start) >= 0 or _IS_ERROR_TRUE.search(raw, tail_start):
-                self._error_lines.append(idx)
-            elif raw.find('"is_warning": true', tail_start) >= 0 or _IS_WARNING_TRUE.search(raw, tail_start):
-                self._warning_lines.append(idx)
+        for s in bad_offsets:
+            e = find("\n", s)
+            body = text[s + len(MLLOG_PREFIX) : e if e >= 0 else len(text)]
+            self._problems.append(ParseProblem(self._lineno(s), _json_problem(body)))
+        # error / warning flags: one scan of the whole text, mapped back to records
+        if starts:
+            for name, bucket in (("is_error", self._error_lines), ("is_warning", self._warning_lines)):
+                seen: set[int] = set()
+                for pos in _flag_positions(text, name):
+                    idx = bisect.bisect_right(starts, pos) - 1
+                    if idx >= 0 and pos < ends[idx] and idx not in seen:
+                        seen.add(idx)
+                        bucket.append(idx)
+                bucket.sort()
         # records flagged as error/warning are parsed now, so a malformed one is reported
         for idx in self._error_lines + self._warning_lines:
             self._parse(idx)
+
+    def _lineno(self, offset: int) -> int:
+        return self._text.count("\n", 0, offset) + 1
 
     # ---- low level -------------------------------------------------------------------------------------------
     def _parse(self, idx: int) -> MllogRecord | None:
         rec = self._parsed.get(idx)
         if rec is not None or idx in self._bad:
             return rec
-        lineno = self._linenos[idx]
+        lineno = self._lineno(self._starts[idx])
         try:
-            obj = json.loads(self._raw[idx][len(MLLOG_PREFIX) :])
+            obj = json.loads(self._text[self._starts[idx] + len(MLLOG_PREFIX) : self._ends[idx]])
         except ValueError as exc:
             self._bad.add(idx)
             self._problems.append(ParseProblem(lineno, f"malformed :::MLLOG JSON: {exc}"))
@@ -231,7 +247,7 @@ class DetailLog:
 
     def validate_all(self) -> list[ParseProblem]:
         """Parse every line (slow on big logs); returns all problems."""
-        for idx in range(len(self._raw)):
+        for idx in range(len(self._starts)):
             self._parse(idx)
         return self.problems
 
@@ -271,7 +287,7 @@ class DetailLog:
 
     def line_of(self, key: str) -> int | None:
         idxs = self._index.get(key)
-        return self._linenos[idxs[0]] if idxs else None
+        return self._lineno(self._starts[idxs[0]]) if idxs else None
 
     def count(self, key: str) -> int:
         return len(self._index.get(key, ()))
@@ -370,6 +386,33 @@ class DetailLog:
         """E.g. ``percentile_ns("first_token", 99)`` reads ``result_first_token_99.00_percentile_latency_ns``."""
         prefix, suffix = PERCENTILE_KINDS[kind]
         return self.float_value(f"{prefix}{pct:.2f}{suffix}")
+
+
+def _line_starts(text: str) -> list[int]:
+    """Offsets of the lines that start with ``:::MLLOG`` (str.find loops: far faster than a MULTILINE regex)."""
+    out = [0] if text.startswith(MLLOG_PREFIX) else []
+    needle = "\n" + MLLOG_PREFIX
+    pos = text.find(needle)
+    while pos >= 0:
+        out.append(pos + 1)
+        pos = text.find(needle, pos + 1)
+    return out
+
+
+def _flag_positions(text: str, name: str) -> list[int]:
+    """Offsets of ``"<name>": true`` (any spacing); exact LoadGen spelling first, a regex only if the key appears
+    spelled otherwise."""
+    out = []
+    needle = f'"{name}": true'
+    pos = text.find(needle)
+    while pos >= 0:
+        out.append(pos)
+        pos = text.find(needle, pos + 1)
+    plain = text.count(f'"{name}"')
+    if plain != text.count(f'"{name}": true') + text.count(f'"{name}": false'):
+        rx = _IS_ERROR_TRUE if name == "is_error" else _IS_WARNING_TRUE
+        out = sorted({m.start() for m in rx.finditer(text)} | set(out))
+    return out
 
 
 def _json_problem(body: str) -> str:

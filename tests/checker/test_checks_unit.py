@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from checker.checks.compliance import _test06_screen
 from checker.engine import check_tree
 from checker.findings import Severity, UnusableInput
+from checker.parsers.accuracy_log import parse_accuracy_log
+from checker.test06 import verify_test06
 from rules import load_round
 from rules.models import Scenario
 from tests.checker.fixture_cases import materialize
@@ -84,3 +87,22 @@ def test_v6_pass_file_tests(tmp_path: Path) -> None:
     by = {e.scenario: e for e in rep.results}
     assert not by["Offline"].valid and [f.rule for f in by["Offline"].findings if f.severity is Severity.ERROR] == ["COMPL-VERIFY"]
     assert by["Server"].valid
+
+
+def test_test06_screen_never_passes_what_the_verifier_fails(v51_tree: Path) -> None:
+    """The string-level TEST06 screen only lets through logs that checker.test06 also passes."""
+    logs = sorted(v51_tree.rglob("TEST06/accuracy/mlperf_log_accuracy.json"))
+    assert logs
+    screened = 0
+    for p in logs:
+        scen = Scenario.parse(p.parent.parent.parent.name)
+        assert scen is not None
+        text = p.read_text(encoding="utf-8")
+        full = verify_test06(parse_accuracy_log(p).entries, scen.loadgen_scenario)
+        if _test06_screen(text, scen.loadgen_scenario):
+            screened += 1
+            assert full.passed, p
+        # one changed token_count must be caught by the screen
+        broken = text.replace('"token_count" : ', '"token_count" : 9', 1)
+        assert not _test06_screen(broken, scen.loadgen_scenario)
+    assert screened > 0
