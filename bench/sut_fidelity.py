@@ -551,7 +551,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sut_fidelity: skipping peer {message}", file=sys.stderr)
     if args.server_python is None:
         args.server_python = default_server_python(args.peers_venv)
-    work: Path = args.out
+    work: Path = args.out.resolve()
     work.mkdir(parents=True, exist_ok=True)
     priority = set_session_priority(args.nice)
     if priority:
