@@ -20,9 +20,9 @@ from checker.audit.report_common import exit_code_of, finding_lines, severity_co
 from checker.findings import Finding, Severity
 
 SCHEMA_VERSION = "1"
-# Requirements every citation has (labelling), as opposed to disclosures of a difference between results
-LABELLING_RULES = frozenset({"LBL-01", "LBL-02", "TM-01"})
-# Resolution findings that make the comparison itself wrong
+# Requirements every citation has (labels, correct numbers), as opposed to disclosures of a difference between results
+LABELLING_RULES = frozenset({"LBL-01", "LBL-02", "TM-01", "VER-05"})
+# Lookup findings that make the comparison itself wrong (a quoted number that is not the published one)
 BLOCKING_FINDINGS = frozenset({"VER-05"})
 
 
@@ -58,7 +58,8 @@ class ClaimAudit:
     @property
     def verdict(self) -> Verdict:
         if any(i.kind is IssueKind.BLOCKER for i in self.issues) or any(
-            f.rule in BLOCKING_FINDINGS and f.severity is Severity.ERROR for f in self.findings
+            f.rule in BLOCKING_FINDINGS and f.severity is Severity.ERROR and (f.scope or "").startswith("results[")
+            for f in self.findings
         ):
             return Verdict.NOT_COMPARABLE
         if any(i.kind is IssueKind.REQUIREMENT and i.rule not in LABELLING_RULES for i in self.issues):

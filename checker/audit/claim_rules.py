@@ -283,7 +283,8 @@ class ClaimRules:
             self.require("VER-02", f"{self.name(r)} is unverified", f"carry the sentence “{sentence}”",
                          has_sentence or self.footnote is None, (r.index,))  # fmt: skip
         if unverified:
-            words = official_wording(self.text + " " + (self.footnote or ""))
+            exempt = tuple(r.result for r in verified if r.result is not None)
+            words = official_wording(self.text, exempt)
             self.require("VER-04", f"unverified results ({', '.join(self.name(r) for r in unverified)})"
                          + (f" are described as {', '.join(repr(w) for w in words)}" if words else ""),
                          "never call unverified numbers official / verified / certified", not words,
@@ -349,7 +350,8 @@ class ClaimRules:
             self.require("LBL-01", f"{self.name(r)} is cited",
                          "name the submitting organization, benchmark and version, and system under test in the main text"
                          + (f" (missing: {', '.join(missing)})" if missing else ""), not missing, (r.index,))  # fmt: skip
-        problems = trademark_problems(self.text + " " + (self.footnote or ""))
+        quoted = (self.md.sentence("trademark_legend"), self.md.sentence("unverified_comparison_footnote"))
+        problems = trademark_problems(self.text + " " + (self.footnote or ""), quoted)
         if problems:
             self.require("TM-01", "; ".join(problems), "write 'MLPerf®', never as noun, verb, plural or possessive",
                          False)  # fmt: skip
@@ -370,8 +372,17 @@ class ClaimRules:
                          + (f" (missing: {', '.join(lacking)})" if lacking else ""), not lacking, self.ids(verified))  # fmt: skip
 
 
+_FACTOR = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:[x×]\s+(?:the|faster|more|higher|better|lower|as|that|of|over|vs\.?|versus)\b"
+    r"|[x×](?=[)\s.,;]|$)(?!\s*(?:[A-Za-z]+\d|gpus?|accelerators?|chips?|cards?|nodes?))|\s+times\b)",
+    re.I,
+)
+
+
 def _stated_factor(text: str) -> float | None:
-    m = re.search(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:x|×|times)(?![a-z0-9])", text, re.I)
+    """The factor a comparison states ("1.5x the ...", "3.7x faster", "(1.08x)", "2 times"); counts such as
+    "8x H100" are not factors."""
+    m = _FACTOR.search(text)
     return float(m.group(1)) if m else None
 
 

@@ -70,19 +70,32 @@ def _number_forms(value: float) -> list[str]:
 OFFICIAL_WORDING = re.compile(r"\b(official(ly)?|verified|certified|mlcommons[- ](approved|validated|endorsed))\b", re.I)
 
 
-def official_wording(text: str) -> list[str]:
-    """Words presenting a number as official / verified (ignores 'unverified' and 'not verified')."""
+def official_wording(text: str, exempt_values: tuple[float, ...] = (), window: int = 40) -> list[str]:
+    """Words presenting a number as official / verified (not 'unverified' / 'not verified').
+
+    Words within ``window`` characters of an ``exempt_values`` number (a verified result written in the text)
+    do not count: that result may be called verified.
+    """
+    spots: list[int] = []
+    for value in exempt_values:
+        for form in _number_forms(value):
+            spots += [m.start() for m in re.finditer(rf"(?<![\d.,]){re.escape(form)}(?![\d])", text)]
     found = []
     for m in OFFICIAL_WORDING.finditer(text):
         before = text[max(0, m.start() - 4) : m.start()].lower()
         if m.group(0).lower() == "verified" and (before.endswith("un") or before.endswith("not ")):
             continue
+        if any(abs(m.start() - s) <= window for s in spots):
+            continue
         found.append(m.group(0))
     return found
 
 
-def trademark_problems(text: str) -> list[str]:
-    """TM-01: MLPerf without ®, possessive or plural forms, altered spellings."""
+def trademark_problems(text: str, quoted: tuple[str, ...] = ()) -> list[str]:
+    """TM-01: MLPerf without ®, possessive or plural forms, altered spellings (the guideline's own sentences, which
+    say 'MLPerf name' and 'MLPerf specification' without ®, are left out)."""
+    for sentence in quoted:
+        text = text.replace(sentence, " ")
     out = []
     if re.search(r"MLPerf(?!\s*®|\s*\(R\))", text):
         out.append("'MLPerf' without ®")

@@ -37,8 +37,8 @@ from checker.audit.peer_model import ClientArchitecture, LatencyStat, LoadMode, 
 from checker.findings import UnusableInput
 
 # benchmarking-articles.txt:196-207 (how each tool computes ITL)
-ITL_AIPERF = "(e2e latency - TTFT) / (output tokens - 1)"
-ITL_GUIDELLM = "(request latency - TTFT) / (output tokens - 1), per request"
+ITL_AIPERF = "(e2e latency - TTFT) / (output tokens - 1), per request"
+ITL_GUIDELLM = ITL_AIPERF  # same formula (GuideLLM weights each request's ITL by output tokens - 1)
 ITL_VLLM = "mean of the gaps between consecutive streamed chunks (itls), TPOT = (e2e - TTFT) / (output tokens - 1)"
 
 # keys a run may carry as free metadata (vllm --metadata KEY=VALUE, or the claim's metadata: block)
@@ -89,7 +89,7 @@ def detect_tool(data: Any) -> PeerTool | None:
         return PeerTool.GUIDELLM
     cfg = data.get("input_config")
     if isinstance(cfg, dict) and isinstance(data.get("request_throughput"), dict):
-        if any(k in cfg for k in ("endpoint", "loadgen")):
+        if isinstance(cfg.get("endpoint"), dict) or isinstance(cfg.get("loadgen"), dict):
             return PeerTool.AIPERF
         return PeerTool.GENAI_PERF
     if "request_throughput" in data and any(k in data for k in ("mean_ttft_ms", "output_throughput", "mean_e2el_ms")):
@@ -271,11 +271,9 @@ def _aiperf_family(path: Path, data: dict[str, Any], tool: PeerTool) -> PeerRun:
         slo = cfg.get("goodput")
         extra = cfg.get("extra_inputs")
         client = ClientArchitecture.NATIVE
-    ignore_eos = _bool(_find_key(extra, "ignore_eos")) if isinstance(extra, dict) else None
-    if ignore_eos is None and isinstance(extra, list):
-        ignore_eos = True if any(str(x).replace(" ", "").lower() in ("ignore_eos:true",) for x in extra) else None
-    osl = _obj(data.get("output_sequence_length"))
-    isl = _obj(data.get("input_sequence_length"))
+    ignore_eos = _extra_flag(extra, "ignore_eos")
+    osl = _obj(data.get("output_sequence_length") or data.get("num_output_token"))
+    isl = _obj(data.get("input_sequence_length") or data.get("num_input_token"))
     merged = {**cfg, **data}
     count = _num(_dig(data, "request_count", "avg"))
     mode = LoadMode.CONCURRENCY if conc is not None else (LoadMode.RATE if rate is not None else None)
@@ -288,7 +286,7 @@ def _aiperf_family(path: Path, data: dict[str, Any], tool: PeerTool) -> PeerRun:
         input_tokens_mean=_num(isl.get("avg")) if isl else in_cfg,
         output_tokens_mean=_num(osl.get("avg")) if osl else None,
         output_tokens_min=_num(osl.get("min")), output_tokens_max=_num(osl.get("max")),
-        output_tokens_configured=out_cfg, load_mode=mode, concurrency=conc, request_rate=rate,
+        output_tokens_configured=out_cfg if out_cfg and out_cfg > 0 else None, load_mode=mode, concurrency=conc, request_rate=rate,
         slo=_str(slo if not isinstance(slo, dict) else json.dumps(slo, sort_keys=True)),
         warmup=_str(warm), run_id=_str(_meta(merged, "run_id")), ignore_eos=ignore_eos,
         requests_completed=int(count) if count is not None else None,
@@ -298,6 +296,19 @@ def _aiperf_family(path: Path, data: dict[str, Any], tool: PeerTool) -> PeerRun:
         ttft=_aiperf_stat(data.get("time_to_first_token")), itl=_aiperf_stat(data.get("inter_token_latency")),
         tpot=None, e2e=_aiperf_stat(data.get("request_latency")),
     )  # fmt: skip
+
+
+def _extra_flag(extra: Any, key: str) -> bool | None:
+    """A flag among extra request inputs: {"ignore_eos": true}, ["ignore_eos:true"] or [["ignore_eos", true]]."""
+    if isinstance(extra, dict):
+        return _bool(_find_key(extra, key))
+    if isinstance(extra, list):
+        for item in extra:
+            if isinstance(item, str) and item.split(":", 1)[0].strip() == key and ":" in item:
+                return _bool(item.split(":", 1)[1])
+            if isinstance(item, list | tuple) and len(item) == 2 and item[0] == key:
+                return _bool(item[1])
+    return None
 
 
 # ---- vllm bench serve ---------------------------------------------------------------------------------------

@@ -300,12 +300,14 @@ class RowChecker:
             if row.location:
                 keys.append(("location", row.location.strip("/").lower()))
             if row.benchmark and row.scenario and (row.id or row.platform):
+                # Open entries may run several models for one benchmark: the model run is part of the key
+                model = (row.used_model or row.benchmark).lower()
                 keys.append(("entry", (row.id or row.submitter or "") + "|" + (row.platform or row.system or ""),
-                             row.benchmark.lower(), row.scenario.lower()))
+                             row.benchmark.lower() + "|" + model, row.scenario.lower()))
             for key in keys:
                 first = seen.get(key)
                 if first is not None:
-                    what = "result directory" if key[0] == "location" else "system, benchmark and scenario"
+                    what = "result directory" if key[0] == "location" else "system, benchmark, model and scenario"
                     out.append(self.finding(row, "TABLE-DUPLICATE", "location" if key[0] == "location" else None,
                                             f"same {what} as {first.label()}"))
                     break
