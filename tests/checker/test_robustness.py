@@ -188,6 +188,17 @@ def test_huge_file_is_reported_not_read(
     assert findings_on(data, str(huge.relative_to(tree))), output
 
 
+def test_huge_log_the_checker_reads_is_reported_not_loaded(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with (tree / DETAIL).open("r+b") as fh:  # sparse: 80 MB of NUL bytes after the real log
+        fh.truncate(80 * 1024 * 1024)
+    code, data, output = run_check(tree, tmp_path, capsys)
+    assert code == 1
+    assert any(f["severity"] == "error" for f in findings_on(data, DETAIL)), output
+    assert not result_valid(data, RESULT)
+
+
 def test_symlink_out_of_the_tree_is_not_followed(
     tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
