@@ -15,8 +15,9 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+from checker.checks.catalog import RULES
 from checker.engine import check_tree
-from checker.findings import EXIT_UNUSABLE, UnusableInput
+from checker.findings import EXIT_UNUSABLE, UnusableInput, rule_matches
 from checker.report.atomic import write_atomic
 from checker.report.json_report import render_json, report_dict
 from checker.report.junit import render_junit
@@ -77,6 +78,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _split_ids(values: Sequence[str]) -> list[str]:
     return [part.strip() for v in values for part in v.split(",") if part.strip()]
+
+
+def _known_rule_ids() -> list[str]:
+    """Every rule id the checker can emit (compliance runs repeat PERF-/LAT- rules as COMPL-PERF-/COMPL-LAT-)."""
+    ids = list(RULES)
+    ids += [f"COMPL-{r}" for r in RULES if r.startswith(("PERF-", "LAT-"))]
+    return ids
+
+
+def _unknown_patterns(patterns: Sequence[str]) -> list[str]:
+    known = _known_rule_ids()
+    return [p for p in patterns if not any(rule_matches(r, [p]) for r in known)]
 
 
 def _fail(message: str) -> int:
@@ -160,6 +173,13 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(chosen)
     rnd, round_note = chosen
     select, ignore = _split_ids(args.select), _split_ids(args.ignore)
+    for option, patterns in (("--select", select), ("--ignore", ignore)):
+        unknown = _unknown_patterns(patterns)
+        if unknown:  # a typo in --select would silently pass everything
+            return _fail(
+                f"{option} {','.join(unknown)}: no rule id matches; rule ids look like PERF-SEEDS "
+                f"(prefixes such as PERF or ACC-HASH select families)"
+            )
 
     show_progress = not args.quiet and (args.progress or sys.stderr.isatty())
     progress = Progress() if show_progress else None

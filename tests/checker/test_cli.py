@@ -168,6 +168,10 @@ def test_output_outside_the_tree_overwrites_atomically(
 
 
 def test_bad_arguments_exit_2(redhat: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([str(redhat), "--select", "PREF"]) == 2  # a typo must not select nothing and pass
+    assert "--select PREF: no rule id matches" in capsys.readouterr().err
+    assert cli.main([str(redhat), "--ignore", "PERF,NOPE-X"]) == 2
+    assert "NOPE-X" in capsys.readouterr().err
     assert cli.main([str(redhat), "--workers", "0"]) == 2
     assert "--workers" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
