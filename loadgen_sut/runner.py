@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import os
 import secrets
 import signal
 import subprocess
@@ -52,7 +51,6 @@ from loadgen_sut.settings import (
     compare_with_loadgen,
     gates_text,
     installed_loadgen_version,
-    load_user_conf,
     loadgen_version_findings,
     override_findings,
     parse_user_conf_text,
@@ -197,12 +195,18 @@ def _print_findings(findings: Sequence[Finding], say: Printer) -> None:
         say(f"  {f.severity.value.upper():7} {f.rule}: {where}{f.message}")
 
 
-def _spawn(spec_path: Path, cwd: Path, probe: bool = False) -> subprocess.CompletedProcess[str] | int:
-    cmd = [sys.executable, "-m", "loadgen_sut.lgtest", *(["--probe"] if probe else []), str(spec_path)]
-    env = dict(os.environ)
-    if probe:
-        return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env)
+def _child_cmd(spec_path: Path, probe: bool) -> list[str]:
+    return [sys.executable, "-m", "loadgen_sut.lgtest", *(["--probe"] if probe else []), str(spec_path)]
+
+
+def _probe(spec_path: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """FromConfig in a fresh process: what the installed LoadGen will apply."""
+    return subprocess.run(_child_cmd(spec_path, True), cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
+
+
+def _run_child(spec_path: Path, cwd: Path) -> int:
+    """One LoadGen test in a fresh process (its output goes straight to the terminal)."""
+    proc = subprocess.Popen(_child_cmd(spec_path, False), cwd=cwd)
     try:
         return proc.wait()
     except KeyboardInterrupt:
@@ -250,17 +254,18 @@ def _test_record(
             data = json.loads(res_path.read_text(encoding="utf-8"))
         except ValueError:
             data = {}
-    status = data.get("status") or ("crashed" if rc != 0 else "unknown")
+    status = str(data.get("status") or "crashed")
     if rc not in (0, EXIT_ENGINE_UNAVAILABLE) and status == "finished":
-        status = "crashed"
+        status = "crashed"  # wrote a result, then died
+    error = data.get("error") or (None if rc == 0 else f"test process exited with code {rc}")
     sut = data.get("sut") or {}
     out_tokens = data.get("output_tokens")
     settings = data.get("loadgen_settings")
     return TestRecord(
         name=name,
         directory=str(test_dir.relative_to(run_dir)),
-        status=status if rc == 0 or status != "finished" else "crashed",
-        error=data.get("error") or (f"test process exited with code {rc}" if rc not in (0,) and not data else None),
+        status=status,
+        error=error,
         loadgen=log,
         sut=SutCounts(
             issued=sut.get("issued", 0),
@@ -283,7 +288,7 @@ def _test_record(
     ), data
 
 
-def _judge_test(t: TestRecord, say: Printer) -> list[str]:
+def _judge_test(t: TestRecord) -> list[str]:
     """Reasons this test makes the run invalid (empty = fine)."""
     reasons = []
     if t.status != "finished":
@@ -368,8 +373,6 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     rnd, bench, scenario = resolve(request)
     request.engine.validate_spec()
     conf_text = _effective_conf_text(request)
-    if request.user_conf is not None:
-        load_user_conf(request.user_conf)  # readable, with a clear error otherwise
     planned, findings = preflight(request, rnd, bench, scenario, conf_text)
     simulated = request.engine.kind == "simulated"
     label = " [SIMULATED ENGINE]" if simulated else ""
@@ -429,13 +432,12 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         spec_path.write_text(spec.model_dump_json(indent=2) + "\n", encoding="utf-8")
         if not probed:
             probed = True
-            pr = _spawn(spec_path, test_dir, probe=True)
-            assert isinstance(pr, subprocess.CompletedProcess)
+            pr = _probe(spec_path, test_dir)
             if pr.returncode != 0:
                 raise UnusableInput(f"LoadGen could not read the settings: {pr.stderr.strip()[-500:]}", path=str(conf_path))
             actual = TestSettingsModel.model_validate_json(pr.stdout.strip().splitlines()[-1])
-            mismatches = compare_with_loadgen(planned.official, actual, rnd.name)
-            mismatches = [m for m in mismatches if not _explained_by_override(m, planned)]
+            overridden = frozenset(o.setting for o in planned.overrides)
+            mismatches = compare_with_loadgen(planned.official, actual, rnd.name, skip=overridden)
             if mismatches:
                 sev = Severity.ERROR if request.mode is RunMode.SUBMISSION else Severity.WARNING
                 mismatches = [m.model_copy(update={"severity": sev}) for m in mismatches]
@@ -446,8 +448,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         if audit:
             (test_dir / AUDIT_CONFIG).write_text(test06_audit_config(rnd, bench), encoding="utf-8")
         say(f"-- {name} ({lg_mode.value}) --")
-        rc = _spawn(spec_path, test_dir)
-        assert isinstance(rc, int)
+        rc = _run_child(spec_path, test_dir)
         detail = test_dir / "mlperf_log_detail.txt"
         lgr = loadgen_result(parse_detail_file(detail), rnd, bench, scenario) if detail.is_file() else None
         trec, data = _test_record(name, test_dir, run_dir, rc, lgr)
@@ -455,7 +456,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
             engine_info = data["engine"]
         tests.append(trec)
         _summarize_test(trec, say)
-        reasons += _judge_test(trec, say)
+        reasons += _judge_test(trec)
         if rc == EXIT_ENGINE_UNAVAILABLE or trec.status in ("engine_unavailable", "setup_error"):
             break
         if name == "accuracy" and trec.status == "finished":
@@ -518,11 +519,6 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         say(f"  - {r}")
     say(f"run record: {run_dir / RECORD_FILE}")
     return RunOutcome(record=record, run_dir=run_dir, dataset=dataset, tokenizer=tokenizer, findings=findings)
-
-
-def _explained_by_override(f: Finding, planned: PlannedSettings) -> bool:
-    """A LoadGen value that differs from the round because the user overrode it (already judged)."""
-    return any(f"will use {o.setting}=" in f.message for o in planned.overrides)
 
 
 def _input_stats(dataset: Dataset) -> LengthStats | None:

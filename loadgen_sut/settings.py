@@ -664,10 +664,17 @@ def _seed_tuple(seeds: Seeds) -> tuple[int, int, int]:
     return (seeds.qsl_rng_seed, seeds.sample_index_rng_seed, seeds.schedule_rng_seed)
 
 
-def compare_with_loadgen(expected: TestSettingsModel, actual: TestSettingsModel, round_name: str) -> list[Finding]:
-    """Where the installed LoadGen's compiled conf disagrees with the round's rules."""
+def compare_with_loadgen(
+    expected: TestSettingsModel, actual: TestSettingsModel, round_name: str, skip: frozenset[str] = frozenset()
+) -> list[Finding]:
+    """Where the installed LoadGen's compiled conf disagrees with the round's rules.
+
+    ``skip``: settings a user.conf override changed (judged separately as overrides).
+    """
     out = []
     for name in _COMPARED:
+        if name in skip:
+            continue
         want, got = getattr(expected, name), getattr(actual, name)
         if want is None:
             continue
