@@ -1,0 +1,142 @@
+"""``inference-audit claim``: the issue's example, verdicts, citation text, --text claims and unusable input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from schemas import schema_errors
+
+CLAIMS = Path(__file__).resolve().parent / "fixtures" / "claims"
+
+ISSUE_EXAMPLE = """\
+text: "System A delivers 1.5x the tokens/s per GPU of System B on Llama 2 70B"
+results:
+  - {id: "5.1-0001", benchmark: llama2-70b-99, scenario: Offline}   # looked up in --table
+  - {id: "own", benchmark: llama2-70b-99, scenario: Offline,        # a number not in the table
+     result: 40000, units: Tokens/s, accelerators: 8}
+metric: tokens/s per accelerator        # optional; read from the text when absent
+source: mlcommons                       # or "own measurement" for numbers not from a submission
+"""
+
+
+def test_issue_example(audit, rows_table: Path, tmp_path: Path) -> None:
+    path = tmp_path / "claim.yaml"
+    path.write_text(ISSUE_EXAMPLE)
+    run = audit("claim", str(path), "--table", str(rows_table))
+    assert run.code == 1
+    report = run.report
+    assert not schema_errors(report, "claim-report")
+    assert report["claim"]["metric"] == {"text": "tokens/s per accelerator", "base": "tokens/s",
+                                         "derivations": ["per-accelerator"], "from_text": False}  # fmt: skip
+    r1, r2 = report["results"]
+    assert (r1["origin"], r1["verified"], r1["result"], r1["accelerators"], r1["table_row"]) == ("table", True, 27803.9, 8, 2)
+    assert (r2["origin"], r2["verified"], r2["mlperf"]) == ("given", False, True)
+    assert report["verdict"] == "comparable-with-disclosures"
+    missing = {r["rule"] for r in report["rules"] if r["satisfied"] is False}
+    # own number not labelled unverified; derived figure not labelled; body lacks organization / version / system
+    assert {"VER-02", "CMP-06", "DRV-01", "LBL-01"} <= missing
+    # 1.5x: 40000/8 over 27803.9/8 is 1.44x, within 5 % of 1.5 — the factor itself is supported
+    assert not any(r["rule"] == "VER-05" and r["satisfied"] is False for r in report["rules"])
+    foot = report["footnote"]
+    assert foot[0].startswith("[1] MLPerf® v5.1 Inference Closed llama2-70b-99 Offline. Retrieved from ")
+    assert foot[0].endswith("entry 5.1-0001. Result verified by MLCommons Association.")
+    assert foot[1].startswith("[2] MLPerf® v5.1 Inference llama2-70b-99 Offline, unverified result")
+    assert foot[1].endswith("Result not verified by MLCommons Association.")
+    assert any(line.startswith("Unverified results have not been through an MLPerf® review") for line in foot)
+    assert any(line.startswith("Per-accelerator figures are the system result divided by") for line in foot)
+
+
+def test_comparable_claim_prints_citation(audit, rows_table: Path, tmp_path: Path) -> None:
+    src = (CLAIMS / "TM-01" / "honour.yaml").read_text()
+    path = tmp_path / "c.yaml"
+    path.write_text(src + "retrieved: 10 September 2025\nurl: https://mlcommons.org/benchmarks/inference-datacenter/\n")
+    run = audit("claim", str(path), "--table", str(rows_table))
+    assert run.code == 0 and run.report["verdict"] == "comparable"
+    assert run.report["footnote"][:2] == [
+        "[1] MLPerf® v5.1 Inference Closed llama2-70b-99 Offline. Retrieved from "
+        "https://mlcommons.org/benchmarks/inference-datacenter/ 10 September 2025, entry 5.1-0061. "
+        "Result verified by MLCommons Association.",
+        "[2] MLPerf® v5.1 Inference Closed llama2-70b-99 Offline. Retrieved from "
+        "https://mlcommons.org/benchmarks/inference-datacenter/ 10 September 2025, entry 5.1-0001. "
+        "Result verified by MLCommons Association.",
+    ]
+    assert run.out.splitlines()[-1].startswith("verdict: COMPARABLE (")
+
+
+def test_quoted_number_differs_from_table(audit, rows_table: Path, tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text((CLAIMS / "TM-01" / "honour.yaml").read_text().replace(
+        "- id: 5.1-0001", "- id: 5.1-0001\n  result: 30000"))  # fmt: skip
+    run = audit("claim", str(path), "--table", str(rows_table))
+    assert run.code == 1 and run.report["verdict"] == "not-comparable"
+    hit = run.findings("VER-05", "error")
+    assert hit and "the table says 27803.9 Tokens/s" in hit[0]["message"]
+
+
+def test_text_claim(audit, rows_table: Path) -> None:
+    text = ("MLPerf® Inference v5.1 Closed, Llama 2 70B (llama2-70b-99) Offline: Lenovo ThinkSystem SR680a V3 "
+            "(5.1-0061) with 8 B200 GPUs delivered 102909 tokens/s, 3.7x the 27803.9 tokens/s of AMD's Supermicro "
+            "AS-8125GS-TNMR2 (5.1-0001) with 8 MI300X GPUs.")  # fmt: skip
+    run = audit("claim", "--text", text, "--table", str(rows_table))
+    assert run.code == 0, run.out
+    assert [r["label"] for r in run.report["results"]] == ["5.1-0061 llama2-70b-99 Offline",
+                                                           "5.1-0001 llama2-70b-99 Offline"]  # fmt: skip
+    assert run.report["claim"]["path"] is None and run.report["claim"]["metric"]["from_text"] is True
+
+
+def test_text_claim_reads_derived_metric(audit, rows_table: Path) -> None:
+    text = ("MLPerf® Inference v5.1 Closed Llama 2 70B (llama2-70b-99) Offline: Azure ND_GB200_v6 (5.1-0008) gives "
+            "2x the tokens/s per GPU of AMD's Supermicro AS-8125GS-TNMR2 (5.1-0001).")  # fmt: skip
+    run = audit("claim", "--text", text, "--table", str(rows_table))
+    assert run.report["claim"]["metric"]["derivations"] == ["per-accelerator"]
+    rules = {r["rule"] for r in run.report["rules"] if r["satisfied"] is False}
+    # counts 4 vs 8 not in the text; 13015.4 vs 3475.5 per GPU is 3.7x, not 2x; derived figure unlabelled
+    assert {"CMP-06", "VER-05", "DRV-01"} <= rules
+    assert run.code == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "argv", "message"),
+    [
+        ("text: [unclosed\n", (), "invalid YAML"),
+        ("text: hi\nresults: [{id: 5.1-0001, speed: 3}]\n", ("--table", "T"), "speed"),
+        ("- just\n- a list\n", (), "a claim is a mapping"),
+        ("text: hi\nresults: [{id: 5.1-0001, benchmark: llama2-70b-99, scenario: Offline}]\n", (), "pass --table FILE"),
+        ("text: hi\nresults: [{id: 5.1-0001}]\n", ("--table", "T"), "matches 8 rows"),
+        ("text: hi\nresults: [{id: 5.1-0777, benchmark: resnet, scenario: Offline}]\n", ("--table", "T"),
+         "not in the table and the entry gives no result"),
+        ("text: hi\nresults: [{file: missing.json}]\n", (), "missing.json"),
+        ("text: hi\n", (), "names no results"),
+    ],
+)
+def test_unusable_claims_exit_2(audit, rows_table: Path, tmp_path: Path, content: str, argv: tuple[str, ...],
+                                message: str) -> None:  # fmt: skip
+    path = tmp_path / "claim.yaml"
+    path.write_text(content)
+    args = [str(rows_table) if a == "T" else a for a in argv]
+    run = audit("claim", str(path), *args, json_report=False)
+    assert run.code == 2, run.out
+    assert message in run.err
+
+
+def test_yaml_error_names_file_and_line(audit, tmp_path: Path) -> None:
+    path = tmp_path / "claim.yaml"
+    path.write_text("text: ok\nresults:\n  - {id: [unclosed\n")
+    run = audit("claim", str(path), json_report=False)
+    assert run.code == 2 and f"{path}:" in run.err
+
+
+def test_nothing_to_audit(audit) -> None:
+    run = audit("claim", json_report=False)
+    assert run.code == 2 and "nothing to audit" in run.err
+
+
+def test_json_report_is_written_and_valid(audit, rows_table: Path, tmp_path: Path) -> None:
+    run = audit("claim", str(CLAIMS / "CMP-09" / "break.yaml"), "--table", str(rows_table))
+    report = run.report
+    assert report is not None and report["schema_version"] == "1" and report["kind"] == "claim-report"
+    assert not schema_errors(report, "claim-report")
+    assert json.loads(json.dumps(report)) == report
