@@ -1,7 +1,8 @@
 """Seeded fuzzing of ``check-submission`` on mutated copies of real v5.1 submitter trees.
 
 Each case copies one real submitter, applies 1-3 random mutations (byte flips, truncations,
-file and directory deletions, JSON edits, LoadGen log line edits, junk files), checks it, and
+file and directory deletions, JSON edits, LoadGen log line edits, junk files, symbolic links out of
+the tree, to themselves or dangling), checks it, and
 asserts the invariants every input must keep: no exception (exit code 0, 1 or 2; 3 is an
 internal error), no traceback, the input tree unchanged, a JSON report that validates against
 ``schemas/check-report.json``, results that name existing directories, and findings that name
@@ -172,6 +173,22 @@ class Mutator:
         (d / name).write_bytes(self.rng.randbytes(self.rng.randint(0, 512)))
         self.log.append(f"add {self.rel(d / name)}")
 
+    def add_symlink(self) -> None:
+        """Replace a file by a link, or add one: out of the tree, to itself, dangling or to a sibling."""
+        files = self.files()
+        p = self.pick(files)
+        if p is None:
+            return
+        target = self.rng.choice(["/etc/passwd", "../" * 12 + "etc", p.name, "missing/file", str(files[0])])
+        if self.rng.random() < 0.5:
+            p.unlink()
+            self.removed.add(self.rel(p))
+            link = p
+        else:
+            link = p.with_name(p.name + ".lnk")
+        link.symlink_to(target)
+        self.log.append(f"symlink {self.rel(link)} -> {target}")
+
     def mutate(self) -> None:
         ops = [
             self.flip_bytes,
@@ -183,6 +200,7 @@ class Mutator:
             self.log_line_edit,
             self.log_line_edit,
             self.add_junk,
+            self.add_symlink,
         ]
         for _ in range(self.rng.randint(1, 3)):
             self.rng.choice(ops)()
