@@ -83,6 +83,7 @@ class SafeTree:
         self.real_root = Path(os.path.realpath(confine if confine is not None else root))
         self._real_root_s = str(self.real_root)
         self._dir_cache: dict[str, str] = {}
+        self._root_s = str(root)
         # walked subtrees (rel prefix) whose every symlink is known: paths below them that cross no known
         # link are inside without any syscall
         self._walked: dict[str, frozenset[str]] = {}
@@ -95,6 +96,9 @@ class SafeTree:
     # ---- confinement ---------------------------------------------------------------------------------------
     def abspath(self, rel: str) -> Path:
         return self.root / rel if rel else self.root
+
+    def _abs(self, rel: str) -> str:
+        return os.path.join(self._root_s, rel) if rel else self._root_s
 
     def _inside(self, real: str) -> bool:
         return real == self._real_root_s or real.startswith(self._real_root_s + os.sep)
@@ -117,7 +121,9 @@ class SafeTree:
                 if not links:
                     return None
                 parts = rel.split("/")
-                if not any("/".join(parts[:i]) in links for i in range(prefix.count("/") + 2, len(parts) + 1)):
+                if not any(
+                    "/".join(parts[:i]) in links for i in range(prefix.count("/") + 2, len(parts) + 1)
+                ):
                     return None
                 break
         return self._confine_slow(rel)
@@ -149,26 +155,26 @@ class SafeTree:
 
     # ---- queries ------------------------------------------------------------------------------------------
     def exists(self, rel: str) -> bool:
-        return self._confine(rel) is None and os.path.exists(self.abspath(rel))
+        return self._confine(rel) is None and os.path.exists(self._abs(rel))
 
     def is_file(self, rel: str) -> bool:
-        return self._confine(rel) is None and os.path.isfile(self.abspath(rel))
+        return self._confine(rel) is None and os.path.isfile(self._abs(rel))
 
     def is_dir(self, rel: str) -> bool:
-        return self._confine(rel) is None and os.path.isdir(self.abspath(rel))
+        return self._confine(rel) is None and os.path.isdir(self._abs(rel))
 
     def list_dir(self, rel: str) -> list[str]:
         """Sorted entry names (empty when not a readable dir inside the root)."""
         if self._confine(rel) is not None:
             return []
         try:
-            return sorted(os.listdir(self.abspath(rel)))
+            return sorted(os.listdir(self._abs(rel)))
         except OSError:
             return []
 
     def size(self, rel: str) -> int | None:
         try:
-            return os.stat(self.abspath(rel)).st_size if self._confine(rel) is None else None
+            return os.stat(self._abs(rel)).st_size if self._confine(rel) is None else None
         except OSError:
             return None
 
@@ -179,7 +185,7 @@ class SafeTree:
         problem = self._confine(rel)
         if problem is not None:
             return None, problem
-        p = self.abspath(rel)
+        p = self._abs(rel)
         try:
             if not os.path.exists(p):
                 return None, ReadProblem(rel, "missing", f"{rel}: file not found")

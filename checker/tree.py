@@ -97,6 +97,8 @@ class SubmitterTree:
     results: tuple[ResultDir, ...]
     # dirs under results/<sys>/ per system: benchmark -> scenario dirs (sorted)
     benchmarks: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    file_children: dict[str, tuple[str, ...]] = field(default_factory=dict)  # dir -> sorted file/link names
+    dir_children: dict[str, tuple[str, ...]] = field(default_factory=dict)  # dir -> sorted subdir names
 
     @property
     def path(self) -> str:
@@ -109,21 +111,12 @@ class SubmitterTree:
         return rel in self.dirs
 
     def list_files(self, rel_dir: str) -> list[str]:
-        """Names of the regular files (and symlinks) directly in ``rel_dir``."""
-        prefix = rel_dir + "/"
-        out = [p[len(prefix) :] for p in self.files if p.startswith(prefix) and "/" not in p[len(prefix) :]]
-        out += [
-            s.path[len(prefix) :]
-            for s in self.symlinks
-            if s.path.startswith(prefix) and "/" not in s.path[len(prefix) :]
-        ]
-        return sorted(out)
+        """Names of the regular files (and symlinks) directly in ``rel_dir``, sorted."""
+        return list(self.file_children.get(rel_dir, ()))
 
     def list_dirs(self, rel_dir: str) -> list[str]:
-        prefix = rel_dir + "/"
-        return sorted(
-            d[len(prefix) :] for d in self.dirs if d.startswith(prefix) and "/" not in d[len(prefix) :]
-        )
+        """Names of the (real) subdirectories of ``rel_dir``, sorted."""
+        return list(self.dir_children.get(rel_dir, ()))
 
 
 @dataclass(frozen=True)
@@ -225,16 +218,23 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
     dirs: set[str] = set()
     empty: list[str] = []
     links: list[SymlinkInfo] = []
+    fchildren: dict[str, list[str]] = {}
+    dchildren: dict[str, list[str]] = {}
+    base_s = str(base)
     start = f"{division}/{name}"
     stack = [start]
     while stack:
         rel = stack.pop()
         try:
-            entries = list(os.scandir(base / rel))
+            entries = list(os.scandir(os.path.join(base_s, rel)))
         except OSError:
             continue
         if not entries:
             empty.append(rel)
+        fnames: list[str] = []
+        dnames: list[str] = []
+        fchildren[rel] = fnames
+        dchildren[rel] = dnames
         for e in entries:
             child = f"{rel}/{e.name}"
             try:
@@ -247,39 +247,30 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
                 broken = not os.path.exists(real)
                 outside = not (real == real_checked or real.startswith(real_checked + os.sep))
                 links.append(SymlinkInfo(child, target, broken, outside))
+                fnames.append(e.name)
             elif stat.S_ISDIR(st.st_mode):
                 dirs.add(child)
                 stack.append(child)
+                dnames.append(e.name)
             else:
                 files[child] = st.st_size
+                fnames.append(e.name)
+    file_children = {k: tuple(sorted(v)) for k, v in fchildren.items()}
+    dir_children = {k: tuple(sorted(v)) for k, v in dchildren.items()}
     results_rel = f"{start}/results"
-    result_systems = sorted(
-        d.rsplit("/", 1)[1] for d in dirs if d.startswith(results_rel + "/") and d.count("/") == 3
-    )
+    result_systems = dir_children.get(results_rel, ())
     benchmarks: dict[str, dict[str, tuple[str, ...]]] = {}
     results: list[ResultDir] = []
     for system in result_systems:
         sys_rel = f"{results_rel}/{system}"
         bms: dict[str, tuple[str, ...]] = {}
-        for bm in sorted(
-            d.rsplit("/", 1)[1] for d in dirs if d.startswith(sys_rel + "/") and d.count("/") == 4
-        ):
-            bm_rel = f"{sys_rel}/{bm}"
-            scens = tuple(
-                sorted(d.rsplit("/", 1)[1] for d in dirs if d.startswith(bm_rel + "/") and d.count("/") == 5)
-            )
+        for bm in dir_children.get(sys_rel, ()):
+            scens = dir_children.get(f"{sys_rel}/{bm}", ())
             bms[bm] = scens
             results.extend(ResultDir(division, name, system, bm, sc) for sc in scens)
         benchmarks[system] = bms
-    systems_rel = f"{start}/systems/"
-    systems = sorted(
-        p[len(systems_rel) : -len(".json")]
-        for p in files
-        if p.startswith(systems_rel) and p.endswith(".json") and "/" not in p[len(systems_rel) :]
-    )
-    meas_rel = f"{start}/measurements"
-    measurement_systems = sorted(
-        d.rsplit("/", 1)[1] for d in dirs if d.startswith(meas_rel + "/") and d.count("/") == 3
+    systems = tuple(
+        n[: -len(".json")] for n in file_children.get(f"{start}/systems", ()) if n.endswith(".json")
     )
     return SubmitterTree(
         division=division,
@@ -289,11 +280,13 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
         dirs=frozenset(dirs),
         empty_dirs=tuple(sorted(empty)),
         symlinks=tuple(links),
-        systems=tuple(systems),
-        result_systems=tuple(result_systems),
-        measurement_systems=tuple(measurement_systems),
+        systems=systems,
+        result_systems=result_systems,
+        measurement_systems=dir_children.get(f"{start}/measurements", ()),
         results=tuple(results),
         benchmarks=benchmarks,
+        file_children=file_children,
+        dir_children=dir_children,
     )
 
 

@@ -133,6 +133,7 @@ class DetailLog:
         "_ends",
         "_error_lines",
         "_index",
+        "_linenos",
         "_parsed",
         "_problems",
         "_starts",
@@ -147,6 +148,7 @@ class DetailLog:
         self._text = text
         self._starts: list[int] = []  # offset of each record's line (its ":::MLLOG" prefix)
         self._ends: list[int] = []  # offset just past the record's JSON
+        self._linenos: list[int] = []  # 1-based line of each record
         self._parsed: dict[int, MllogRecord] = {}
         self._bad: set[int] = set()
         self._index: dict[str, list[int]] = {}
@@ -161,7 +163,18 @@ class DetailLog:
         starts, ends = self._starts, self._ends
         bad_offsets: list[int] = []
         find = text.find
-        for s in _line_starts(text):
+        linenos = self._linenos
+        line_starts = _line_starts(text)
+        total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        every_line_is_a_record = len(line_starts) == total_lines  # LoadGen's own logs: line = position + 1
+        line, prev, line_at_prev = 0, 0, 1
+        count = text.count
+        for s in line_starts:
+            if every_line_is_a_record:
+                line += 1
+            else:
+                line = line_at_prev + count("\n", prev, s)
+                prev, line_at_prev = s, line
             e = find("\n", s)
             if e < 0:
                 e = len(text)
@@ -185,6 +198,7 @@ class DetailLog:
             idx = len(starts)
             starts.append(s)
             ends.append(e)
+            linenos.append(line)
             got = index.get(key)
             if got is None:
                 index[key] = [idx]
@@ -216,7 +230,7 @@ class DetailLog:
         rec = self._parsed.get(idx)
         if rec is not None or idx in self._bad:
             return rec
-        lineno = self._lineno(self._starts[idx])
+        lineno = self._linenos[idx]
         try:
             obj = json.loads(self._text[self._starts[idx] + len(MLLOG_PREFIX) : self._ends[idx]])
         except ValueError as exc:
@@ -235,7 +249,9 @@ class DetailLog:
             key=obj["key"],
             value=obj.get("value"),
             line=lineno,
-            time_ms=float(time_ms) if isinstance(time_ms, int | float) and not isinstance(time_ms, bool) else None,
+            time_ms=float(time_ms)
+            if isinstance(time_ms, int | float) and not isinstance(time_ms, bool)
+            else None,
             event_type=obj.get("event_type") if isinstance(obj.get("event_type"), str) else None,
             is_error=meta.get("is_error") is True,
             is_warning=meta.get("is_warning") is True,
@@ -287,7 +303,7 @@ class DetailLog:
 
     def line_of(self, key: str) -> int | None:
         idxs = self._index.get(key)
-        return self._lineno(self._starts[idxs[0]]) if idxs else None
+        return self._linenos[idxs[0]] if idxs else None
 
     def count(self, key: str) -> int:
         return len(self._index.get(key, ()))
@@ -477,19 +493,15 @@ class SummaryLog:
         return self.value("Mode")
 
 
-_SUMMARY_RE = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
-
-
 def parse_summary_text(text: str, path: str | None = None) -> SummaryLog:
     entries: dict[str, SummaryEntry] = {}
     all_entries: list[SummaryEntry] = []
     for lineno, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip() or raw.lstrip().startswith(("=", "*")):
+        key, sep, value = raw.partition(":")
+        key = key.strip()
+        if not sep or not key or key.startswith(("=", "*")):
             continue
-        m = _SUMMARY_RE.match(raw)
-        if m is None:
-            continue
-        e = SummaryEntry(m.group(1), m.group(2), lineno)
+        e = SummaryEntry(key, value.strip(), lineno)
         all_entries.append(e)
         entries.setdefault(e.key, e)
     return SummaryLog(path, entries, tuple(all_entries))

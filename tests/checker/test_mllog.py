@@ -83,3 +83,17 @@ def test_summary_log() -> None:
     edge = parse_summary_file(EDGE_RUN / "mlperf_log_summary.txt")
     assert edge.scenario == "SingleStream"
     assert parse_summary_text("no separator here\n").entries == {}
+
+
+def test_line_numbers_with_and_without_foreign_lines() -> None:
+    """Line numbers stay exact when a log holds lines that are not :::MLLOG records."""
+    text = (RUN / "mlperf_log_detail.txt").read_text(encoding="utf-8")
+    noisy = "garbage\n\n" + text.replace('\n:::MLLOG {"key": "result_validity"', '\nnoise\n:::MLLOG {"key": "result_validity"')
+    for t in (text, noisy):
+        log = parse_detail_text(t)
+        lines = t.split("\n")
+        for key in ("result_validity", "effective_scenario", "num_errors", "loadgen_version"):
+            ln = log.line_of(key)
+            assert ln is not None and f'"key": "{key}"' in lines[ln - 1]
+            rec = log.record(key)
+            assert rec is not None and rec.line == ln
