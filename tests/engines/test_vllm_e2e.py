@@ -4,12 +4,15 @@ Needs the venv and model that ``tests/engines/setup_vllm_cpu.sh`` makes (skipped
 otherwise). One server is started for the module (``--enforce-eager``, 127.0.0.1, a free port),
 polled on ``/health`` and stopped with SIGTERM to its process group at the end.
 
-The runs are short trials (user.conf overrides), so the expectations are LoadGen's verdicts for
-those settings: an Offline performance run with ``min_duration = 0`` is VALID; a Server run of a few
-seconds is INVALID (early stopping needs at least 459 queries). Token counts are checked against
-the engine: every request asks for exactly ``MAX_NEW_TOKENS`` with ``ignore_eos``, so each accuracy-log
-entry must hold that many ids and report that ``token_count`` (the adapter takes ``n_tokens`` from
-vLLM's ``usage`` and fails a sample whose ids disagree with it).
+Each test runs the whole submission flow as a trial (``--mode submission-trial``: performance,
+accuracy over the 32 builtin samples, TEST06 with its audit.config), with user.conf overrides that
+keep it short, so the expectations are LoadGen's verdicts for those settings: Offline with
+``min_duration = 0`` is VALID; a few seconds of Server traffic is INVALID (early stopping needs at
+least 459 queries). Token counts are checked against the engine: every request asks for exactly
+``MAX_NEW_TOKENS`` with ``ignore_eos``, so each accuracy-log entry must hold that many ids and report
+that ``token_count`` (the adapter takes ``n_tokens`` from vLLM's ``usage`` and fails a sample whose
+ids disagree with it). TEST06 must pass, with the first-token check really exercised in Server
+(first token from the stream, output from the final ids).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ MODEL = Path(os.environ.get("INFERENCE_AUDIT_TINY_MODEL", CACHE / "tiny-llama"))
 READY_TIMEOUT_S = 300
 MAX_NEW_TOKENS = 16
 VOCAB = 2048
+SUBMITTER = ("--submitter", "CI", "--system-name", "tiny-cpu")
 SETUP_HINT = "run tests/engines/setup_vllm_cpu.sh first (about 5 min, 2.5 GB)"
 
 
@@ -131,51 +135,70 @@ def _test(record: dict[str, Any], name: str) -> dict[str, Any]:
     return test
 
 
-def test_offline_accuracy_token_counts(vllm_url: str, tmp_path: Path) -> None:
-    conf = "*.Offline.min_duration = 0\n*.Offline.min_query_count = 8\n"
-    _, record, output = _run(tmp_path, vllm_url, "Offline", "accuracy", conf, "--dataset-limit", "8")
-    assert record["simulated"] is False
-    test = _test(record, "accuracy")
-    assert test["status"] == "finished", output
-    assert test["sut"]["completed"] == 8 and test["sut"]["failed"] == 0, output
-    assert test["sut"]["output_tokens"] == 8 * MAX_NEW_TOKENS
-    run_dir = next((tmp_path / "work" / "runs").iterdir())
+def _check_accuracy_log(run_dir: Path, n_samples: int) -> None:
     log = parse_accuracy_log(run_dir / "accuracy" / "mlperf_log_accuracy.json")
-    assert sorted(e.qsl_idx for e in log.unique_by_qsl_idx()) == list(range(8))
+    assert sorted(e.qsl_idx for e in log.unique_by_qsl_idx()) == list(range(n_samples))
     for entry in log.entries:
         ids = entry.token_ids()
-        assert len(ids) == MAX_NEW_TOKENS == entry.token_count  # usage.completion_tokens
+        assert len(ids) == MAX_NEW_TOKENS == entry.token_count  # = usage.completion_tokens
         assert all(0 <= i < VOCAB for i in ids)
     text = (run_dir / "accuracy" / "accuracy.txt").read_text()
-    assert "'rouge1':" in text and f"'gen_tok_len': {8 * MAX_NEW_TOKENS}" in text and "hash=" in text
+    assert "'rouge1':" in text and f"'gen_tok_len': {n_samples * MAX_NEW_TOKENS}" in text and "hash=" in text
 
 
-def test_offline_performance_valid(vllm_url: str, tmp_path: Path) -> None:
+def _check_test06(record: dict[str, Any], run_dir: Path, first_token_line: str) -> None:
+    assert _test(record, "TEST06")["sut"]["failed"] == 0
+    assert record["test06"]["eos_token_id"] == 2 and record["test06"]["eos_token_id_given"] is True
+    lines = (run_dir / "TEST06" / "verification" / "verify_accuracy.txt").read_text().splitlines()
+    assert lines == [
+        first_token_line,
+        "EOS check pass: True",
+        "Sample length check pass: True",
+        "TEST06 verification complete",
+    ]
+
+
+def _run_dir(tmp_path: Path) -> Path:
+    (run_dir,) = (tmp_path / "work" / "runs").iterdir()
+    return run_dir
+
+
+def test_offline_submission_trial(vllm_url: str, tmp_path: Path) -> None:
+    """Performance (VALID with min_duration 0), accuracy over the 32 builtin samples, TEST06."""
     conf = "*.Offline.min_duration = 0\n*.Offline.min_query_count = 32\n"
-    _, record, output = _run(tmp_path, vllm_url, "Offline", "performance", conf)
-    test = _test(record, "performance")
-    assert test["status"] == "finished", output
-    assert test["loadgen"]["result_validity"] == "VALID", output
-    assert test["loadgen"]["num_errors"] == 0
-    assert test["loadgen"]["result_value"] and test["loadgen"]["result_value"] > 0  # tokens/s
+    _, record, output = _run(tmp_path, vllm_url, "Offline", "submission-trial", conf, *SUBMITTER)
+    assert record["simulated"] is False
+    perf = _test(record, "performance")
+    assert perf["status"] == "finished", output
+    assert perf["loadgen"]["result_validity"] == "VALID", output
+    assert perf["loadgen"]["num_errors"] == 0
+    assert perf["loadgen"]["result_value"] > 0  # tokens/s
     assert (
-        test["sut"]["failed"] == 0
-        and test["sut"]["output_tokens"] == test["sut"]["completed"] * MAX_NEW_TOKENS
+        perf["sut"]["failed"] == 0
+        and perf["sut"]["output_tokens"] == perf["sut"]["completed"] * MAX_NEW_TOKENS
     )
-    assert record["verdict"] != "SUBMITTABLE"  # a trial with overrides is never a result
+    acc = _test(record, "accuracy")
+    assert acc["sut"]["completed"] == 32 and acc["sut"]["failed"] == 0, output
+    _check_accuracy_log(_run_dir(tmp_path), 32)
+    _check_test06(record, _run_dir(tmp_path), "First token check pass: Skipped")
+    assert record["verdict"]["status"] != "SUBMITTABLE"  # a trial with overrides is never a result
 
 
-def test_server_short_run_invalid_by_early_stopping(vllm_url: str, tmp_path: Path) -> None:
-    conf = "*.Server.target_qps = 8\n*.Server.min_duration = 4000\n*.Server.min_query_count = 32\n"
-    _, record, output = _run(tmp_path, vllm_url, "Server", "performance", conf)
-    test = _test(record, "performance")
-    assert test["status"] == "finished", output
-    lg = test["loadgen"]
+def test_server_submission_trial(vllm_url: str, tmp_path: Path) -> None:
+    """A few seconds of Server traffic: INVALID by early stopping; streamed first tokens pass TEST06."""
+    conf = "*.Server.target_qps = 16\n*.Server.min_duration = 3000\n*.Server.min_query_count = 32\n"
+    _, record, output = _run(tmp_path, vllm_url, "Server", "submission-trial", conf, *SUBMITTER)
+    perf = _test(record, "performance")
+    assert perf["status"] == "finished", output
+    lg = perf["loadgen"]
     assert lg["result_validity"] == "INVALID", output
     assert lg["early_stopping_met"] is False  # far fewer than the 459 queries early stopping needs
     assert lg["num_errors"] == 0
     for key in ("ttft_p99_ns", "tpot_p99_ns"):  # every percentile carries its count
         assert lg[key]["value"] > 0 and lg[key]["count"] == lg["query_count"], key
     assert lg["query_count"] % 32 == 0  # equal issue: whole passes over the 32 builtin samples
-    assert test["sut"]["failed"] == 0
-    assert test["output_tokens"]["min"] == test["output_tokens"]["max"] == MAX_NEW_TOKENS
+    assert perf["sut"]["failed"] == 0
+    assert perf["output_tokens"]["min"] == perf["output_tokens"]["max"] == MAX_NEW_TOKENS
+    _check_accuracy_log(_run_dir(tmp_path), 32)
+    _check_test06(record, _run_dir(tmp_path), "First token check pass: True")
+    assert record["verdict"]["status"] == "INVALID"
