@@ -24,6 +24,7 @@ from checker.audit.claim_text import (
     official_wording,
     trademark_problems,
 )
+from checker.audit.table_checks import POWER_UNITS
 from rules.messaging import Compatibility, MessagingData
 from rules.models import Round, Scenario
 
@@ -103,11 +104,36 @@ class ClaimRules:
             self.server_metric(mlperf)
         self.divisions(mlperf)
         self.availability(mlperf)
+        self.audit_wording(mlperf)
+        self.power_vs_performance()
         self.stated_ratio()
         self.verification()
         self.derived()
         self.labels(mlperf)
         return self.issues
+
+    def audit_wording(self, rs: list[ResolvedResult]) -> None:
+        """AVL-05: only Closed + Available results are auditable; DIV-03: Open results run no compliance tests."""
+        if re.search(r"\baudit(ed)?\b", self.text, re.I):
+            bad = [r for r in rs if not (r.verified and r.division in ("closed", "network") and r.availability == "available")]
+            if bad:
+                self.require("AVL-05", f"the text speaks of an audit, but {', '.join(self.name(r) for r in bad)} "
+                             f"{'is' if len(bad) == 1 else 'are'} not a published Closed + Available result",
+                             "not describe these results as audited", False, self.ids(bad))  # fmt: skip
+        if re.search(r"\bcomplian(t|ce)\b", self.text, re.I):
+            open_rs = [r for r in rs if r.division == "open"]
+            if open_rs:
+                self.require("DIV-03", f"the text speaks of compliance, but {', '.join(self.name(r) for r in open_rs)} "
+                             "is Open division, which runs no compliance tests",
+                             "not describe Open results as compliance-tested", False, self.ids(open_rs))  # fmt: skip
+
+    def power_vs_performance(self) -> None:
+        """CMP-03: inference performance results and power results are not comparable with each other."""
+        power = [r for r in self.results if (r.units or "") in POWER_UNITS]
+        perf = [r for r in self.results if r.units and r.units not in POWER_UNITS]
+        if power and perf:
+            self.block("CMP-03", f"power results ({', '.join(self.name(r) for r in power)}) compared with performance "
+                       f"results ({', '.join(self.name(r) for r in perf)})", self.ids(power + perf))  # fmt: skip
 
     def stated_ratio(self) -> None:
         """VER-05: a stated factor ("1.5x") must follow from the cited numbers (either direction)."""
