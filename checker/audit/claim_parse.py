@@ -108,10 +108,3 @@ def claim_from_text(text: str, results: tuple[ClaimResultSpec, ...] = ()) -> Cla
     if not text.strip():
         raise UnusableInput("--text is empty")
     return Claim(text=text, results=results)
-
-
-_ID_IN_TEXT = re.compile(r"(?<![\d.])(\d+\.\d+-\d{4})(?!\d)")
-
-
-def result_ids_in_text(text: str) -> list[str]:
-    return list(dict.fromkeys(_ID_IN_TEXT.findall(text)))

@@ -14,7 +14,7 @@ from enum import Enum
 from pathlib import Path
 
 from checker.audit.accuracy_text import parse_accuracy_string, values_match
-from checker.audit.rederive import Rederived, rederive, within_rounding
+from checker.audit.rederive import PERF_DETAIL, Rederived, rederive, within_rounding
 from checker.audit.table_model import ResultTable, TableRow
 from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.mllog import parse_detail_text
@@ -120,7 +120,8 @@ def compare_with_tree(table: ResultTable, root: Path, rnd: Round, rel_tol: float
         if row.result is not None and not within_rounding(row.result, row.result_text, derived.value, rel_tol):
             ok = False
             emit(row, "TABLE-REDERIVE", "result",
-                 f"table says {row.result_text}, the logs give {derived.value:.6g} ({derived.key}); "
+                 f"table says {row.result_text}, the logs give {derived.value:.6g} ({derived.key}"
+                 + (f", {row.location.strip('/')}/{PERF_DETAIL}:{derived.line}" if derived.line else "") + "); "
                  f"difference {100 * (row.result - derived.value) / derived.value:+.3f}%",
                  Severity.ERROR, source="official checker D8 (RESULT_FIELD_NEW / per-LLM overrides)")
         for printed in parse_accuracy_string(row.accuracy or ""):

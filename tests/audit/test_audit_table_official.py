@@ -131,3 +131,10 @@ def test_official_table_without_tree_has_no_errors(audit, v51_tree: Path) -> Non
     units = run.findings("TABLE-UNITS", "warning")
     assert units and all(f["beyond_official"] for f in units)
     assert {f["message"].split(" ")[3] for f in units} == {"llama3.1-8b", "whisper"}
+
+
+def test_location_outside_the_tree_is_not_followed(audit, official_rows, v51_tree: Path, tmp_path: Path) -> None:
+    path, row = _edit(official_rows, LOC, "Location", "../../../../etc/results/x/llama2-70b-99/Offline", tmp_path)
+    run = audit("table", str(path), "--tree", str(v51_tree))
+    status = next(r for r in run.report["rows"] if r["row"] == row)
+    assert status["tree_status"] == "logs-missing" and status["derived"] is None
