@@ -212,7 +212,7 @@ class DetailLog:
         if starts:
             for name, bucket in (("is_error", self._error_lines), ("is_warning", self._warning_lines)):
                 seen: set[int] = set()
-                for pos in _flag_positions(text, name):
+                for pos in _flag_positions(text, name, len(starts) + len(bad_offsets)):
                     idx = bisect.bisect_right(starts, pos) - 1
                     if idx >= 0 and pos < ends[idx] and idx not in seen:
                         seen.add(idx)
@@ -415,17 +415,16 @@ def _line_starts(text: str) -> list[int]:
     return out
 
 
-def _flag_positions(text: str, name: str) -> list[int]:
-    """Offsets of ``"<name>": true`` (any spacing); exact LoadGen spelling first, a regex only if the key appears
-    spelled otherwise."""
+def _flag_positions(text: str, name: str, n_records: int) -> list[int]:
+    """Offsets of ``"<name>": true`` (any spacing). LoadGen writes exactly one ``"<name>": true|false`` per record;
+    when the counts say so, two C scans suffice, else a regex finds the other spellings."""
     out = []
     needle = f'"{name}": true'
     pos = text.find(needle)
     while pos >= 0:
         out.append(pos)
         pos = text.find(needle, pos + 1)
-    plain = text.count(f'"{name}"')
-    if plain != text.count(f'"{name}": true') + text.count(f'"{name}": false'):
+    if len(out) + text.count(f'"{name}": false') != n_records:
         rx = _IS_ERROR_TRUE if name == "is_error" else _IS_WARNING_TRUE
         out = sorted({m.start() for m in rx.finditer(text)} | set(out))
     return out
