@@ -192,11 +192,21 @@ def _run(args: argparse.Namespace) -> int:
     code = exit_code(report)
 
     failed = _write_outputs(report, outputs, round_note, args.submitter, select, ignore)
-    sys.stdout.write(render_terminal(report, quiet=args.quiet, round_detection=round_note))
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(render_terminal(report, quiet=args.quiet, round_detection=round_note))
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (``| head``): the verdict still stands
+        _silence_stdout()
     if failed:
         return _fail(failed)
     return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _write_outputs(

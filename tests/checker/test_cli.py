@@ -190,3 +190,13 @@ def test_console_script_runs_as_a_process(redhat: Path) -> None:
     assert "4 valid" in proc.stdout and "Traceback" not in proc.stderr
     proc = subprocess.run([*cmd, str(redhat / "nope")], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert proc.returncode == 2 and "no such file or directory" in proc.stderr
+
+
+def test_closed_stdout_pipe_is_not_an_error(redhat: Path) -> None:
+    cmd = [sys.executable, "-m", "checker.cli", str(redhat)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # like `check-submission PATH | head -0`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err and "internal error" not in err
