@@ -105,6 +105,6 @@ def run(args: argparse.Namespace) -> int:
     for line in render_text(audit, verbose=args.verbose):
         print(line)
     if args.json is not None:
-        write_json_report(args.json, report_dict(audit), "claim-report")
+        write_json_report(args.json, report_dict(audit))
         print(f"JSON report: {args.json}", file=sys.stderr)
     return audit.exit_code

@@ -18,6 +18,7 @@ import pytest
 
 from checker.audit import claim_cli, table_cli
 from checker.findings import EXIT_UNUSABLE, UnusableInput
+from schemas import schema_errors
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -57,6 +58,9 @@ def audit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> RunAudit:
             code = EXIT_UNUSABLE
         captured = capsys.readouterr()
         report = json.loads(out_json.read_text()) if out_json.exists() else None
+        # every report must match its schema (the 1,448-row official table is validated by its own test)
+        if report is not None and (report["kind"] == "claim-report" or report["table"]["rows"] <= 100):
+            assert schema_errors(report, report["kind"]) == []
         return AuditRun(code, captured.out, captured.err, report)
 
     return run
