@@ -140,3 +140,32 @@ def test_json_report_is_written_and_valid(audit, rows_table: Path, tmp_path: Pat
     assert report is not None and report["schema_version"] == "1" and report["kind"] == "claim-report"
     assert not schema_errors(report, "claim-report")
     assert json.loads(json.dumps(report)) == report
+
+
+def test_rows_of_the_table(audit, rows_table: Path, tmp_path: Path) -> None:
+    text = (CLAIMS / "TM-01" / "honour.yaml").read_text().split("results:")[0]
+    path = tmp_path / "c.yaml"
+    path.write_text(text + "results:\n- {row: 13}\n- {row: 2}\n")
+    run = audit("claim", str(path), "--table", str(rows_table))
+    assert run.code == 0 and [r["table_row"] for r in run.report["results"]] == [13, 2]
+
+
+def test_server_figures_called_scheduled(audit, rows_table: Path, tmp_path: Path) -> None:
+    """D-16: published Server figures are completed rates; calling them scheduled is caught."""
+    src = (CLAIMS / "CMP-09" / "honour.yaml").read_text()
+    path = tmp_path / "c.yaml"
+    path.write_text(src.replace("completed tokens/s", "scheduled tokens/s"))
+    run = audit("claim", str(path), "--table", str(rows_table))
+    assert run.code == 1
+    d16 = [r for r in run.report["rules"] if r["rule"] == "D-16" and r["satisfied"] is False]
+    assert d16 and "completed rates but the text calls them scheduled" in d16[0]["reason"]
+
+
+def test_own_server_figure_needs_its_basis(audit, rows_table: Path, tmp_path: Path) -> None:
+    src = (CLAIMS / "D-16" / "honour.yaml").read_text()
+    path = tmp_path / "c.yaml"
+    path.write_text(src.replace("  server_metric: completed\n", ""))
+    run = audit("claim", str(path), "--table", str(rows_table))
+    assert run.code == 1
+    assert any(r["rule"] == "D-16" and r["satisfied"] is False and "unstated basis" in r["reason"]
+               for r in run.report["rules"])  # fmt: skip
