@@ -26,7 +26,6 @@ when its value is asked for. That keeps checking a whole results repository (tho
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ ENDPTS_PREFIX = ":::ENDPTS"
 
 _KEY_RE = re.compile(r'\s*\{\s*"key"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _FAST_PREFIX = MLLOG_PREFIX + ' {"key": "'
+_FLAG_TAIL = 400  # LoadGen writes the metadata (is_error / is_warning) at the end of each record
 _IS_ERROR_TRUE = re.compile(r'"is_error"\s*:\s*true')
 _IS_WARNING_TRUE = re.compile(r'"is_warning"\s*:\s*true')
 
@@ -130,14 +130,14 @@ class DetailLog:
 
     __slots__ = (
         "_bad",
-        "_ends",
         "_error_lines",
-        "_index",
+        "_first",
+        "_keys",
         "_linenos",
+        "_multi",
         "_parsed",
         "_problems",
-        "_starts",
-        "_text",
+        "_raw",
         "_warning_lines",
         "first_line_ok",
         "path",
@@ -145,94 +145,111 @@ class DetailLog:
 
     def __init__(self, path: str | None, text: str) -> None:
         self.path = path
-        self._text = text
-        self._starts: list[int] = []  # offset of each record's line (its ":::MLLOG" prefix)
-        self._ends: list[int] = []  # offset just past the record's JSON
-        self._linenos: list[int] = []  # 1-based line of each record
+        self._keys: list[str] = []  # key of each record, in file order
+        self._raw: list[str] = []  # line of each record (prefix included); JSON parsed on demand
+        self._linenos: list[int] | None = None  # None: record i is on line i + 1 (LoadGen's own layout)
+        self._first: dict[str, int] = {}  # key -> index of its first record
+        self._multi: dict[str, list[int]] | None = None  # key -> all its records, built on first need
         self._parsed: dict[int, MllogRecord] = {}
         self._bad: set[int] = set()
-        self._index: dict[str, list[int]] = {}
         self._problems: list[ParseProblem] = []
-        self._error_lines: list[int] = []  # indices into _starts
+        self._error_lines: list[int] = []  # record indices
         self._warning_lines: list[int] = []
         stripped = text.lstrip()
         self.first_line_ok = stripped.startswith(MLLOG_PREFIX) or stripped.startswith(ENDPTS_PREFIX)
-        fast = _FAST_PREFIX
-        nfast = len(fast)
-        index = self._index
-        starts, ends = self._starts, self._ends
-        bad_offsets: list[int] = []
-        find = text.find
-        linenos = self._linenos
-        line_starts = _line_starts(text)
-        total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-        every_line_is_a_record = len(line_starts) == total_lines  # LoadGen's own logs: line = position + 1
-        line, prev, line_at_prev = 0, 0, 1
-        count = text.count
-        for s in line_starts:
-            if every_line_is_a_record:
-                line += 1
-            else:
-                line = line_at_prev + count("\n", prev, s)
-                prev, line_at_prev = s, line
-            e = find("\n", s)
-            if e < 0:
-                e = len(text)
-            if text[e - 1 : e] == "\r":
-                e -= 1
-            key: str | None = None
-            if text.startswith(fast, s):
-                k_end = find('"', s + nfast, e)
-                if k_end > 0 and find("\\", s + nfast, k_end) < 0:
-                    key = text[s + nfast : k_end]
-            if key is None:
-                km = _KEY_RE.match(text, s + len(MLLOG_PREFIX), e)
-                if km is not None:
-                    try:
-                        key = json.loads('"' + km.group(1) + '"')
-                    except ValueError:
-                        key = km.group(1)
-            if key is None or (text[e - 1 : e] != "}" and not text[s:e].rstrip().endswith("}")):
-                bad_offsets.append(s)
-                continue
-            idx = len(starts)
-            starts.append(s)
-            ends.append(e)
-            linenos.append(line)
-            got = index.get(key)
-            if got is None:
-                index[key] = [idx]
-            else:
-                got.append(idx)
-        for s in bad_offsets:
-            e = find("\n", s)
-            body = text[s + len(MLLOG_PREFIX) : e if e >= 0 else len(text)]
-            self._problems.append(ParseProblem(self._lineno(s), _json_problem(body)))
-        # error / warning flags: one scan of the whole text, mapped back to records
-        if starts:
-            for name, bucket in (("is_error", self._error_lines), ("is_warning", self._warning_lines)):
-                seen: set[int] = set()
-                for pos in _flag_positions(text, name, len(starts) + len(bad_offsets)):
-                    idx = bisect.bisect_right(starts, pos) - 1
-                    if idx >= 0 and pos < ends[idx] and idx not in seen:
-                        seen.add(idx)
-                        bucket.append(idx)
-                bucket.sort()
+        lines = text.split("\n")
+        if not self._index_fast(lines):
+            self._index_slow(lines)
         # records flagged as error/warning are parsed now, so a malformed one is reported
         for idx in self._error_lines + self._warning_lines:
             self._parse(idx)
 
-    def _lineno(self, offset: int) -> int:
-        return self._text.count("\n", 0, offset) + 1
+    def _flag(self, idx: int, line: str) -> None:
+        tail = line[-_FLAG_TAIL:]
+        if '"metadata"' not in tail:
+            tail = line  # unusual layout: look at the whole line
+        if '"is_error": false' not in tail and ('"is_error": true' in tail or _IS_ERROR_TRUE.search(tail)):
+            self._error_lines.append(idx)
+        if '"is_warning": false' not in tail and (
+            '"is_warning": true' in tail or _IS_WARNING_TRUE.search(tail)
+        ):
+            self._warning_lines.append(idx)
+
+    def _index_fast(self, lines: list[str]) -> bool:
+        """LoadGen's layout: every line one record starting ``:::MLLOG {"key": "`` and ending ``}``; the key is
+        sliced out without a parse. False (nothing kept): use the general path."""
+        if lines and lines[-1] == "":
+            lines.pop()
+        if not lines:
+            return False
+        fast, nf = _FAST_PREFIX, len(_FAST_PREFIX)
+        keys: list[str] = []
+        first: dict[str, int] = {}
+        for idx, ln in enumerate(lines):
+            if not ln.startswith(fast) or not ln.endswith("}"):
+                self._error_lines.clear()
+                self._warning_lines.clear()
+                return False
+            k_end = ln.find('"', nf)
+            key = ln[nf:k_end]
+            if k_end < 0 or key.endswith("\\"):
+                self._error_lines.clear()
+                self._warning_lines.clear()
+                return False
+            keys.append(key)
+            if key not in first:
+                first[key] = idx
+            self._flag(idx, ln)
+        self._keys, self._raw, self._first = keys, lines, first
+        return True
+
+    def _index_slow(self, lines: list[str]) -> None:
+        keys, raws, linenos = self._keys, self._raw, []
+        first: dict[str, int] = {}
+        for lineno, raw in enumerate(lines, start=1):
+            if not raw.startswith(MLLOG_PREFIX):
+                continue
+            raw = raw.removesuffix("\r")
+            key: str | None = None
+            km = _KEY_RE.match(raw, len(MLLOG_PREFIX))
+            if km is not None:
+                try:
+                    key = json.loads('"' + km.group(1) + '"')
+                except ValueError:
+                    key = km.group(1)
+            if key is None or not raw.rstrip().endswith("}"):
+                self._problems.append(ParseProblem(lineno, _json_problem(raw[len(MLLOG_PREFIX) :])))
+                continue
+            idx = len(keys)
+            keys.append(key)
+            raws.append(raw)
+            linenos.append(lineno)
+            first.setdefault(key, idx)
+            self._flag(idx, raw)
+        self._linenos = linenos
+        self._first = first
+
+    def _line(self, idx: int) -> int:
+        return idx + 1 if self._linenos is None else self._linenos[idx]
+
+    def _occurrences(self, key: str) -> list[int]:
+        if key not in self._first:
+            return []
+        if self._multi is None:
+            multi: dict[str, list[int]] = {}
+            for idx, k in enumerate(self._keys):
+                multi.setdefault(k, []).append(idx)
+            self._multi = multi
+        return self._multi[key]
 
     # ---- low level -------------------------------------------------------------------------------------------
     def _parse(self, idx: int) -> MllogRecord | None:
         rec = self._parsed.get(idx)
         if rec is not None or idx in self._bad:
             return rec
-        lineno = self._linenos[idx]
+        lineno = self._line(idx)
         try:
-            obj = json.loads(self._text[self._starts[idx] + len(MLLOG_PREFIX) : self._ends[idx]])
+            obj = json.loads(self._raw[idx][len(MLLOG_PREFIX) :])
         except ValueError as exc:
             self._bad.add(idx)
             self._problems.append(ParseProblem(lineno, f"malformed :::MLLOG JSON: {exc}"))
@@ -263,7 +280,7 @@ class DetailLog:
 
     def validate_all(self) -> list[ParseProblem]:
         """Parse every line (slow on big logs); returns all problems."""
-        for idx in range(len(self._starts)):
+        for idx in range(len(self._raw)):
             self._parse(idx)
         return self.problems
 
@@ -273,14 +290,14 @@ class DetailLog:
         return sorted(self._problems, key=lambda p: p.line)
 
     def has(self, key: str) -> bool:
-        return key in self._index
+        return key in self._first
 
     def keys(self) -> list[str]:
-        return list(self._index)
+        return list(dict.fromkeys(self._keys))
 
     def records(self, key: str) -> list[MllogRecord]:
         out = []
-        for idx in self._index.get(key, ()):
+        for idx in self._occurrences(key):
             rec = self._parse(idx)
             if rec is not None:
                 out.append(rec)
@@ -288,7 +305,13 @@ class DetailLog:
 
     def record(self, key: str) -> MllogRecord | None:
         """The first record with ``key`` (first well-formed one)."""
-        for idx in self._index.get(key, ()):
+        first = self._first.get(key)
+        if first is None:
+            return None
+        rec = self._parse(first)
+        if rec is not None:
+            return rec
+        for idx in self._occurrences(key):
             rec = self._parse(idx)
             if rec is not None:
                 return rec
@@ -302,11 +325,11 @@ class DetailLog:
         return [r.value for r in self.records(key)]
 
     def line_of(self, key: str) -> int | None:
-        idxs = self._index.get(key)
-        return self._linenos[idxs[0]] if idxs else None
+        idx = self._first.get(key)
+        return None if idx is None else self._line(idx)
 
     def count(self, key: str) -> int:
-        return len(self._index.get(key, ()))
+        return len(self._occurrences(key))
 
     def str_value(self, key: str) -> str | None:
         v = self.value(key)
@@ -342,7 +365,7 @@ class DetailLog:
 
     @property
     def error_keys(self) -> list[str]:
-        return [k for k in self._index if k.startswith("error_")]
+        return [k for k in self._first if k.startswith("error_")]
 
     @property
     def logged_num_errors(self) -> int | None:
@@ -402,32 +425,6 @@ class DetailLog:
         """E.g. ``percentile_ns("first_token", 99)`` reads ``result_first_token_99.00_percentile_latency_ns``."""
         prefix, suffix = PERCENTILE_KINDS[kind]
         return self.float_value(f"{prefix}{pct:.2f}{suffix}")
-
-
-def _line_starts(text: str) -> list[int]:
-    """Offsets of the lines that start with ``:::MLLOG`` (str.find loops: far faster than a MULTILINE regex)."""
-    out = [0] if text.startswith(MLLOG_PREFIX) else []
-    needle = "\n" + MLLOG_PREFIX
-    pos = text.find(needle)
-    while pos >= 0:
-        out.append(pos + 1)
-        pos = text.find(needle, pos + 1)
-    return out
-
-
-def _flag_positions(text: str, name: str, n_records: int) -> list[int]:
-    """Offsets of ``"<name>": true`` (any spacing). LoadGen writes exactly one ``"<name>": true|false`` per record;
-    when the counts say so, two C scans suffice, else a regex finds the other spellings."""
-    out = []
-    needle = f'"{name}": true'
-    pos = text.find(needle)
-    while pos >= 0:
-        out.append(pos)
-        pos = text.find(needle, pos + 1)
-    if len(out) + text.count(f'"{name}": false') != n_records:
-        rx = _IS_ERROR_TRUE if name == "is_error" else _IS_WARNING_TRUE
-        out = sorted({m.start() for m in rx.finditer(text)} | set(out))
-    return out
 
 
 def _json_problem(body: str) -> str:
