@@ -30,15 +30,30 @@ from rules.messaging import load_messaging
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="*", type=Path, metavar="FILE",
-                        help="a claim (YAML/JSON, schemas/claim.json) and/or result files of GuideLLM, AIPerf, "
-                             "GenAI-Perf or vllm bench serve (path#N picks run N of a GuideLLM sweep)")
+    parser.add_argument(
+        "files",
+        nargs="*",
+        type=Path,
+        metavar="FILE",
+        help="a claim (YAML/JSON, schemas/claim.json) and/or result files of GuideLLM, AIPerf, "
+        "GenAI-Perf or vllm bench serve (path#N picks run N of a GuideLLM sweep)",
+    )
     parser.add_argument("--text", metavar="TEXT", help="the claim's wording, instead of a claim file")
-    parser.add_argument("--table", type=Path, metavar="FILE", help="results table the claim's result IDs are looked up in")
-    parser.add_argument("--round", metavar="ROUND", help="round of own results (default: the table's, else the newest)")
-    parser.add_argument("--json", type=Path, metavar="OUT", help="write the schema-versioned JSON report here")
-    parser.add_argument("--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes")
-    parser.add_argument("--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes")
+    parser.add_argument(
+        "--table", type=Path, metavar="FILE", help="results table the claim's result IDs are looked up in"
+    )
+    parser.add_argument(
+        "--round", metavar="ROUND", help="round of own results (default: the table's, else the newest)"
+    )
+    parser.add_argument(
+        "--json", type=Path, metavar="OUT", help="write the schema-versioned JSON report here"
+    )
+    parser.add_argument(
+        "--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes"
+    )
+    parser.add_argument(
+        "--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="also list the requirements the claim meets")  # fmt: skip
 
 
@@ -62,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if claim_files and args.text:
         raise UnusableInput("give a claim file or --text, not both")
     if not claim_files and not args.text and not peer_files:
-        raise UnusableInput("nothing to audit: give CLAIM.yaml, --text \"...\", or peer-tool result files")
+        raise UnusableInput('nothing to audit: give CLAIM.yaml, --text "...", or peer-tool result files')
     table = load_table(args.table) if args.table is not None else None
     if args.round:
         round_name = args.round
@@ -87,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
         names = ", ".join(p.name for p in peer_files)
         claim = Claim(text=f"Comparison of benchmark runs: {names}")
     if peer_files:
-        extra = tuple(ClaimResultSpec(file=str(p.resolve()) if "#" not in str(p) else str(p)) for p in peer_files)
+        extra = tuple(
+            ClaimResultSpec(file=str(p.resolve()) if "#" not in str(p) else str(p)) for p in peer_files
+        )
         claim = claim.model_copy(update={"results": claim.results + extra})
     metric = read_metric(claim.text, claim.metric)
     resolution = resolve(claim, claim_path, table, rnd)

@@ -45,7 +45,9 @@ class ClaimResultSpec(_Model):
     submitter: str | None = None
     system: str | None = None
     source: str | None = None  # per-result: "mlcommons" or "own measurement"
-    harness: str | None = None  # for own numbers: "mlperf-loadgen" (an unverified MLPerf result) or a tool name
+    harness: str | None = (
+        None  # for own numbers: "mlperf-loadgen" (an unverified MLPerf result) or a tool name
+    )
     power_watts: float | None = Field(default=None, gt=0)
     power_basis: str | None = None  # "mlperf-power" (MLPerf Power workflow) or e.g. "tdp", "nvidia-smi"
     server_metric: ServerMetric | None = None

@@ -24,7 +24,10 @@ _BASES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ttft", re.compile(r"\b(ttft|time[ -]to[ -]first[ -]token)\b", re.I)),
     ("itl", re.compile(r"\b(itl|inter[ -]token latency)\b", re.I)),
     ("tpot", re.compile(r"\b(tpot|time[ -]per[ -]output[ -]token)\b", re.I)),
-    ("tokens/s", re.compile(r"\btok(en)?s?\s*(/|per)\s*s(ec(ond)?)?\b|\btokens?/s\b|\btps\b|token throughput", re.I)),
+    (
+        "tokens/s",
+        re.compile(r"\btok(en)?s?\s*(/|per)\s*s(ec(ond)?)?\b|\btokens?/s\b|\btps\b|token throughput", re.I),
+    ),
     ("queries/s", re.compile(r"\bquer(y|ies)\s*(/|per)\s*s(ec(ond)?)?\b|\bqps\b", re.I)),
     ("samples/s", re.compile(r"\bsamples?\s*(/|per)\s*s(ec(ond)?)?\b|\bimages?\s*(/|per)\s*s", re.I)),
     ("latency", re.compile(r"\blatency\b|\bms\b|millisecond", re.I)),

@@ -58,7 +58,9 @@ class ClaimAudit:
     @property
     def verdict(self) -> Verdict:
         if any(i.kind is IssueKind.BLOCKER for i in self.issues) or any(
-            f.rule in BLOCKING_FINDINGS and f.severity is Severity.ERROR and (f.scope or "").startswith("results[")
+            f.rule in BLOCKING_FINDINGS
+            and f.severity is Severity.ERROR
+            and (f.scope or "").startswith("results[")
             for f in self.findings
         ):
             return Verdict.NOT_COMPARABLE
@@ -103,8 +105,15 @@ def report_dict(audit: ClaimAudit) -> dict[str, Any]:
         "verdict": audit.verdict.value,
         "exit_code": audit.exit_code,
         "rules": [
-            {"rule": i.rule, "kind": i.kind.value, "satisfied": i.satisfied if i.kind is IssueKind.REQUIREMENT else None,
-             "reason": i.reason, "required": i.required, "source": i.source, "results": list(i.results)}
+            {
+                "rule": i.rule,
+                "kind": i.kind.value,
+                "satisfied": i.satisfied if i.kind is IssueKind.REQUIREMENT else None,
+                "reason": i.reason,
+                "required": i.required,
+                "source": i.source,
+                "results": list(i.results),
+            }
             for i in audit.issues
         ],
         "footnote": list(audit.footnote),
@@ -156,7 +165,11 @@ def render_text(audit: ClaimAudit, *, verbose: bool = False) -> list[str]:
         Verdict.WITH_DISCLOSURES: "COMPARABLE ONLY WITH THE DISCLOSURES LISTED",
         Verdict.NOT_COMPARABLE: "NOT COMPARABLE",
     }[audit.verdict]
-    rules = sorted({i.rule for i in blockers}) if blockers else sorted({i.rule for i in needed if not i.satisfied})
+    rules = (
+        sorted({i.rule for i in blockers})
+        if blockers
+        else sorted({i.rule for i in needed if not i.satisfied})
+    )
     n = severity_counts(audit.findings)
     tail = f" — rules: {', '.join(rules)}" if rules else ""
     lines.append(f"verdict: {verdict}{tail} ({n['error']} errors, {n['warning']} warnings)")

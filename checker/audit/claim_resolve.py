@@ -11,6 +11,7 @@ at all (no table for an ID, an ID matching several rows) raises :class:`Unusable
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,9 +41,13 @@ def _row_matches(row: TableRow, spec: ClaimResultSpec, rnd: Round) -> bool:
     if spec.benchmark:
         want = rnd.benchmark(spec.benchmark)
         want_name = want.name if want else spec.benchmark
-        if (row.benchmark or "").lower() != want_name.lower() and (row.used_model or "").lower() != spec.benchmark.lower():
+        if (row.benchmark or "").lower() != want_name.lower() and (
+            row.used_model or ""
+        ).lower() != spec.benchmark.lower():
             return False
-    return not spec.scenario or Scenario.parse(spec.scenario) == (Scenario.parse(row.scenario) if row.scenario else None)
+    return not spec.scenario or Scenario.parse(spec.scenario) == (
+        Scenario.parse(row.scenario) if row.scenario else None
+    )
 
 
 def _version_of_id(result_id: str | None) -> str | None:
@@ -82,7 +87,9 @@ def resolve(claim: Claim, claim_path: Path | None, table: ResultTable | None, rn
             if table is None:
                 raise UnusableInput(f"{where}: row {spec.row} needs --table")
             if spec.row > len(table.rows):
-                raise UnusableInput(f"{where}: row {spec.row} is beyond the table's {len(table.rows)} rows", table.path)
+                raise UnusableInput(
+                    f"{where}: row {spec.row} is beyond the table's {len(table.rows)} rows", table.path
+                )
             out.results.append(_from_row(index, table.rows[spec.row - 1], spec))
             continue
         entry_own = (spec.source or "").strip().lower() in OWN_SOURCES
@@ -96,7 +103,11 @@ def resolve(claim: Claim, claim_path: Path | None, table: ResultTable | None, rn
                                     table.path)  # fmt: skip
             if rows:
                 resolved = _from_row(index, rows[0], spec)
-                if spec.result is not None and rows[0].result is not None and abs(spec.result - rows[0].result) > 1e-6 * max(abs(rows[0].result), 1.0):
+                if (
+                    spec.result is not None
+                    and rows[0].result is not None
+                    and abs(spec.result - rows[0].result) > 1e-6 * max(abs(rows[0].result), 1.0)
+                ):
                     out.findings.append(Finding(
                         rule="VER-05", severity=Severity.ERROR,
                         message=f"{where}: the claim quotes {spec.result:g} for {resolved.label}; the table says "
@@ -145,11 +156,13 @@ def _own(index: int, spec: ClaimResultSpec, own: bool, rnd: Round) -> ResolvedRe
 def _peer(index: int, spec: ClaimResultSpec, base_dir: Path) -> ResolvedResult:
     assert spec.file is not None
     name, _, pick = spec.file.partition("#")
-    path = Path(name) if Path(name).is_absolute() else base_dir / name
+    path = Path(os.path.normpath(name if Path(name).is_absolute() else base_dir / name))
     runs = load_peer_runs(path)
     if pick:
         if not pick.isdigit() or int(pick) >= len(runs):
-            raise UnusableInput(f"results[{index}]: '#{pick}' is not a run of this file (0..{len(runs) - 1})", str(path))
+            raise UnusableInput(
+                f"results[{index}]: '#{pick}' is not a run of this file (0..{len(runs) - 1})", str(path)
+            )
         run = runs[int(pick)]
     else:
         run = runs[0]
@@ -164,7 +177,9 @@ def _peer(index: int, spec: ClaimResultSpec, base_dir: Path) -> ResolvedResult:
     )  # fmt: skip
 
 
-def specs_from_text(text: str, table: ResultTable | None, rnd: Round) -> tuple[list[ClaimResultSpec], list[Finding]]:
+def specs_from_text(
+    text: str, table: ResultTable | None, rnd: Round
+) -> tuple[list[ClaimResultSpec], list[Finding]]:
     """Result entries for a bare ``--text`` claim: its result IDs, narrowed by the benchmark and scenario it names."""
     from_ids = list(dict.fromkeys(re.findall(r"(?<![\d.])(\d+\.\d+-\d{4})(?!\d)", text)))
     if not from_ids:
@@ -184,8 +199,14 @@ def specs_from_text(text: str, table: ResultTable | None, rnd: Round) -> tuple[l
         if len(rows) > 1 and "99.9" not in text:
             plain = [r for r in rows if not (r.benchmark or "").endswith("99.9")]
             if plain and len(plain) < len(rows):
-                notes.append(Finding(rule="CMP-01", severity=Severity.INFO, scope="text",
-                                     message=f"{rid}: the text does not say 99.9; took the 99% accuracy variant"))
+                notes.append(
+                    Finding(
+                        rule="CMP-01",
+                        severity=Severity.INFO,
+                        scope="text",
+                        message=f"{rid}: the text does not say 99.9; took the 99% accuracy variant",
+                    )
+                )
                 rows = plain
         if len(rows) != 1:
             names = ", ".join(f"{r.benchmark} {r.scenario}" for r in rows) or "no row"

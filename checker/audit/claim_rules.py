@@ -68,8 +68,12 @@ class ClaimRules:
     def block(self, rule: str, reason: str, results: tuple[int, ...] = ()) -> None:
         self.issues.append(Issue(IssueKind.BLOCKER, rule, reason, self.cite(rule), results=results))
 
-    def require(self, rule: str, reason: str, required: str, satisfied: bool, results: tuple[int, ...] = ()) -> None:
-        self.issues.append(Issue(IssueKind.REQUIREMENT, rule, reason, self.cite(rule), satisfied, required, results))
+    def require(
+        self, rule: str, reason: str, required: str, satisfied: bool, results: tuple[int, ...] = ()
+    ) -> None:
+        self.issues.append(
+            Issue(IssueKind.REQUIREMENT, rule, reason, self.cite(rule), satisfied, required, results)
+        )
 
     def in_footnote(self, check: bool) -> bool:
         """A footnote requirement holds when the claim's footnote has it, or when the claim has no footnote yet
@@ -115,7 +119,11 @@ class ClaimRules:
     def audit_wording(self, rs: list[ResolvedResult]) -> None:
         """AVL-05: only Closed + Available results are auditable; DIV-03: Open results run no compliance tests."""
         if re.search(r"\baudit(ed)?\b", self.text, re.I):
-            bad = [r for r in rs if not (r.verified and r.division in ("closed", "network") and r.availability == "available")]
+            bad = [
+                r
+                for r in rs
+                if not (r.verified and r.division in ("closed", "network") and r.availability == "available")
+            ]
             if bad:
                 self.require("AVL-05", f"the text speaks of an audit, but {', '.join(self.name(r) for r in bad)} "
                              f"{'is' if len(bad) == 1 else 'are'} not a published Closed + Available result",
@@ -288,9 +296,14 @@ class ClaimRules:
             rule, words = labels[r.availability]
             ok = any(mentions(self.text, w) for w in words)
             as_available = mentions(self.text, "available") and not ok
-            self.require(rule, f"{self.name(r)} is in the {words[0]} category"
-                         + (" but the text presents it as available" if as_available else ""),
-                         f"label it '{words[0]}' next to the result; never present it as available", ok, (r.index,))
+            self.require(
+                rule,
+                f"{self.name(r)} is in the {words[0]} category"
+                + (" but the text presents it as available" if as_available else ""),
+                f"label it '{words[0]}' next to the result; never present it as available",
+                ok,
+                (r.index,),
+            )
         cats = {r.availability for r in rs if r.availability}
         if len(cats) > 1:
             ok = all(any(mentions(self.text, w) for w in labels[c][1]) for c in cats if c in labels)
@@ -345,7 +358,9 @@ class ClaimRules:
                                "system power measured with the MLPerf Power workflow", (r.index,))  # fmt: skip
         if Derivation.COMPOSITE in d:
             described = bool(self.claim.combination) or any(
-                mentions(self.text, w) for w in ("geometric mean", "geomean", "arithmetic mean", "average of", "sum of"))
+                mentions(self.text, w)
+                for w in ("geometric mean", "geomean", "arithmetic mean", "average of", "sum of")
+            )
             self.require("CMB-01", "a composite of several scores", "describe the method of combination "
                          "('combination:' or in the text) and cite each score", described, self.ids(self.results))  # fmt: skip
         words = official_wording(self.text)
@@ -365,7 +380,11 @@ class ClaimRules:
         verified = [r for r in rs if r.verified]
         for r in verified:
             missing = []
-            if r.submitter and not mentions(self.text, r.submitter) and norm(r.submitter) not in norm(self.text):
+            if (
+                r.submitter
+                and not mentions(self.text, r.submitter)
+                and norm(r.submitter) not in norm(self.text)
+            ):
                 missing.append(f"organization '{r.submitter}'")
             if r.benchmark and not mentions_benchmark(self.text, r.benchmark):
                 missing.append(f"benchmark '{r.benchmark}'")
@@ -432,5 +451,7 @@ def _says_derivation(text: str, derivations: tuple[Derivation, ...]) -> bool:
 def _mentions_system(text: str, r: ResolvedResult) -> bool:
     candidates = [r.system, r.row.platform if r.row else None]
     if r.row and r.row.accelerator:
-        candidates += [tok for tok in r.row.accelerator.replace("-", " ").split() if any(ch.isdigit() for ch in tok)]
+        candidates += [
+            tok for tok in r.row.accelerator.replace("-", " ").split() if any(ch.isdigit() for ch in tok)
+        ]
     return any(c and (mentions(text, c) or (len(norm(c)) >= 4 and norm(c) in norm(text))) for c in candidates)

@@ -34,7 +34,7 @@ def mentions_count(text: str, count: int) -> bool:
 
 
 def mentions_version(text: str, version: str) -> bool:
-    """"v5.1", "5.1", "MLPerf Inference 5.1" (not "5.10" or "15.1")."""
+    """ "v5.1", "5.1", "MLPerf Inference 5.1" (not "5.10" or "15.1")."""
     return re.search(rf"(?<![\d.])v?{re.escape(version)}(?![\d])", text, re.I) is not None
 
 
@@ -67,7 +67,9 @@ def _number_forms(value: float) -> list[str]:
     return sorted(forms, key=len, reverse=True)
 
 
-OFFICIAL_WORDING = re.compile(r"\b(official(ly)?|verified|certified|mlcommons[- ](approved|validated|endorsed))\b", re.I)
+OFFICIAL_WORDING = re.compile(
+    r"\b(official(ly)?|verified|certified|mlcommons[- ](approved|validated|endorsed))\b", re.I
+)
 
 
 def official_wording(text: str, exempt_values: tuple[float, ...] = (), window: int = 40) -> list[str]:

@@ -111,7 +111,11 @@ class PeerRun(_Model):
             load = f"request rate {self.request_rate:g}/s"
         elif self.load_mode is not None:
             load = self.load_mode.value
-        model = None if self.model is None else self.model + (f"@{self.model_revision}" if self.model_revision else "")
+        model = (
+            None
+            if self.model is None
+            else self.model + (f"@{self.model_revision}" if self.model_revision else "")
+        )
         return {
             "engine": self.engine,
             "model": model if self.model_revision else None,

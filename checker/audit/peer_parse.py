@@ -39,7 +39,9 @@ from checker.findings import UnusableInput
 # benchmarking-articles.txt:196-207 (how each tool computes ITL)
 ITL_AIPERF = "(e2e latency - TTFT) / (output tokens - 1), per request"
 ITL_GUIDELLM = ITL_AIPERF  # same formula (GuideLLM weights each request's ITL by output tokens - 1)
-ITL_VLLM = "mean of the gaps between consecutive streamed chunks (itls), TPOT = (e2e - TTFT) / (output tokens - 1)"
+ITL_VLLM = (
+    "mean of the gaps between consecutive streamed chunks (itls), TPOT = (e2e - TTFT) / (output tokens - 1)"
+)
 
 # keys a run may carry as free metadata (vllm --metadata KEY=VALUE, or the claim's metadata: block)
 _META_KEYS: dict[str, tuple[str, ...]] = {
@@ -51,7 +53,13 @@ _META_KEYS: dict[str, tuple[str, ...]] = {
     "slo": ("slo", "goodput_slo"),
     "warmup": ("warmup", "num_warmups", "warmup_requests", "warmup_seconds"),
     "run_id": ("run_id", "run-id"),
-    "tool_version": ("tool_version", "bench_version", "guidellm_version", "aiperf_version", "genai_perf_version"),
+    "tool_version": (
+        "tool_version",
+        "bench_version",
+        "guidellm_version",
+        "aiperf_version",
+        "genai_perf_version",
+    ),
     "ignore_eos": ("ignore_eos",),
 }
 
@@ -92,7 +100,9 @@ def detect_tool(data: Any) -> PeerTool | None:
         if isinstance(cfg.get("endpoint"), dict) or isinstance(cfg.get("loadgen"), dict):
             return PeerTool.AIPERF
         return PeerTool.GENAI_PERF
-    if "request_throughput" in data and any(k in data for k in ("mean_ttft_ms", "output_throughput", "mean_e2el_ms")):
+    if "request_throughput" in data and any(
+        k in data for k in ("mean_ttft_ms", "output_throughput", "mean_e2el_ms")
+    ):
         return PeerTool.VLLM_BENCH
     return None
 
@@ -171,7 +181,9 @@ def _guidellm_stat(metric: Any) -> LatencyStat | None:
             name = {"p001": "p0.1", "p01": "p1", "p05": "p5", "p999": "p99.9"}.get(k, k)
             out[name] = n
     count = s.get("count")
-    return LatencyStat(mean_ms=_num(s.get("mean")), percentiles_ms=out, count=count if isinstance(count, int) else None)
+    return LatencyStat(
+        mean_ms=_num(s.get("mean")), percentiles_ms=out, count=count if isinstance(count, int) else None
+    )
 
 
 def _guidellm(path: Path, data: dict[str, Any]) -> list[PeerRun]:
@@ -190,7 +202,11 @@ def _guidellm(path: Path, data: dict[str, Any]) -> list[PeerRun]:
         conc = 1.0 if stype == "synchronous" else _num(strategy.get("streams"))
         out_count = _dig(m, "output_token_count", "successful")
         in_count = _dig(m, "prompt_token_count", "successful")
-        data_spec = " ".join(str(d) for d in args.get("data", []) if d is not None) if isinstance(args.get("data"), list) else str(args.get("data") or "")
+        data_spec = (
+            " ".join(str(d) for d in args.get("data", []) if d is not None)
+            if isinstance(args.get("data"), list)
+            else str(args.get("data") or "")
+        )
         configured = re.search(r"output_tokens\s*[=:]\s*(\d+)", data_spec)
         ignore_eos = _bool(_find_key(args.get("backend_kwargs"), "ignore_eos"))
         merged = {**args, **meta}
@@ -330,11 +346,19 @@ def _vllm_stat(data: dict[str, Any], name: str, count: int | None) -> LatencySta
 
 def _vllm(path: Path, data: dict[str, Any]) -> PeerRun:
     completed = data.get("completed") if isinstance(data.get("completed"), int) else None
-    out_lens = [x for x in data.get("output_lens", []) if isinstance(x, int | float)] if isinstance(data.get("output_lens"), list) else []
+    out_lens = (
+        [x for x in data.get("output_lens", []) if isinstance(x, int | float)]
+        if isinstance(data.get("output_lens"), list)
+        else []
+    )
     rate = data.get("request_rate")
     rate_num = None if rate in (None, "inf") else _num(rate)
     conc = _num(data.get("max_concurrency"))
-    mode = LoadMode.CONCURRENCY if conc is not None else (LoadMode.RATE if rate_num is not None else LoadMode.THROUGHPUT)
+    mode = (
+        LoadMode.CONCURRENCY
+        if conc is not None
+        else (LoadMode.RATE if rate_num is not None else LoadMode.THROUGHPUT)
+    )
     total_out = _num(data.get("total_output_tokens"))
     total_in = _num(data.get("total_input_tokens"))
     engine = _meta(data, "engine")

@@ -67,7 +67,12 @@ def _single_run(claim: Claim, metric: Metric, r: ResolvedResult, run: PeerRun) -
                           f"{who}: a {run.client.value} client at {load}; at high load the client, not the engine, "
                           "limits throughput and inflates latency (7.2x fewer tokens at 1,000 QPS)", (r.index,)))  # fmt: skip
     out += _eos(who, r, run)
-    for name, stat in (("TTFT", run.ttft), ("ITL", run.itl), ("TPOT", run.tpot), ("end-to-end latency", run.e2e)):
+    for name, stat in (
+        ("TTFT", run.ttft),
+        ("ITL", run.itl),
+        ("TPOT", run.tpot),
+        ("end-to-end latency", run.e2e),
+    ):
         if stat is not None and stat.mean_ms is not None and not stat.has_tail:
             latency_claim = metric.base in ("latency", "ttft", "itl", "tpot")
             out.append(_issue(IssueKind.BLOCKER if latency_claim else IssueKind.REQUIREMENT, "PEER-PERCENTILES",
@@ -75,8 +80,14 @@ def _single_run(claim: Claim, metric: Metric, r: ResolvedResult, run: PeerRun) -
                               "report percentiles (p50/p90/p99 with their count), not means"))  # fmt: skip
     slo = claim.slo or run.slo
     if slo and run.goodput is None and metric.base in ("tokens/s", "queries/s", "samples/s", "goodput", None):
-        out.append(_issue(IssueKind.BLOCKER, "PEER-GOODPUT",
-                          f"{who}: throughput without goodput although an SLO is declared ({slo})", (r.index,)))
+        out.append(
+            _issue(
+                IssueKind.BLOCKER,
+                "PEER-GOODPUT",
+                f"{who}: throughput without goodput although an SLO is declared ({slo})",
+                (r.index,),
+            )
+        )
     elif metric.base == "goodput" and run.goodput is None:
         out.append(_issue(IssueKind.BLOCKER, "PEER-GOODPUT", f"{who}: the claim is about goodput, the run reports none",
                           (r.index,)))  # fmt: skip
@@ -126,13 +137,22 @@ def _pair(metric: Metric, ra: ResolvedResult, a: PeerRun, rb: ResolvedResult, b:
     if a.client is not b.client:
         out.append(_issue(IssueKind.REQUIREMENT, "PEER-CLIENT", f"{pair}: {a.client.value} vs {b.client.value} client",
                           ids, "disclose the client architectures; rerun both with one tool for a like-for-like number"))  # fmt: skip
-    if a.tokenizer and b.tokenizer and a.tokenizer != b.tokenizer and metric.base in ("tokens/s", "goodput", None):
+    if (
+        a.tokenizer
+        and b.tokenizer
+        and a.tokenizer != b.tokenizer
+        and metric.base in ("tokens/s", "goodput", None)
+    ):
         out.append(_issue(IssueKind.BLOCKER, "PEER-TOKENIZER", f"{pair}: tokens counted with different tokenizers "
                           f"({a.tokenizer} vs {b.tokenizer})", ids))  # fmt: skip
     if a.model and b.model and a.model != b.model:
-        out.append(_issue(IssueKind.BLOCKER, "PEER-MODEL", f"{pair}: different models ({a.model} vs {b.model})", ids))
+        out.append(
+            _issue(IssueKind.BLOCKER, "PEER-MODEL", f"{pair}: different models ({a.model} vs {b.model})", ids)
+        )
     if a.output_tokens_mean and b.output_tokens_mean:
-        diff = abs(a.output_tokens_mean - b.output_tokens_mean) / max(a.output_tokens_mean, b.output_tokens_mean)
+        diff = abs(a.output_tokens_mean - b.output_tokens_mean) / max(
+            a.output_tokens_mean, b.output_tokens_mean
+        )
         if diff > OSL_RUN_DIFF:
             out.append(_issue(IssueKind.BLOCKER, "PEER-OSL", f"{pair}: mean output lengths {a.output_tokens_mean:g} vs "
                               f"{b.output_tokens_mean:g} tokens", ids))  # fmt: skip

@@ -66,7 +66,9 @@ def _inferred_value(log: DetailLog, directory: Scenario, effective: Scenario) ->
     return None, f"no official inference of {directory.value} from a {effective.value} run"
 
 
-def rederive(tree: SafeTree, location: str, rnd: Round, bench: Benchmark, metrics: tuple[str, ...]) -> Rederived:
+def rederive(
+    tree: SafeTree, location: str, rnd: Round, bench: Benchmark, metrics: tuple[str, ...]
+) -> Rederived:
     """Re-derive the result (and the accuracy ``metrics``) of ``location`` (relative to the tree root)."""
     problems: list[str] = []
     directory = Scenario.parse(location.rstrip("/").rsplit("/", 1)[-1])
@@ -107,7 +109,9 @@ def rederive(tree: SafeTree, location: str, rnd: Round, bench: Benchmark, metric
     )  # fmt: skip
 
 
-def _accuracy(tree: SafeTree, location: str, rnd: Round, metrics: tuple[str, ...], problems: list[str]) -> dict[str, float]:
+def _accuracy(
+    tree: SafeTree, location: str, rnd: Round, metrics: tuple[str, ...], problems: list[str]
+) -> dict[str, float]:
     wanted = [m for m in metrics if m in rnd.acc_patterns]
     if not wanted:
         return {}

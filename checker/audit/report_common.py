@@ -38,7 +38,10 @@ def finding_lines(
     if verbose:
         return [finding_line(f) for f in findings]
     lines = [finding_line(f) for f in findings if f.severity is Severity.ERROR]
-    for severity, keep, word in ((Severity.WARNING, warn_examples, "warnings"), (Severity.INFO, info_examples, "notes")):
+    for severity, keep, word in (
+        (Severity.WARNING, warn_examples, "warnings"),
+        (Severity.INFO, info_examples, "notes"),
+    ):
         by_rule: dict[str, list[Finding]] = {}
         for f in findings:
             if f.severity is severity:
@@ -47,7 +50,9 @@ def finding_lines(
             for f in group[:keep]:
                 lines.append(finding_line(f))
             if len(group) > keep:
-                lines.append(f"  ... and {len(group) - keep} more [{rule}] {word} (--verbose lists them, --json holds all)")
+                lines.append(
+                    f"  ... and {len(group) - keep} more [{rule}] {word} (--verbose lists them, --json holds all)"
+                )
     return lines
 
 

@@ -68,7 +68,9 @@ class RowChecker:
             return bench.units_overrides[scenario]
         if scenario in self.round.units:
             return self.round.units[scenario]
-        return bench.units_overrides.get(scenario.loadgen_scenario) or self.round.units.get(scenario.loadgen_scenario)
+        return bench.units_overrides.get(scenario.loadgen_scenario) or self.round.units.get(
+            scenario.loadgen_scenario
+        )
 
     def result_key(self, bench: Benchmark, scenario: Scenario) -> str | None:
         """LoadGen key of the result (catalogue D8: per-benchmark override, else the round default)."""
@@ -79,7 +81,9 @@ class RowChecker:
     def check_row(self, row: TableRow) -> list[Finding]:
         out: list[Finding] = []
         for problem in row.problems:
-            out.append(self.finding(row, "TABLE-VALUE", None, problem, fix="write the value in the column's type"))
+            out.append(
+                self.finding(row, "TABLE-VALUE", None, problem, fix="write the value in the column's type")
+            )
         out += self._id(row)
         out += self._version(row)
         out += self._division_availability(row)
@@ -100,8 +104,15 @@ class RowChecker:
             out.append(self.finding(row, "TABLE-SCENARIO", "scenario", "no scenario given"))
         elif scenario is None:
             names = ", ".join(s.value for s in Scenario)
-            out.append(self.finding(row, "TABLE-SCENARIO", "scenario", f"'{row.scenario}' is not a scenario ({names})",
-                                    source="SUBRULES:414"))
+            out.append(
+                self.finding(
+                    row,
+                    "TABLE-SCENARIO",
+                    "scenario",
+                    f"'{row.scenario}' is not a scenario ({names})",
+                    source="SUBRULES:414",
+                )
+            )
         out += self._location(row)
         if bench is not None:
             out += self._suite(row, bench)
@@ -120,20 +131,36 @@ class RowChecker:
             return [self.finding(row, "TABLE-ID", "id", "no result ID", source="MSG:50 (LBL-02)")]
         m = RESULT_ID.match(row.id)
         if m is None:
-            return [self.finding(row, "TABLE-ID", "id", f"'{row.id}' is not an official result ID (form 5.1-0001)",
-                                 source="MSG:62 (LBL-03); RES_v5.1 'ID' field")]
+            return [
+                self.finding(
+                    row,
+                    "TABLE-ID",
+                    "id",
+                    f"'{row.id}' is not an official result ID (form 5.1-0001)",
+                    source="MSG:62 (LBL-03); RES_v5.1 'ID' field",
+                )
+            ]
         if f"{int(m.group(1))}.{int(m.group(2))}" != self.round.version:
-            return [self.finding(row, "TABLE-ID", "id",
-                                 f"result ID '{row.id}' is not of round {self.round.name} (IDs start '{self.round.version}-')",
-                                 source="MSG:62 (LBL-03)")]
+            return [
+                self.finding(
+                    row,
+                    "TABLE-ID",
+                    "id",
+                    f"result ID '{row.id}' is not of round {self.round.name} (IDs start '{self.round.version}-')",
+                    source="MSG:62 (LBL-03)",
+                )
+            ]
         return []
 
     def _version(self, row: TableRow) -> list[Finding]:
         if row.version is None:
             return []
         if row.version.lower().lstrip("v") != self.round.version:
-            return [self.finding(row, "TABLE-VERSION", "version",
-                                 f"'{row.version}' is not round {self.round.name}")]
+            return [
+                self.finding(
+                    row, "TABLE-VERSION", "version", f"'{row.version}' is not round {self.round.name}"
+                )
+            ]
         return []
 
     def _division_availability(self, row: TableRow) -> list[Finding]:
@@ -141,20 +168,43 @@ class RowChecker:
         divisions = self.round.structure.divisions
         if row.division is None:
             if "division" in self.table.columns:
-                out.append(self.finding(row, "TABLE-DIVISION", "division", "no division given", source="SUBRULES:702 (CMP-11)"))
+                out.append(
+                    self.finding(
+                        row, "TABLE-DIVISION", "division", "no division given", source="SUBRULES:702 (CMP-11)"
+                    )
+                )
         elif row.division.lower() not in divisions:
-            out.append(self.finding(row, "TABLE-DIVISION", "division",
-                                    f"'{row.division}' is not a division ({', '.join(divisions)})",
-                                    source="SUBRULES:702 (CMP-11)"))
+            out.append(
+                self.finding(
+                    row,
+                    "TABLE-DIVISION",
+                    "division",
+                    f"'{row.division}' is not a division ({', '.join(divisions)})",
+                    source="SUBRULES:702 (CMP-11)",
+                )
+            )
         valid = self.round.system.valid_status
         if row.availability is None:
             if "availability" in self.table.columns:
-                out.append(self.finding(row, "TABLE-AVAILABILITY", "availability", "no availability given",
-                                        source="SUBRULES:719 (AVL-01)"))
+                out.append(
+                    self.finding(
+                        row,
+                        "TABLE-AVAILABILITY",
+                        "availability",
+                        "no availability given",
+                        source="SUBRULES:719 (AVL-01)",
+                    )
+                )
         elif row.availability.lower() not in valid:
-            out.append(self.finding(row, "TABLE-AVAILABILITY", "availability",
-                                    f"'{row.availability}' is not an availability category ({', '.join(valid)})",
-                                    source="SUBRULES:719-727 (AVL-01)"))
+            out.append(
+                self.finding(
+                    row,
+                    "TABLE-AVAILABILITY",
+                    "availability",
+                    f"'{row.availability}' is not an availability category ({', '.join(valid)})",
+                    source="SUBRULES:719-727 (AVL-01)",
+                )
+            )
         return out
 
     def _suite(self, row: TableRow, bench: Benchmark) -> list[Finding]:
@@ -163,12 +213,23 @@ class RowChecker:
         suites = [s.strip().lower() for s in row.suite.split(",")]
         bad = [s for s in suites if s not in SUITES]
         if bad:
-            return [self.finding(row, "TABLE-SUITE", "suite", f"'{row.suite}' is not a suite ({', '.join(SUITES)})")]
+            return [
+                self.finding(
+                    row, "TABLE-SUITE", "suite", f"'{row.suite}' is not a suite ({', '.join(SUITES)})"
+                )
+            ]
         if not any(s in bench.categories for s in suites):
             sev = Severity.ERROR if self._closed(row) else Severity.WARNING
-            return [self.finding(row, "TABLE-SUITE", "suite",
-                                 f"{bench.name} is not a {row.suite} benchmark in {self.round.name} "
-                                 f"(categories: {', '.join(bench.categories)})", severity=sev)]
+            return [
+                self.finding(
+                    row,
+                    "TABLE-SUITE",
+                    "suite",
+                    f"{bench.name} is not a {row.suite} benchmark in {self.round.name} "
+                    f"(categories: {', '.join(bench.categories)})",
+                    severity=sev,
+                )
+            ]
         return []
 
     def _closed(self, row: TableRow) -> bool:
@@ -184,32 +245,69 @@ class RowChecker:
             return []
         names = ", ".join(sorted(s.value for s in allowed))
         if self._closed(row):
-            return [self.finding(row, "TABLE-SCENARIO", "scenario",
-                                 f"{scenario.value} is not a scenario of {bench.name} ({row.suite or 'any suite'}: {names})",
-                                 source=f"rules/data/{self.round.name}.yaml benchmarks.{bench.name}.scenarios")]
-        return [self.finding(row, "TABLE-SCENARIO", "scenario",
-                             f"{scenario.value} is not a Closed scenario of {bench.name} ({names}); allowed in Open",
-                             severity=Severity.INFO, source="RULES_HEAD:363 (DIV-02)")]
+            return [
+                self.finding(
+                    row,
+                    "TABLE-SCENARIO",
+                    "scenario",
+                    f"{scenario.value} is not a scenario of {bench.name} ({row.suite or 'any suite'}: {names})",
+                    source=f"rules/data/{self.round.name}.yaml benchmarks.{bench.name}.scenarios",
+                )
+            ]
+        return [
+            self.finding(
+                row,
+                "TABLE-SCENARIO",
+                "scenario",
+                f"{scenario.value} is not a Closed scenario of {bench.name} ({names}); allowed in Open",
+                severity=Severity.INFO,
+                source="RULES_HEAD:363 (DIV-02)",
+            )
+        ]
 
     def _location(self, row: TableRow) -> list[Finding]:
         if row.location is None:
             return []
         parts = row.location.strip("/").split("/")
         if len(parts) != 6 or parts[2] != "results":
-            return [self.finding(row, "TABLE-LOCATION", "location",
-                                 f"'{row.location}' is not <division>/<submitter>/results/<system>/<benchmark>/<scenario>",
-                                 severity=Severity.WARNING)]
+            return [
+                self.finding(
+                    row,
+                    "TABLE-LOCATION",
+                    "location",
+                    f"'{row.location}' is not <division>/<submitter>/results/<system>/<benchmark>/<scenario>",
+                    severity=Severity.WARNING,
+                )
+            ]
         out = []
         if row.division and parts[0].lower() != row.division.lower():
-            out.append(self.finding(row, "TABLE-LOCATION", "division",
-                                    f"'{row.division}' but the result lives in '{parts[0]}/' ({row.location})"))
+            out.append(
+                self.finding(
+                    row,
+                    "TABLE-LOCATION",
+                    "division",
+                    f"'{row.division}' but the result lives in '{parts[0]}/' ({row.location})",
+                )
+            )
         if row.scenario and Scenario.parse(parts[5]) is not None and parts[5].lower() != row.scenario.lower():
-            out.append(self.finding(row, "TABLE-SCENARIO", "scenario",
-                                    f"'{row.scenario}' but the result directory is '{parts[5]}' ({row.location})"))
+            out.append(
+                self.finding(
+                    row,
+                    "TABLE-SCENARIO",
+                    "scenario",
+                    f"'{row.scenario}' but the result directory is '{parts[5]}' ({row.location})",
+                )
+            )
         if row.platform and parts[3] != row.platform:
-            out.append(self.finding(row, "TABLE-LOCATION", "platform",
-                                    f"'{row.platform}' but the result directory is under '{parts[3]}'",
-                                    severity=Severity.WARNING))
+            out.append(
+                self.finding(
+                    row,
+                    "TABLE-LOCATION",
+                    "platform",
+                    f"'{row.platform}' but the result directory is under '{parts[3]}'",
+                    severity=Severity.WARNING,
+                )
+            )
         return out
 
     def _result(self, row: TableRow) -> list[Finding]:
@@ -218,7 +316,9 @@ class RowChecker:
                 return []
             return [self.finding(row, "TABLE-RESULT", "result", "no result value")]
         if row.result <= 0:
-            return [self.finding(row, "TABLE-RESULT", "result", f"{row.result_text} is not a positive result")]
+            return [
+                self.finding(row, "TABLE-RESULT", "result", f"{row.result_text} is not a positive result")
+            ]
         return []
 
     def _units(self, row: TableRow, bench: Benchmark, scenario: Scenario) -> list[Finding]:
@@ -229,35 +329,64 @@ class RowChecker:
             return [self.finding(row, "TABLE-UNITS", "units", f"no units given (expected {expected or '?'})")]
         if row.units in POWER_UNITS:
             if row.power_result is None and not row.has_power:
-                return [self.finding(row, "TABLE-UNITS", "units",
-                                     f"power units '{row.units}' on a row without MLPerf power measurement",
-                                     source="MSG:112-116 (PWR-01)")]
+                return [
+                    self.finding(
+                        row,
+                        "TABLE-UNITS",
+                        "units",
+                        f"power units '{row.units}' on a row without MLPerf power measurement",
+                        source="MSG:112-116 (PWR-01)",
+                    )
+                ]
             return []
         if expected is None:
             return []
         if row.units != expected:
-            return [self.finding(row, "TABLE-UNITS", "units",
-                                 f"'{row.units}' does not fit {bench.name} {scenario.value} (the official checker writes '{expected}')",
-                                 source="official checker: summary units (catalogue G, D8)",
-                                 fix=f"write '{expected}'")]
+            return [
+                self.finding(
+                    row,
+                    "TABLE-UNITS",
+                    "units",
+                    f"'{row.units}' does not fit {bench.name} {scenario.value} (the official checker writes '{expected}')",
+                    source="official checker: summary units (catalogue G, D8)",
+                    fix=f"write '{expected}'",
+                )
+            ]
         key = self.result_key(bench, scenario) or ""
         if "tokens" in key and "okens" not in expected:
-            return [self.finding(row, "TABLE-UNITS", "units",
-                                 f"'{row.units}' as the official checker writes it, but the value is LoadGen's {key} (tokens/s)",
-                                 severity=Severity.WARNING, beyond_official=True,
-                                 source="official checker: summary units vs RESULT_FIELD_BENCHMARK_OVERWRITE (catalogue D8, CSV units note)")]
+            return [
+                self.finding(
+                    row,
+                    "TABLE-UNITS",
+                    "units",
+                    f"'{row.units}' as the official checker writes it, but the value is LoadGen's {key} (tokens/s)",
+                    severity=Severity.WARNING,
+                    beyond_official=True,
+                    source="official checker: summary units vs RESULT_FIELD_BENCHMARK_OVERWRITE (catalogue D8, CSV units note)",
+                )
+            ]
         return []
 
     def _accuracy(self, row: TableRow, bench: Benchmark) -> list[Finding]:
         if "accuracy" not in self.table.columns:
             return []
-        cite = bench.accuracy_cite or f"rules/data/{self.round.name}.yaml benchmarks.{bench.name}.accuracy_targets"
+        cite = (
+            bench.accuracy_cite
+            or f"rules/data/{self.round.name}.yaml benchmarks.{bench.name}.accuracy_targets"
+        )
         if row.accuracy is None:
             return [self.finding(row, "TABLE-ACCURACY", "accuracy", "no accuracy given", source=cite)]
         values = {v.metric: v for v in parse_accuracy_string(row.accuracy)}
         if not values:
-            return [self.finding(row, "TABLE-ACCURACY", "accuracy", f"'{row.accuracy}' has no 'METRIC: value' pair",
-                                 source="catalogue E13")]
+            return [
+                self.finding(
+                    row,
+                    "TABLE-ACCURACY",
+                    "accuracy",
+                    f"'{row.accuracy}' has no 'METRIC: value' pair",
+                    source="catalogue E13",
+                )
+            ]
         closed = self._closed(row)
         sev = Severity.ERROR if closed else Severity.INFO
         suffix = "" if closed else " (Open: accuracy constraints do not apply, RULES_HEAD:361)"
@@ -266,29 +395,63 @@ class RowChecker:
             got = values.get(target.metric)
             if got is None:
                 if closed:
-                    out.append(self.finding(row, "TABLE-ACCURACY", "accuracy",
-                                            f"no {target.metric} value (required: {target.metric} >= {target.value:g})",
-                                            source=cite))
+                    out.append(
+                        self.finding(
+                            row,
+                            "TABLE-ACCURACY",
+                            "accuracy",
+                            f"no {target.metric} value (required: {target.metric} >= {target.value:g})",
+                            source=cite,
+                        )
+                    )
                 continue
             if got.value < target.value:
-                out.append(self.finding(row, "TABLE-ACCURACY", "accuracy",
-                                        f"{target.metric} {got.text} is below the {self.round.name} threshold {target.value:g}{suffix}",
-                                        severity=sev, source=target.cite or cite))
+                out.append(
+                    self.finding(
+                        row,
+                        "TABLE-ACCURACY",
+                        "accuracy",
+                        f"{target.metric} {got.text} is below the {self.round.name} threshold {target.value:g}{suffix}",
+                        severity=sev,
+                        source=target.cite or cite,
+                    )
+                )
         for limit in bench.accuracy_upper_limits:
             got = values.get(limit.metric)
             if got is not None and got.value > limit.value:
-                out.append(self.finding(row, "TABLE-ACCURACY", "accuracy",
-                                        f"{limit.metric} {got.text} is above the {self.round.name} upper bound {limit.value:g}{suffix}",
-                                        severity=sev, source=limit.cite or cite))
+                out.append(
+                    self.finding(
+                        row,
+                        "TABLE-ACCURACY",
+                        "accuracy",
+                        f"{limit.metric} {got.text} is above the {self.round.name} upper bound {limit.value:g}{suffix}",
+                        severity=sev,
+                        source=limit.cite or cite,
+                    )
+                )
         return out
 
     def _power(self, row: TableRow) -> list[Finding]:
         if row.power_result is not None and row.has_power is False:
-            return [self.finding(row, "TABLE-POWER", "power_result",
-                                 "a power result on a row whose has_power is false", source="MSG:116 (PWR-01)")]
+            return [
+                self.finding(
+                    row,
+                    "TABLE-POWER",
+                    "power_result",
+                    "a power result on a row whose has_power is false",
+                    source="MSG:116 (PWR-01)",
+                )
+            ]
         if row.has_power and "power_result" in self.table.columns and row.power_result is None:
-            return [self.finding(row, "TABLE-POWER", "has_power", "has_power is true but no power result is given",
-                                 severity=Severity.WARNING)]
+            return [
+                self.finding(
+                    row,
+                    "TABLE-POWER",
+                    "has_power",
+                    "has_power is true but no power result is given",
+                    severity=Severity.WARNING,
+                )
+            ]
         return []
 
     # ---- whole table --------------------------------------------------------------------------------------
@@ -302,14 +465,30 @@ class RowChecker:
             if row.benchmark and row.scenario and (row.id or row.platform):
                 # Open entries may run several models for one benchmark: the model run is part of the key
                 model = (row.used_model or row.benchmark).lower()
-                keys.append(("entry", (row.id or row.submitter or "") + "|" + (row.platform or row.system or ""),
-                             row.benchmark.lower() + "|" + model, row.scenario.lower()))
+                keys.append(
+                    (
+                        "entry",
+                        (row.id or row.submitter or "") + "|" + (row.platform or row.system or ""),
+                        row.benchmark.lower() + "|" + model,
+                        row.scenario.lower(),
+                    )
+                )
             for key in keys:
                 first = seen.get(key)
                 if first is not None:
-                    what = "result directory" if key[0] == "location" else "system, benchmark, model and scenario"
-                    out.append(self.finding(row, "TABLE-DUPLICATE", "location" if key[0] == "location" else None,
-                                            f"same {what} as {first.label()}"))
+                    what = (
+                        "result directory"
+                        if key[0] == "location"
+                        else "system, benchmark, model and scenario"
+                    )
+                    out.append(
+                        self.finding(
+                            row,
+                            "TABLE-DUPLICATE",
+                            "location" if key[0] == "location" else None,
+                            f"same {what} as {first.label()}",
+                        )
+                    )
                     break
                 seen[key] = row
         return out

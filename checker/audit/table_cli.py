@@ -22,19 +22,43 @@ from rules import UnknownRound, latest_round, load_round, normalize_round
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, metavar="FILE",
-                        help="summary_results.json, the checker's summary CSV, or any CSV/JSON of results (see --map)")
-    parser.add_argument("--tree", type=Path, metavar="PATH",
-                        help="results tree the rows' Location column points into; re-derive each row from its logs")
-    parser.add_argument("--round", metavar="ROUND",
-                        help="round rules to apply (default: from the table's version column / result IDs)")
-    parser.add_argument("--json", type=Path, metavar="OUT", help="write the schema-versioned JSON report here")
-    parser.add_argument("--map", metavar="FIELD=COLUMN,...",
-                        help="name the columns of a non-official table, e.g. result=Throughput,benchmark=Model")
-    parser.add_argument("--rel-tol", type=float, default=DEFAULT_REL_TOL,
-                        help=f"relative tolerance when comparing with the logs beyond printed rounding (default {DEFAULT_REL_TOL:g})")
-    parser.add_argument("--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes")
-    parser.add_argument("--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes")
+    parser.add_argument(
+        "file",
+        type=Path,
+        metavar="FILE",
+        help="summary_results.json, the checker's summary CSV, or any CSV/JSON of results (see --map)",
+    )
+    parser.add_argument(
+        "--tree",
+        type=Path,
+        metavar="PATH",
+        help="results tree the rows' Location column points into; re-derive each row from its logs",
+    )
+    parser.add_argument(
+        "--round",
+        metavar="ROUND",
+        help="round rules to apply (default: from the table's version column / result IDs)",
+    )
+    parser.add_argument(
+        "--json", type=Path, metavar="OUT", help="write the schema-versioned JSON report here"
+    )
+    parser.add_argument(
+        "--map",
+        metavar="FIELD=COLUMN,...",
+        help="name the columns of a non-official table, e.g. result=Throughput,benchmark=Model",
+    )
+    parser.add_argument(
+        "--rel-tol",
+        type=float,
+        default=DEFAULT_REL_TOL,
+        help=f"relative tolerance when comparing with the logs beyond printed rounding (default {DEFAULT_REL_TOL:g})",
+    )
+    parser.add_argument(
+        "--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes"
+    )
+    parser.add_argument(
+        "--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="list every note, not a summary per rule")  # fmt: skip
 
 

@@ -154,7 +154,10 @@ def _load_json(path: Path, text: str, column_map: dict[str, str]) -> ResultTable
             if k not in keys:
                 keys.append(k)
     if not column_map and "Performance_Result" in keys and "ID" in keys:
-        fmt, columns = TableFormat.OFFICIAL_JSON, {v: k for k, v in OFFICIAL_JSON_COLUMNS.items() if k in keys}
+        fmt, columns = (
+            TableFormat.OFFICIAL_JSON,
+            {v: k for k, v in OFFICIAL_JSON_COLUMNS.items() if k in keys},
+        )
     else:
         fmt, columns = TableFormat.MAPPED, _match_columns(keys, column_map, path)
     lines = _json_row_lines(text, len(records))
@@ -224,14 +227,19 @@ def _match_columns(keys: list[str], column_map: dict[str, str], path: Path) -> d
     lower = {k.lower(): k for k in keys}
     for field, col in column_map.items():
         if col not in keys:
-            raise UnusableInput(f"--map {field}={col}: no column {col!r} (columns: {', '.join(keys)})", str(path))
+            raise UnusableInput(
+                f"--map {field}={col}: no column {col!r} (columns: {', '.join(keys)})", str(path)
+            )
         columns[field] = col
     taken = set(columns.values())
     for field in CANONICAL_FIELDS:
         if field in columns:
             continue
-        for candidate in (field, *[k for k, v in OFFICIAL_JSON_COLUMNS.items() if v == field],
-                          *[k for k, v in CHECKER_CSV_COLUMNS.items() if v == field]):
+        for candidate in (
+            field,
+            *[k for k, v in OFFICIAL_JSON_COLUMNS.items() if v == field],
+            *[k for k, v in CHECKER_CSV_COLUMNS.items() if v == field],
+        ):
             found = lower.get(candidate.lower())
             if found is not None and found not in taken:
                 columns[field] = found

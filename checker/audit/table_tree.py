@@ -77,14 +77,25 @@ class _Tree:
         return sorted(out)
 
 
-def compare_with_tree(table: ResultTable, root: Path, rnd: Round, rel_tol: float = DEFAULT_REL_TOL) -> TreeComparison:
+def compare_with_tree(
+    table: ResultTable, root: Path, rnd: Round, rel_tol: float = DEFAULT_REL_TOL
+) -> TreeComparison:
     tree = _Tree(root, rnd)
     findings: list[Finding] = []
     comparisons: list[RowComparison] = []
     covered: set[str] = set()
 
-    def emit(row: TableRow, rule: str, field: str | None, message: str, severity: Severity, *,
-             path: str | None = None, line: int | None = None, source: str | None = None) -> None:
+    def emit(
+        row: TableRow,
+        rule: str,
+        field: str | None,
+        message: str,
+        severity: Severity,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        source: str | None = None,
+    ) -> None:
         col = f", column '{table.column(field)}'" if field else ""
         findings.append(Finding(
             rule=rule, severity=severity, message=f"{row.label()}{col}: {message}", result=row.location,
@@ -99,42 +110,73 @@ def compare_with_tree(table: ResultTable, root: Path, rnd: Round, rel_tol: float
         rel = tree.relative(row.location)
         if rel is None or not tree.safe.is_dir(rel):
             comparisons.append(RowComparison(row, RowStatus.LOGS_MISSING))
-            emit(row, "TABLE-LOGS-MISSING", "location", f"no directory {row.location} in {root}", Severity.INFO)
+            emit(
+                row, "TABLE-LOGS-MISSING", "location", f"no directory {row.location} in {root}", Severity.INFO
+            )
             continue
         covered.add(row.location.strip("/").lower())
         metrics = tuple(v.metric for v in parse_accuracy_string(row.accuracy or ""))
         derived = rederive(tree.safe, rel, rnd, bench, metrics)
         if derived.value is None:
             comparisons.append(RowComparison(row, RowStatus.UNREADABLE, derived))
-            emit(row, "TABLE-LOGS-UNREADABLE", "result", "; ".join(derived.problems) or "no result in the logs",
-                 Severity.WARNING)
+            emit(
+                row,
+                "TABLE-LOGS-UNREADABLE",
+                "result",
+                "; ".join(derived.problems) or "no result in the logs",
+                Severity.WARNING,
+            )
             continue
         ok = True
         scen = Scenario.parse(row.scenario) if row.scenario else None
         eff = Scenario.parse(derived.effective_scenario) if derived.effective_scenario else None
         if scen is not None and eff is not None and not derived.inferred and scen.loadgen_scenario is not eff:
             ok = False
-            emit(row, "TABLE-REDERIVE", "scenario",
-                 f"'{row.scenario}' but the log was run as {derived.effective_scenario} (effective_scenario)",
-                 Severity.ERROR, source="LoadGen effective_scenario")
-        if row.result is not None and not within_rounding(row.result, row.result_text, derived.value, rel_tol):
+            emit(
+                row,
+                "TABLE-REDERIVE",
+                "scenario",
+                f"'{row.scenario}' but the log was run as {derived.effective_scenario} (effective_scenario)",
+                Severity.ERROR,
+                source="LoadGen effective_scenario",
+            )
+        if row.result is not None and not within_rounding(
+            row.result, row.result_text, derived.value, rel_tol
+        ):
             ok = False
-            emit(row, "TABLE-REDERIVE", "result",
-                 f"table says {row.result_text}, the logs give {derived.value:.6g} ({derived.key}"
-                 + (f", {row.location.strip('/')}/{PERF_DETAIL}:{derived.line}" if derived.line else "") + "); "
-                 f"difference {100 * (row.result - derived.value) / derived.value:+.3f}%",
-                 Severity.ERROR, source="official checker D8 (RESULT_FIELD_NEW / per-LLM overrides)")
+            emit(
+                row,
+                "TABLE-REDERIVE",
+                "result",
+                f"table says {row.result_text}, the logs give {derived.value:.6g} ({derived.key}"
+                + (f", {row.location.strip('/')}/{PERF_DETAIL}:{derived.line}" if derived.line else "")
+                + "); "
+                f"difference {100 * (row.result - derived.value) / derived.value:+.3f}%",
+                Severity.ERROR,
+                source="official checker D8 (RESULT_FIELD_NEW / per-LLM overrides)",
+            )
         for printed in parse_accuracy_string(row.accuracy or ""):
             measured = derived.accuracy.get(printed.metric)
             if measured is not None and not values_match(printed, measured):
                 ok = False
-                emit(row, "TABLE-REDERIVE", "accuracy",
-                     f"{printed.metric} {printed.text} but accuracy/accuracy.txt gives {measured:g}",
-                     Severity.ERROR, source="catalogue E3/E13 (acc_patterns)")
+                emit(
+                    row,
+                    "TABLE-REDERIVE",
+                    "accuracy",
+                    f"{printed.metric} {printed.text} but accuracy/accuracy.txt gives {measured:g}",
+                    Severity.ERROR,
+                    source="catalogue E3/E13 (acc_patterns)",
+                )
         if row.inferred is not None and row.inferred != derived.inferred:
-            emit(row, "TABLE-REDERIVE", "inferred",
-                 f"{'1' if row.inferred else '0'} but the result {'is' if derived.inferred else 'is not'} inferred "
-                 f"from another scenario's run ({derived.effective_scenario})", Severity.WARNING, source="catalogue D17")
+            emit(
+                row,
+                "TABLE-REDERIVE",
+                "inferred",
+                f"{'1' if row.inferred else '0'} but the result {'is' if derived.inferred else 'is not'} inferred "
+                f"from another scenario's run ({derived.effective_scenario})",
+                Severity.WARNING,
+                source="catalogue D17",
+            )
         comparisons.append(RowComparison(row, RowStatus.MATCH if ok else RowStatus.MISMATCH, derived))
 
     missing: list[str] = []

@@ -32,7 +32,13 @@ def test_issue_example(audit, rows_table: Path, tmp_path: Path) -> None:
     assert report["claim"]["metric"] == {"text": "tokens/s per accelerator", "base": "tokens/s",
                                          "derivations": ["per-accelerator"], "from_text": False}  # fmt: skip
     r1, r2 = report["results"]
-    assert (r1["origin"], r1["verified"], r1["result"], r1["accelerators"], r1["table_row"]) == ("table", True, 27803.9, 8, 2)
+    assert (r1["origin"], r1["verified"], r1["result"], r1["accelerators"], r1["table_row"]) == (
+        "table",
+        True,
+        27803.9,
+        8,
+        2,
+    )
     assert (r2["origin"], r2["verified"], r2["mlperf"]) == ("given", False, True)
     assert report["verdict"] == "comparable-with-disclosures"
     missing = {r["rule"] for r in report["rules"] if r["satisfied"] is False}
@@ -52,7 +58,9 @@ def test_issue_example(audit, rows_table: Path, tmp_path: Path) -> None:
 def test_comparable_claim_prints_citation(audit, rows_table: Path, tmp_path: Path) -> None:
     src = (CLAIMS / "TM-01" / "honour.yaml").read_text()
     path = tmp_path / "c.yaml"
-    path.write_text(src + "retrieved: 10 September 2025\nurl: https://mlcommons.org/benchmarks/inference-datacenter/\n")
+    path.write_text(
+        src + "retrieved: 10 September 2025\nurl: https://mlcommons.org/benchmarks/inference-datacenter/\n"
+    )
     run = audit("claim", str(path), "--table", str(rows_table))
     assert run.code == 0 and run.report["verdict"] == "comparable"
     assert run.report["footnote"][:2] == [
@@ -104,10 +112,17 @@ def test_text_claim_reads_derived_metric(audit, rows_table: Path) -> None:
         ("text: [unclosed\n", (), "invalid YAML"),
         ("text: hi\nresults: [{id: 5.1-0001, speed: 3}]\n", ("--table", "T"), "speed"),
         ("- just\n- a list\n", (), "a claim is a mapping"),
-        ("text: hi\nresults: [{id: 5.1-0001, benchmark: llama2-70b-99, scenario: Offline}]\n", (), "pass --table FILE"),
+        (
+            "text: hi\nresults: [{id: 5.1-0001, benchmark: llama2-70b-99, scenario: Offline}]\n",
+            (),
+            "pass --table FILE",
+        ),
         ("text: hi\nresults: [{id: 5.1-0001}]\n", ("--table", "T"), "matches 8 rows"),
-        ("text: hi\nresults: [{id: 5.1-0777, benchmark: resnet, scenario: Offline}]\n", ("--table", "T"),
-         "not in the table and the entry gives no result"),
+        (
+            "text: hi\nresults: [{id: 5.1-0777, benchmark: resnet, scenario: Offline}]\n",
+            ("--table", "T"),
+            "not in the table and the entry gives no result",
+        ),
         ("text: hi\nresults: [{file: missing.json}]\n", (), "missing.json"),
         ("text: hi\n", (), "names no results"),
     ],

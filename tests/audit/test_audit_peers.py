@@ -31,7 +31,12 @@ def test_parse_each_tool(peers_dir: Path) -> None:
     g = load_peer_runs(peers_dir / GUIDELLM)[0]
     assert (g.tool, g.client, g.load_mode, g.concurrency) == (PeerTool.GUIDELLM, ClientArchitecture.MULTI_PROCESS,
                                                                LoadMode.CONCURRENCY, 16.0)  # fmt: skip
-    assert (g.tool_version, g.run_id, g.ignore_eos, g.output_tokens_configured) == ("0.4.0", "20260616T1200", True, 128.0)
+    assert (g.tool_version, g.run_id, g.ignore_eos, g.output_tokens_configured) == (
+        "0.4.0",
+        "20260616T1200",
+        True,
+        128.0,
+    )
     assert g.ttft is not None and g.ttft.percentiles_ms["p99"] == 390.0 and g.ttft.count == 960
     assert g.e2e is not None and g.e2e.mean_ms == pytest.approx(4710.0)  # request_latency is in seconds
     a = load_peer_runs(peers_dir / AIPERF)[0]
@@ -41,7 +46,9 @@ def test_parse_each_tool(peers_dir: Path) -> None:
     n = load_peer_runs(peers_dir / GENAI)[0]
     assert (n.tool, n.client, n.model, n.concurrency, n.ignore_eos) == (
         PeerTool.GENAI_PERF, ClientArchitecture.NATIVE, "gpt2_vllm", 1.0, True)  # fmt: skip
-    assert n.ttft is not None and n.ttft.mean_ms == pytest.approx(20.7577712)  # ns -> ms, values written as strings
+    assert n.ttft is not None and n.ttft.mean_ms == pytest.approx(
+        20.7577712
+    )  # ns -> ms, values written as strings
     v = load_peer_runs(peers_dir / VLLM_HIGH)[0]
     assert (v.tool, v.client, v.concurrency, v.request_rate, v.itl_formula) == (
         PeerTool.VLLM_BENCH, ClientArchitecture.SINGLE_PROCESS, 256.0, None, ITL_VLLM)  # fmt: skip
@@ -86,7 +93,12 @@ CASES = [
     ("PEER-OSL", [GUIDELLM, VLLM_SHAREGPT], [GUIDELLM, AIPERF], {}),
     ("PEER-PERCENTILES", [VLLM_SHAREGPT], [AIPERF], {"text": "TTFT latency comparison (ms)."}),
     ("PEER-GOODPUT", [AIPERF], None, {"slo": "TTFT p99 < 500 ms"}),
-    ("PEER-ITL", [VLLM_SHAREGPT, AIPERF], [GUIDELLM, AIPERF], {"text": "ITL comparison (inter-token latency)."}),
+    (
+        "PEER-ITL",
+        [VLLM_SHAREGPT, AIPERF],
+        [GUIDELLM, AIPERF],
+        {"text": "ITL comparison (inter-token latency)."},
+    ),
     ("PEER-LOAD", [VLLM_HIGH, GUIDELLM], [GUIDELLM, AIPERF], {}),
     ("PEER-TOKENIZER", [GENAI, AIPERF], [GUIDELLM, AIPERF], {}),
     ("PEER-MODEL", [GENAI, AIPERF], [GUIDELLM, AIPERF], {}),
@@ -103,7 +115,9 @@ def test_peer_rule(audit, peers_dir: Path, tmp_path: Path, rule: str, breaking: 
     assert all(h["source"].startswith("ARTICLES:") for h in hits)
     if honouring is not None:
         run = audit("claim", str(_claim(tmp_path, peers_dir, honouring, **dict(extra))))
-        bad = [r for r in _rules(run).get(rule, []) if r["kind"] == "not-comparable" or r["satisfied"] is False]
+        bad = [
+            r for r in _rules(run).get(rule, []) if r["kind"] == "not-comparable" or r["satisfied"] is False
+        ]
         assert bad == [], run.out
 
 

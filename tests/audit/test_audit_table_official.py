@@ -20,7 +20,9 @@ pytestmark = pytest.mark.shared
 
 @pytest.fixture(scope="module")
 def official_rows(shared_dir: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = json.loads((shared_dir / "data/mlperf-inference-v5.1/summary_results.json").read_text())
+    rows: list[dict[str, Any]] = json.loads(
+        (shared_dir / "data/mlperf-inference-v5.1/summary_results.json").read_text()
+    )
     return rows
 
 
@@ -53,7 +55,11 @@ def test_every_subset_row_matches_its_logs(audit, v51_tree: Path, official_rows)
 def test_server_rows_are_completed_rates(audit, v51_tree: Path) -> None:
     """D-16: the published Server figures equal LoadGen's completed (not scheduled) rates."""
     run = audit("table", str(v51_tree / "summary_results.json"), "--tree", str(v51_tree))
-    keys = {r["derived"]["key"] for r in run.report["rows"] if r["derived"] and r["scenario"] in ("Server", "Interactive")}
+    keys = {
+        r["derived"]["key"]
+        for r in run.report["rows"]
+        if r["derived"] and r["scenario"] in ("Server", "Interactive")
+    }
     assert keys == {"result_completed_tokens_per_second", "result_completed_samples_per_sec"}
 
 
@@ -65,7 +71,9 @@ def test_checker_summary_csv_matches_logs(audit, shared_dir: Path, v51_tree: Pat
     assert run.report["tree_counts"] == {"match": 58}
 
 
-def _edit(rows: list[dict[str, Any]], location: str, column: str, value: Any, tmp_path: Path) -> tuple[Path, int]:
+def _edit(
+    rows: list[dict[str, Any]], location: str, column: str, value: Any, tmp_path: Path
+) -> tuple[Path, int]:
     edited = json.loads(json.dumps(rows))
     index = next(i for i, r in enumerate(edited) if r["Location"] == location)
     edited[index][column] = value
@@ -83,7 +91,11 @@ LOC = "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99/Offline"
         ("Performance_Result", 29500.0, "TABLE-REDERIVE"),
         ("Performance_Units", "Samples/s", "TABLE-UNITS"),
         # still above every threshold: only the logs can tell
-        ("Accuracy", "ROUGE1: 44.6  ROUGE2: 22.0638  ROUGEL: 28.625  TOKENS_PER_SAMPLE: 301.1", "TABLE-REDERIVE"),
+        (
+            "Accuracy",
+            "ROUGE1: 44.6  ROUGE2: 22.0638  ROUGEL: 28.625  TOKENS_PER_SAMPLE: 301.1",
+            "TABLE-REDERIVE",
+        ),
         ("Scenario", "Server", "TABLE-REDERIVE"),
     ],
 )
@@ -94,7 +106,11 @@ def test_hand_edited_row_is_caught(audit, official_rows, v51_tree: Path, tmp_pat
     path, row = _edit(official_rows, LOC, column, value, tmp_path)
     run = audit("table", str(path), "--tree", str(v51_tree))
     assert run.code == 1
-    hits = [f for f in run.findings(rule, "error") if f["scope"] == f"row {row}" and f"column '{column}'" in f["message"]]
+    hits = [
+        f
+        for f in run.findings(rule, "error")
+        if f["scope"] == f"row {row}" and f"column '{column}'" in f["message"]
+    ]
     assert hits, run.out
     assert hits[0]["result"] == LOC
     assert hits[0]["line"] is not None and hits[0]["path"] == str(path)
@@ -113,7 +129,9 @@ def test_hand_edited_scenario_also_contradicts_location(audit, official_rows, tm
     assert "column 'Scenario'" in hits[0]["message"] and "Offline" in hits[0]["message"]
 
 
-def test_results_missing_from_the_table_are_listed(audit, official_rows, v51_tree: Path, tmp_path: Path) -> None:
+def test_results_missing_from_the_table_are_listed(
+    audit, official_rows, v51_tree: Path, tmp_path: Path
+) -> None:
     kept = [r for r in official_rows if r["Location"] != LOC]
     path = tmp_path / "summary_results.json"
     path.write_text(json.dumps(kept, indent=1))
@@ -133,8 +151,12 @@ def test_official_table_without_tree_has_no_errors(audit, v51_tree: Path) -> Non
     assert {f["message"].split(" ")[3] for f in units} == {"llama3.1-8b", "whisper"}
 
 
-def test_location_outside_the_tree_is_not_followed(audit, official_rows, v51_tree: Path, tmp_path: Path) -> None:
-    path, row = _edit(official_rows, LOC, "Location", "../../../../etc/results/x/llama2-70b-99/Offline", tmp_path)
+def test_location_outside_the_tree_is_not_followed(
+    audit, official_rows, v51_tree: Path, tmp_path: Path
+) -> None:
+    path, row = _edit(
+        official_rows, LOC, "Location", "../../../../etc/results/x/llama2-70b-99/Offline", tmp_path
+    )
     run = audit("table", str(path), "--tree", str(v51_tree))
     status = next(r for r in run.report["rows"] if r["row"] == row)
     assert status["tree_status"] == "logs-missing" and status["derived"] is None

@@ -47,11 +47,24 @@ def test_real_rows_are_valid(audit, rows_table: Path) -> None:
         ("Performance_Result", "fast", "TABLE-VALUE", "is not a number"),
         ("a#", "eight", "TABLE-VALUE", "is not an integer"),
         ("version", "v5.0", "TABLE-VERSION", "is not round v5.1"),
-        ("Accuracy", "ROUGE1: 40.1  ROUGE2: 22.0419  ROUGEL: 28.6112  TOKENS_PER_SAMPLE: 301.1", "TABLE-ACCURACY",
-         "ROUGE1 40.1 is below the v5.1 threshold"),
-        ("Accuracy", "ROUGE1: 44.4542  ROUGE2: 22.0419  ROUGEL: 28.6112  TOKENS_PER_SAMPLE: 350.0", "TABLE-ACCURACY",
-         "TOKENS_PER_SAMPLE 350.0 is above the v5.1 upper bound"),
-        ("Accuracy", "ROUGE1: 44.4542  ROUGE2: 22.0419  ROUGEL: 28.6112", "TABLE-ACCURACY", "no TOKENS_PER_SAMPLE value"),
+        (
+            "Accuracy",
+            "ROUGE1: 40.1  ROUGE2: 22.0419  ROUGEL: 28.6112  TOKENS_PER_SAMPLE: 301.1",
+            "TABLE-ACCURACY",
+            "ROUGE1 40.1 is below the v5.1 threshold",
+        ),
+        (
+            "Accuracy",
+            "ROUGE1: 44.4542  ROUGE2: 22.0419  ROUGEL: 28.6112  TOKENS_PER_SAMPLE: 350.0",
+            "TABLE-ACCURACY",
+            "TOKENS_PER_SAMPLE 350.0 is above the v5.1 upper bound",
+        ),
+        (
+            "Accuracy",
+            "ROUGE1: 44.4542  ROUGE2: 22.0419  ROUGEL: 28.6112",
+            "TABLE-ACCURACY",
+            "no TOKENS_PER_SAMPLE value",
+        ),
         ("Accuracy", "looks fine", "TABLE-ACCURACY", "has no 'METRIC: value' pair"),
     ],
 )
@@ -107,8 +120,32 @@ def _csv(tmp_path: Path, header: list[str], rows: list[list[Any]]) -> Path:
 HEADER = ["Result ID", "Benchmark", "Scen", "Throughput", "Unit", "Division", "Availability", "GPUs",
           "Tokens/s per GPU", "Tokens/s per Watt", "Cost per 1M tokens ($)"]  # fmt: skip
 ROWS = [
-    ["5.1-0001", "llama2-70b-99", "Offline", "27803.9", "Tokens/s", "closed", "available", "8", "3475.5", "", "0.91"],
-    ["5.1-0008", "llama2-70b-99", "Offline", "52061.6", "Tokens/s", "closed", "available", "4", "16000", "5.2", "0.55"],
+    [
+        "5.1-0001",
+        "llama2-70b-99",
+        "Offline",
+        "27803.9",
+        "Tokens/s",
+        "closed",
+        "available",
+        "8",
+        "3475.5",
+        "",
+        "0.91",
+    ],
+    [
+        "5.1-0008",
+        "llama2-70b-99",
+        "Offline",
+        "52061.6",
+        "Tokens/s",
+        "closed",
+        "available",
+        "4",
+        "16000",
+        "5.2",
+        "0.55",
+    ],
 ]
 
 
@@ -140,7 +177,7 @@ def test_map_names_the_missing_columns(audit, tmp_path: Path) -> None:
     ("content", "message"),
     [
         ("", "the table is empty"),
-        ("[\n  {\"ID\": \"5.1-0001\",\n  oops\n]", "invalid JSON"),
+        ('[\n  {"ID": "5.1-0001",\n  oops\n]', "invalid JSON"),
         ("[]", "non-empty JSON list"),
         ("[1, 2]", "row 1 is not a JSON object"),
         ("benchmark,scenario,result\nllama2-70b-99,Offline\n", ":2: 2 cells, header has 3"),
@@ -158,7 +195,7 @@ def test_unusable_tables_exit_2_naming_the_file(audit, tmp_path: Path, content: 
 
 def test_invalid_json_names_the_line(audit, tmp_path: Path) -> None:
     path = tmp_path / "broken.json"
-    path.write_text("[\n  {\"ID\": \"5.1-0001\",\n  oops\n]")
+    path.write_text('[\n  {"ID": "5.1-0001",\n  oops\n]')
     run = audit("table", str(path), json_report=False)
     assert f"{path}:3:" in run.err
 
