@@ -303,11 +303,22 @@ _EOS_INT32_HEX = f"{OFFICIAL_DEFAULT_EOS_TOKEN_ID:08x}"
 _EOS_INT32_LE_HEX = "".join(reversed([_EOS_INT32_HEX[i : i + 2] for i in range(0, 8, 2)])).upper()
 
 
-# LoadGen's own layout of one accuracy-log entry (upper-case hex); anything else goes to the full parser
-_ENTRY_LINE = re.compile(
-    r'\{ "seq_id" : \d+, "qsl_idx" : \d+, "data" : "([0-9A-F]*)"'
-    r'(?:, "token_data" : "([0-9A-F]*)")?(?:, "token_count" : (\d+))? \},?'
-)
+def _hex_field(line: str, name: str) -> str | None:
+    """The hex string of ``"<name>" : "..."`` in a LoadGen accuracy-log line; None when absent or not pure hex."""
+    tag = f'"{name}" : "'
+    i = line.find(tag)
+    if i < 0:
+        return None
+    i += len(tag)
+    j = line.find('"', i)
+    value = line[i:j]
+    if j < 0 or (value and not (value.isascii() and value.isalnum())):
+        return None
+    try:
+        bytes.fromhex(value)
+    except ValueError:
+        return None
+    return value.upper()
 
 
 def _test06_screen(text: str, scenario: Scenario) -> bool:
@@ -325,13 +336,20 @@ def _test06_screen(text: str, scenario: Scenario) -> bool:
         return False
     first_token_needed = scenario is not Scenario.OFFLINE
     eos2 = _EOS_INT32_LE_HEX * 2
-    match = _ENTRY_LINE.fullmatch
     for raw in entries:
-        m = match(raw)
-        if m is None:
+        ln = raw.strip()
+        if not ln.startswith('{ "seq_id" : ') or not (ln.endswith(" }") or ln.endswith(" },")):
             return False
-        data, first, count = m.group(1), m.group(2), m.group(3)
-        if count is None or len(data) % 8 or len(data) // 8 != int(count):
+        data = _hex_field(ln, "data")
+        first = _hex_field(ln, "token_data")
+        k = ln.find('"token_count" : ')
+        if data is None or k < 0:
+            return False
+        fields = 4 + (first is not None)
+        if ln.count('" : ') != fields:
+            return False  # another key, or a field spelled otherwise
+        digits = ln[k + len('"token_count" : ') :].rstrip(",").rstrip("}").strip()
+        if not digits.isdigit() or len(data) % 8 or len(data) // 8 != int(digits):
             return False
         if data.endswith(eos2):
             return False
