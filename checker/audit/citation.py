@@ -27,15 +27,19 @@ def retrieval(claim: Claim, result: ResolvedResult) -> tuple[str, str]:
 def citation(claim: Claim, r: ResolvedResult, md: MessagingData) -> str:
     if r.origin is Origin.PEER and r.peer is not None:
         run = r.peer
-        return (f"{run.tool.value}{' ' + run.tool_version if run.tool_version else ''} run {run.run_id or '(no run id)'} "
-                f"({run.path}); not an MLPerf® result. {md.sentence('unverified_statement')}")  # fmt: skip
+        return (
+            f"{run.tool.value}{' ' + run.tool_version if run.tool_version else ''} run {run.run_id or '(no run id)'} "
+            f"({run.path}); not an MLPerf® result. {md.sentence('unverified_statement')}"
+        )
     version = f"v{r.version}" if r.version else "v?"
     division = (r.division or "").capitalize()
     what = " ".join(p for p in (r.benchmark, r.scenario.value if r.scenario else None) if p)
     if r.verified:
         url, date = retrieval(claim, r)
-        return (f"MLPerf® {version} Inference {division} {what}. Retrieved from {url} {date}, entry {r.id}. "
-                f"{md.sentence('verified_statement')}")  # fmt: skip
+        return (
+            f"MLPerf® {version} Inference {division} {what}. Retrieved from {url} {date}, entry {r.id}. "
+            f"{md.sentence('verified_statement')}"
+        )
     head = f"MLPerf® {version} Inference {division + ' ' if division else ''}{what}"
     by = f" measured by {r.submitter}" if r.submitter else ""
     return f"{head}, unverified result ({r.label}{by}). {md.sentence('unverified_statement')}"
@@ -45,18 +49,26 @@ def footnote(claim: Claim, metric: Metric, results: list[ResolvedResult], md: Me
     lines = [f"[{r.index}] {citation(claim, r, md)}" for r in results]
     if Derivation.PER_ACCELERATOR in metric.derivations:
         counts = ", ".join(f"[{r.index}] {r.accelerators if r.accelerators else '?'}" for r in results)
-        lines.append(f"Per-accelerator figures are the system result divided by its accelerator count ({counts}); "
-                     "they are derived, not MLPerf® metrics, and are not verified by MLCommons Association.")  # fmt: skip
+        lines.append(
+            f"Per-accelerator figures are the system result divided by its accelerator count ({counts}); "
+            "they are derived, not MLPerf® metrics, and are not verified by MLCommons Association."
+        )
     if Derivation.PER_WATT in metric.derivations:
-        lines.append("Per-watt figures divide the result by the MLPerf®-measured system power of the same submission; "
-                     "they are derived and not verified by MLCommons Association.")  # fmt: skip
+        lines.append(
+            "Per-watt figures divide the result by the MLPerf®-measured system power of the same submission; "
+            "they are derived and not verified by MLCommons Association."
+        )
     if Derivation.COST in metric.derivations:
-        lines.append("Cost figures are derived from the result and the cost basis stated in the text; they are not "
-                     "MLPerf® metrics and are not verified by MLCommons Association.")  # fmt: skip
+        lines.append(
+            "Cost figures are derived from the result and the cost basis stated in the text; they are not "
+            "MLPerf® metrics and are not verified by MLCommons Association."
+        )
     if Derivation.COMPOSITE in metric.derivations:
         method = claim.combination or "<describe the method of combination>"
-        lines.append(f"Composite of the cited scores, combined as: {method}. The composite is not sanctioned by "
-                     "MLCommons and is not an official or verified MLPerf® result.")  # fmt: skip
+        lines.append(
+            f"Composite of the cited scores, combined as: {method}. The composite is not sanctioned by "
+            "MLCommons and is not an official or verified MLPerf® result."
+        )
     if any(r.verified for r in results) and any(not r.verified for r in results):
         lines.append(md.sentence("unverified_comparison_footnote"))
     lines.append(md.sentence("trademark_legend"))

@@ -54,7 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes"
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="also list the requirements the claim meets")  # fmt: skip
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="also list the requirements the claim meets"
+    )
 
 
 def _is_peer_file(path: Path) -> bool:
@@ -72,8 +74,10 @@ def run(args: argparse.Namespace) -> int:
     claim_files = [p for p in args.files if not _is_peer_file(p)]
     peer_files = [p for p in args.files if p not in claim_files]
     if len(claim_files) > 1:
-        raise UnusableInput(f"one claim at a time (got {', '.join(map(str, claim_files))}); result files must be "
-                            "GuideLLM / AIPerf / GenAI-Perf / vllm bench serve JSON")  # fmt: skip
+        raise UnusableInput(
+            f"one claim at a time (got {', '.join(map(str, claim_files))}); result files must be "
+            "GuideLLM / AIPerf / GenAI-Perf / vllm bench serve JSON"
+        )
     if claim_files and args.text:
         raise UnusableInput("give a claim file or --text, not both")
     if not claim_files and not args.text and not peer_files:
@@ -113,12 +117,22 @@ def run(args: argparse.Namespace) -> int:
     where = str(claim_path) if claim_path is not None else None
     findings = list(notes) + resolution.findings + [issue_finding(i, where) for i in issues]
     findings = filter_findings(findings, args.select, args.ignore)
-    issues = [i for i in issues if (not args.select or rule_matches(i.rule, args.select))
-              and not (args.ignore and rule_matches(i.rule, args.ignore))]  # fmt: skip
+    issues = [
+        i
+        for i in issues
+        if (not args.select or rule_matches(i.rule, args.select))
+        and not (args.ignore and rule_matches(i.rule, args.ignore))
+    ]
     audit = ClaimAudit(
-        claim=claim, claim_path=where, round=rnd.name, metric=metric, results=tuple(resolution.results),
-        issues=tuple(issues), findings=tuple(findings), footnote=tuple(footnote(claim, metric, resolution.results, md)),
-    )  # fmt: skip
+        claim=claim,
+        claim_path=where,
+        round=rnd.name,
+        metric=metric,
+        results=tuple(resolution.results),
+        issues=tuple(issues),
+        findings=tuple(findings),
+        footnote=tuple(footnote(claim, metric, resolution.results, md)),
+    )
     for line in render_text(audit, verbose=args.verbose):
         print(line)
     if args.json is not None:

@@ -34,17 +34,37 @@ _BASES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 _DERIVATIONS: tuple[tuple[Derivation, re.Pattern[str]], ...] = (
-    (Derivation.PER_ACCELERATOR, re.compile(
-        r"\bper[ -](gpu|accelerator|chip|card|device|xpu|npu|tpu)s?\b|/\s*(gpu|accelerator|chip)\b|\bper-(gpu|chip)\b", re.I)),
-    (Derivation.PER_WATT, re.compile(
-        r"\bper[ -]watt\b|\b(perf(ormance)?|tokens?|samples?|queries|inferences?)\s*/\s*w(att)?\b|\bper[ -]joule\b|"
-        r"\btokens?/j\b|\b(energy|power)[ -]efficien|\bperf/w\b", re.I)),
-    (Derivation.COST, re.compile(
-        r"\bper[ -](dollar|\$)|\$\s*\d|\bcost\b|\bprice\b|\btco\b|\bper (million|1m) tokens\b|\bcheaper\b", re.I)),
-    (Derivation.COMPOSITE, re.compile(
-        r"\bgeo(metric)?[ -]?mean\b|\baverage (across|over|of)\b|\bcomposite\b|\boverall score\b|"
-        r"\bacross (all|\d+|the) (mlperf )?benchmarks\b|\bsuite score\b", re.I)),
-)  # fmt: skip
+    (
+        Derivation.PER_ACCELERATOR,
+        re.compile(
+            r"\bper[ -](gpu|accelerator|chip|card|device|xpu|npu|tpu)s?\b|/\s*(gpu|accelerator|chip)\b|\bper-(gpu|chip)\b",
+            re.I,
+        ),
+    ),
+    (
+        Derivation.PER_WATT,
+        re.compile(
+            r"\bper[ -]watt\b|\b(perf(ormance)?|tokens?|samples?|queries|inferences?)\s*/\s*w(att)?\b|\bper[ -]joule\b|"
+            r"\btokens?/j\b|\b(energy|power)[ -]efficien|\bperf/w\b",
+            re.I,
+        ),
+    ),
+    (
+        Derivation.COST,
+        re.compile(
+            r"\bper[ -](dollar|\$)|\$\s*\d|\bcost\b|\bprice\b|\btco\b|\bper (million|1m) tokens\b|\bcheaper\b",
+            re.I,
+        ),
+    ),
+    (
+        Derivation.COMPOSITE,
+        re.compile(
+            r"\bgeo(metric)?[ -]?mean\b|\baverage (across|over|of)\b|\bcomposite\b|\boverall score\b|"
+            r"\bacross (all|\d+|the) (mlperf )?benchmarks\b|\bsuite score\b",
+            re.I,
+        ),
+    ),
+)
 
 
 def read_metric(text: str, metric_field: str | None) -> Metric:
@@ -55,8 +75,12 @@ def read_metric(text: str, metric_field: str | None) -> Metric:
     if metric_field:
         # a metric field that says nothing derived still counts derivations the text makes explicit
         derivations = tuple(dict.fromkeys(derivations + tuple(d for d, p in _DERIVATIONS if p.search(text))))
-    return Metric(text=source if metric_field else _metric_phrase(text, base), base=base, derivations=derivations,
-                  from_text=not metric_field)  # fmt: skip
+    return Metric(
+        text=source if metric_field else _metric_phrase(text, base),
+        base=base,
+        derivations=derivations,
+        from_text=not metric_field,
+    )
 
 
 def _metric_phrase(text: str, base: str | None) -> str:

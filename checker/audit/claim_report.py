@@ -35,13 +35,31 @@ class Verdict(str, Enum):
 def issue_finding(issue: Issue, path: str | None) -> Finding:
     on = f" [results {', '.join(str(i) for i in issue.results)}]" if issue.results else ""
     if issue.kind is IssueKind.BLOCKER:
-        return Finding(rule=issue.rule, severity=Severity.ERROR, message=f"not comparable: {issue.reason}{on}",
-                       scope="claim", path=path, source=issue.source)  # fmt: skip
+        return Finding(
+            rule=issue.rule,
+            severity=Severity.ERROR,
+            message=f"not comparable: {issue.reason}{on}",
+            scope="claim",
+            path=path,
+            source=issue.source,
+        )
     if issue.satisfied:
-        return Finding(rule=issue.rule, severity=Severity.INFO, message=f"{issue.reason}: {issue.required} — the claim does{on}",
-                       scope="claim", path=path, source=issue.source)  # fmt: skip
-    return Finding(rule=issue.rule, severity=Severity.ERROR, message=f"{issue.reason}: the claim must {issue.required}{on}",
-                   scope="claim", path=path, source=issue.source)  # fmt: skip
+        return Finding(
+            rule=issue.rule,
+            severity=Severity.INFO,
+            message=f"{issue.reason}: {issue.required} — the claim does{on}",
+            scope="claim",
+            path=path,
+            source=issue.source,
+        )
+    return Finding(
+        rule=issue.rule,
+        severity=Severity.ERROR,
+        message=f"{issue.reason}: the claim must {issue.required}{on}",
+        scope="claim",
+        path=path,
+        source=issue.source,
+    )
 
 
 @dataclass(frozen=True)
@@ -78,15 +96,30 @@ class ClaimAudit:
 
 def _result_dict(r: ResolvedResult) -> dict[str, Any]:
     return {
-        "index": r.index, "label": r.label, "origin": r.origin.value, "verified": r.verified, "mlperf": r.mlperf,
-        "id": r.id, "benchmark": r.benchmark, "scenario": r.scenario.value if r.scenario else None,
-        "version": r.version, "division": r.division, "availability": r.availability, "suite": r.suite,
-        "submitter": r.submitter, "system": r.system, "result": r.result, "units": r.units,
-        "accelerators": r.accelerators, "has_power": r.has_power, "power_watts": r.power_watts,
-        "power_basis": r.power_basis, "server_metric": r.server_metric.value if r.server_metric else None,
+        "index": r.index,
+        "label": r.label,
+        "origin": r.origin.value,
+        "verified": r.verified,
+        "mlperf": r.mlperf,
+        "id": r.id,
+        "benchmark": r.benchmark,
+        "scenario": r.scenario.value if r.scenario else None,
+        "version": r.version,
+        "division": r.division,
+        "availability": r.availability,
+        "suite": r.suite,
+        "submitter": r.submitter,
+        "system": r.system,
+        "result": r.result,
+        "units": r.units,
+        "accelerators": r.accelerators,
+        "has_power": r.has_power,
+        "power_watts": r.power_watts,
+        "power_basis": r.power_basis,
+        "server_metric": r.server_metric.value if r.server_metric else None,
         "table_row": r.row.row if r.row else None,
         "peer": None if r.peer is None else r.peer.model_dump(mode="json"),
-    }  # fmt: skip
+    }
 
 
 def report_dict(audit: ClaimAudit) -> dict[str, Any]:
@@ -132,9 +165,13 @@ def _result_line(r: ResolvedResult) -> str:
         bits.append("given by the claim")
     value = f"{r.result:g} {r.units or ''}".strip() if r.result is not None else "no value"
     bits.append(value)
-    for b in (r.division, r.availability, f"v{r.version}" if r.version else None,
-              f"{r.accelerators} accelerators" if r.accelerators else "accelerator count unknown",
-              f"Server basis: {r.server_metric.value}" if r.server_metric else None):  # fmt: skip
+    for b in (
+        r.division,
+        r.availability,
+        f"v{r.version}" if r.version else None,
+        f"{r.accelerators} accelerators" if r.accelerators else "accelerator count unknown",
+        f"Server basis: {r.server_metric.value}" if r.server_metric else None,
+    ):
         if b:
             bits.append(b)
     bits.append("verified" if r.verified else "unverified" + ("" if r.mlperf else ", not an MLPerf® result"))

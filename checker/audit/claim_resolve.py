@@ -61,17 +61,32 @@ def _from_row(index: int, row: TableRow, spec: ClaimResultSpec | None) -> Resolv
         accelerators = row.accelerators_per_node * (row.nodes or 1)
     label = " ".join(p for p in (row.id, row.benchmark, row.scenario) if p) or f"row {row.row}"
     return ResolvedResult(
-        index=index, label=label, origin=Origin.TABLE, verified=True, mlperf=True, id=row.id,
-        benchmark=row.benchmark, scenario=Scenario.parse(row.scenario) if row.scenario else None,
+        index=index,
+        label=label,
+        origin=Origin.TABLE,
+        verified=True,
+        mlperf=True,
+        id=row.id,
+        benchmark=row.benchmark,
+        scenario=Scenario.parse(row.scenario) if row.scenario else None,
         version=(row.version or "").lower().lstrip("v") or _version_of_id(row.id),
-        division=(row.division or "").lower() or None, availability=(row.availability or "").lower() or None,
-        suite=row.suite, submitter=row.submitter, system=row.system, result=row.result, units=row.units,
-        accelerators=accelerators, has_power=row.has_power,
+        division=(row.division or "").lower() or None,
+        availability=(row.availability or "").lower() or None,
+        suite=row.suite,
+        submitter=row.submitter,
+        system=row.system,
+        result=row.result,
+        units=row.units,
+        accelerators=accelerators,
+        has_power=row.has_power,
         power_watts=row.power_result if row.power_units == "Watts" else None,
         power_basis="mlperf-power" if row.has_power else None,
-        server_metric=ServerMetric.COMPLETED if row.scenario and Scenario.parse(row.scenario) in (Scenario.SERVER, Scenario.INTERACTIVE) else None,
-        row=row, metadata={k: str(v) for k, v in (spec.metadata.items() if spec else ())},
-    )  # fmt: skip
+        server_metric=ServerMetric.COMPLETED
+        if row.scenario and Scenario.parse(row.scenario) in (Scenario.SERVER, Scenario.INTERACTIVE)
+        else None,
+        row=row,
+        metadata={k: str(v) for k, v in (spec.metadata.items() if spec else ())},
+    )
 
 
 def resolve(claim: Claim, claim_path: Path | None, table: ResultTable | None, rnd: Round) -> Resolution:
@@ -99,8 +114,10 @@ def resolve(claim: Claim, claim_path: Path | None, table: ResultTable | None, rn
             rows = [r for r in table.rows if r.id == spec.id and _row_matches(r, spec, rnd)]
             if len(rows) > 1:
                 names = ", ".join(f"{r.benchmark} {r.scenario}" for r in rows)
-                raise UnusableInput(f"{where}: {spec.id} matches {len(rows)} rows ({names}); give benchmark and scenario",
-                                    table.path)  # fmt: skip
+                raise UnusableInput(
+                    f"{where}: {spec.id} matches {len(rows)} rows ({names}); give benchmark and scenario",
+                    table.path,
+                )
             if rows:
                 resolved = _from_row(index, rows[0], spec)
                 if (
@@ -108,26 +125,39 @@ def resolve(claim: Claim, claim_path: Path | None, table: ResultTable | None, rn
                     and rows[0].result is not None
                     and abs(spec.result - rows[0].result) > 1e-6 * max(abs(rows[0].result), 1.0)
                 ):
-                    out.findings.append(Finding(
-                        rule="VER-05", severity=Severity.ERROR,
-                        message=f"{where}: the claim quotes {spec.result:g} for {resolved.label}; the table says "
-                                f"{rows[0].result_text} {rows[0].units or ''}".rstrip(),
-                        scope=where, path=table.path, line=rows[0].line, source="MSG:171 (VER-05)",
-                        fix=f"quote the published value {rows[0].result_text}",
-                    ))  # fmt: skip
+                    out.findings.append(
+                        Finding(
+                            rule="VER-05",
+                            severity=Severity.ERROR,
+                            message=f"{where}: the claim quotes {spec.result:g} for {resolved.label}; the table says "
+                            f"{rows[0].result_text} {rows[0].units or ''}".rstrip(),
+                            scope=where,
+                            path=table.path,
+                            line=rows[0].line,
+                            source="MSG:171 (VER-05)",
+                            fix=f"quote the published value {rows[0].result_text}",
+                        )
+                    )
                 out.results.append(resolved)
                 continue
             if spec.result is None:
                 raise UnusableInput(
                     f"{where}: {spec.id} {spec.benchmark or ''} {spec.scenario or ''} is not in the table and the "
-                    "entry gives no result of its own", table.path)  # fmt: skip
-            out.findings.append(Finding(
-                rule="LBL-03", severity=Severity.ERROR,
-                message=f"{where}: {spec.id} {spec.benchmark or ''} {spec.scenario or ''} does not resolve to a published "
-                        "result of the table: the number is unverified",
-                scope=where, path=table.path, source="claim checklist step 1 (VER-01, LBL-02, LBL-03)",
-                fix="cite a published result ID, or label the number unverified",
-            ))  # fmt: skip
+                    "entry gives no result of its own",
+                    table.path,
+                )
+            out.findings.append(
+                Finding(
+                    rule="LBL-03",
+                    severity=Severity.ERROR,
+                    message=f"{where}: {spec.id} {spec.benchmark or ''} {spec.scenario or ''} does not resolve to a published "
+                    "result of the table: the number is unverified",
+                    scope=where,
+                    path=table.path,
+                    source="claim checklist step 1 (VER-01, LBL-02, LBL-03)",
+                    fix="cite a published result ID, or label the number unverified",
+                )
+            )
         if spec.result is None:
             raise UnusableInput(f"{where}: no published ID, row, file or result to compare")
         out.results.append(_own(index, spec, claim_own or entry_own, rnd))
@@ -142,15 +172,29 @@ def _own(index: int, spec: ClaimResultSpec, own: bool, rnd: Round) -> ResolvedRe
     scenario = Scenario.parse(spec.scenario) if spec.scenario else None
     label = " ".join(p for p in (spec.id or "own", spec.benchmark, spec.scenario) if p)
     return ResolvedResult(
-        index=index, label=label, origin=Origin.GIVEN, verified=False, mlperf=mlperf, id=spec.id,
-        benchmark=spec.benchmark, scenario=scenario,
+        index=index,
+        label=label,
+        origin=Origin.GIVEN,
+        verified=False,
+        mlperf=mlperf,
+        id=spec.id,
+        benchmark=spec.benchmark,
+        scenario=scenario,
         version=(spec.version or "").lower().lstrip("v") or rnd.version,
-        division=(spec.division or "").lower() or None, availability=(spec.availability or "").lower() or None,
-        suite=spec.suite, submitter=spec.submitter, system=spec.system, result=spec.result, units=spec.units,
-        accelerators=spec.accelerators, has_power=None, power_watts=spec.power_watts,
-        power_basis=(spec.power_basis or "").lower() or None, server_metric=spec.server_metric,
+        division=(spec.division or "").lower() or None,
+        availability=(spec.availability or "").lower() or None,
+        suite=spec.suite,
+        submitter=spec.submitter,
+        system=spec.system,
+        result=spec.result,
+        units=spec.units,
+        accelerators=spec.accelerators,
+        has_power=None,
+        power_watts=spec.power_watts,
+        power_basis=(spec.power_basis or "").lower() or None,
+        server_metric=spec.server_metric,
         metadata={k: str(v) for k, v in spec.metadata.items()},
-    )  # fmt: skip
+    )
 
 
 def _peer(index: int, spec: ClaimResultSpec, base_dir: Path) -> ResolvedResult:
@@ -168,13 +212,22 @@ def _peer(index: int, spec: ClaimResultSpec, base_dir: Path) -> ResolvedResult:
         run = runs[0]
     run = apply_metadata(run, spec.metadata)
     return ResolvedResult(
-        index=index, label=run.label, origin=Origin.PEER, verified=False, mlperf=False, id=spec.id,
-        benchmark=spec.benchmark, scenario=Scenario.parse(spec.scenario) if spec.scenario else None,
+        index=index,
+        label=run.label,
+        origin=Origin.PEER,
+        verified=False,
+        mlperf=False,
+        id=spec.id,
+        benchmark=spec.benchmark,
+        scenario=Scenario.parse(spec.scenario) if spec.scenario else None,
         result=spec.result if spec.result is not None else run.output_throughput_tps,
         units=spec.units or ("Tokens/s" if run.output_throughput_tps is not None else None),
-        accelerators=spec.accelerators, system=spec.system, submitter=spec.submitter, peer=run,
+        accelerators=spec.accelerators,
+        system=spec.system,
+        submitter=spec.submitter,
+        peer=run,
         metadata={k: str(v) for k, v in spec.metadata.items()},
-    )  # fmt: skip
+    )
 
 
 def specs_from_text(
@@ -210,7 +263,10 @@ def specs_from_text(
                 rows = plain
         if len(rows) != 1:
             names = ", ".join(f"{r.benchmark} {r.scenario}" for r in rows) or "no row"
-            raise UnusableInput(f"--text: {rid} resolves to {names}; name one benchmark and scenario in the text, "
-                                "or write a claim file", table.path)  # fmt: skip
+            raise UnusableInput(
+                f"--text: {rid} resolves to {names}; name one benchmark and scenario in the text, "
+                "or write a claim file",
+                table.path,
+            )
         specs.append(ClaimResultSpec(id=rid, benchmark=rows[0].benchmark, scenario=rows[0].scenario))
     return specs, notes

@@ -46,8 +46,9 @@ class Issue:
 
 
 class ClaimRules:
-    def __init__(self, claim: Claim, metric: Metric, results: list[ResolvedResult], md: MessagingData,
-                 rnd: Round) -> None:  # fmt: skip
+    def __init__(
+        self, claim: Claim, metric: Metric, results: list[ResolvedResult], md: MessagingData, rnd: Round
+    ) -> None:
         self.claim = claim
         self.metric = metric
         self.results = results
@@ -125,23 +126,37 @@ class ClaimRules:
                 if not (r.verified and r.division in ("closed", "network") and r.availability == "available")
             ]
             if bad:
-                self.require("AVL-05", f"the text speaks of an audit, but {', '.join(self.name(r) for r in bad)} "
-                             f"{'is' if len(bad) == 1 else 'are'} not a published Closed + Available result",
-                             "not describe these results as audited", False, self.ids(bad))  # fmt: skip
+                self.require(
+                    "AVL-05",
+                    f"the text speaks of an audit, but {', '.join(self.name(r) for r in bad)} "
+                    f"{'is' if len(bad) == 1 else 'are'} not a published Closed + Available result",
+                    "not describe these results as audited",
+                    False,
+                    self.ids(bad),
+                )
         if re.search(r"\bcomplian(t|ce)\b", self.text, re.I):
             open_rs = [r for r in rs if r.division == "open"]
             if open_rs:
-                self.require("DIV-03", f"the text speaks of compliance, but {', '.join(self.name(r) for r in open_rs)} "
-                             "is Open division, which runs no compliance tests",
-                             "not describe Open results as compliance-tested", False, self.ids(open_rs))  # fmt: skip
+                self.require(
+                    "DIV-03",
+                    f"the text speaks of compliance, but {', '.join(self.name(r) for r in open_rs)} "
+                    "is Open division, which runs no compliance tests",
+                    "not describe Open results as compliance-tested",
+                    False,
+                    self.ids(open_rs),
+                )
 
     def power_vs_performance(self) -> None:
         """CMP-03: inference performance results and power results are not comparable with each other."""
         power = [r for r in self.results if (r.units or "") in POWER_UNITS]
         perf = [r for r in self.results if r.units and r.units not in POWER_UNITS]
         if power and perf:
-            self.block("CMP-03", f"power results ({', '.join(self.name(r) for r in power)}) compared with performance "
-                       f"results ({', '.join(self.name(r) for r in perf)})", self.ids(power + perf))  # fmt: skip
+            self.block(
+                "CMP-03",
+                f"power results ({', '.join(self.name(r) for r in power)}) compared with performance "
+                f"results ({', '.join(self.name(r) for r in perf)})",
+                self.ids(power + perf),
+            )
 
     def stated_ratio(self) -> None:
         """VER-05: a stated factor ("1.5x") must follow from the cited numbers (either direction)."""
@@ -158,18 +173,25 @@ class ClaimRules:
         ratios = (va / vb, vb / va)
         ok = any(abs(x - stated) <= 0.05 * stated for x in ratios)
         basis = " per accelerator" if Derivation.PER_ACCELERATOR in self.metric.derivations else ""
-        self.require("VER-05", f"the claim states {stated:g}x; the cited numbers{basis} give {ratios[0]:.3g}x "
-                     f"({self.name(a)} / {self.name(b)}) or {ratios[1]:.3g}x the other way",
-                     "state a factor the cited numbers support (within 5 %)", ok, (a.index, b.index))  # fmt: skip
+        self.require(
+            "VER-05",
+            f"the claim states {stated:g}x; the cited numbers{basis} give {ratios[0]:.3g}x "
+            f"({self.name(a)} / {self.name(b)}) or {ratios[1]:.3g}x the other way",
+            "state a factor the cited numbers support (within 5 %)",
+            ok,
+            (a.index, b.index),
+        )
 
     def non_mlperf_mix(self) -> None:
         mlperf = [r for r in self.results if r.mlperf]
         other = [r for r in self.results if not r.mlperf]
         if mlperf and other:
-            self.block("CMP-05",
-                       f"{', '.join(self.name(r) for r in other)} {'is' if len(other) == 1 else 'are'} not an MLPerf "
-                       f"result (peer tool or own harness), compared with {', '.join(self.name(r) for r in mlperf)}",
-                       self.ids(other + mlperf))  # fmt: skip
+            self.block(
+                "CMP-05",
+                f"{', '.join(self.name(r) for r in other)} {'is' if len(other) == 1 else 'are'} not an MLPerf "
+                f"result (peer tool or own harness), compared with {', '.join(self.name(r) for r in mlperf)}",
+                self.ids(other + mlperf),
+            )
 
     def same_benchmark(self, rs: list[ResolvedResult]) -> None:
         missing = [r for r in rs if r.benchmark is None]
@@ -182,8 +204,11 @@ class ClaimRules:
         families = {n.rsplit("-99", 1)[0] if n else n for n in names}
         listing = "; ".join(f"{self.name(r)}: {self.bench_name(r)}" for r in named)
         if len(families) == 1:
-            self.block("CMP-01", f"the 99% and 99.9% accuracy variants are different benchmarks: {listing}",
-                       self.ids(named))  # fmt: skip
+            self.block(
+                "CMP-01",
+                f"the 99% and 99.9% accuracy variants are different benchmarks: {listing}",
+                self.ids(named),
+            )
         else:
             self.block("CMP-01", f"different benchmarks: {listing}", self.ids(named))
 
@@ -210,19 +235,34 @@ class ClaimRules:
             compat = self.md.compatibility_of(bench, suite, ref.version, other.version)
             pair = f"{self.name(ref)} is v{ref.version}, {self.name(other)} is v{other.version}"
             if ref.scenario is Scenario.MULTI_STREAM and _spans_v1_v2(ref.version, other.version):
-                self.block("CMP-04", f"MultiStream before v2.0 is not compatible with v2.0+: {pair}",
-                           (ref.index, other.index))  # fmt: skip
+                self.block(
+                    "CMP-04",
+                    f"MultiStream before v2.0 is not compatible with v2.0+: {pair}",
+                    (ref.index, other.index),
+                )
             elif compat is Compatibility.INCOMPATIBLE:
-                self.block("CMP-02", f"{pair}: not in one compatibility group of '{bench}' ({suite}) in the "
-                           "MLPerf Compatibility Table", (ref.index, other.index))  # fmt: skip
+                self.block(
+                    "CMP-02",
+                    f"{pair}: not in one compatibility group of '{bench}' ({suite}) in the "
+                    "MLPerf Compatibility Table",
+                    (ref.index, other.index),
+                )
             elif compat is Compatibility.UNKNOWN:
-                self.block("CMP-02", f"{pair}: the Compatibility Table does not cover '{bench}' ({suite}) for both "
-                           "rounds; compatibility is undetermined", (ref.index, other.index))  # fmt: skip
+                self.block(
+                    "CMP-02",
+                    f"{pair}: the Compatibility Table does not cover '{bench}' ({suite}) for both "
+                    "rounds; compatibility is undetermined",
+                    (ref.index, other.index),
+                )
             else:
                 ok = mentions_version(self.text, ref.version) and mentions_version(self.text, other.version)
-                self.require("CMP-06", f"{pair} (compatible rounds)",
-                             f"name both versions (v{ref.version}, v{other.version}) in the main text", ok,
-                             (ref.index, other.index))  # fmt: skip
+                self.require(
+                    "CMP-06",
+                    f"{pair} (compatible rounds)",
+                    f"name both versions (v{ref.version}, v{other.version}) in the main text",
+                    ok,
+                    (ref.index, other.index),
+                )
 
     def accelerator_counts(self, rs: list[ResolvedResult]) -> None:
         known = [r for r in rs if r.accelerators is not None]
@@ -232,14 +272,22 @@ class ClaimRules:
             assert all(r.accelerators is not None for r in known)
             listing = ", ".join(f"{self.name(r)}: {r.accelerators}" for r in known)
             ok = all(mentions_count(self.text, r.accelerators or 0) for r in known)
-            self.require("CMP-06", f"different accelerator (chip) counts — {listing}",
-                         "identify each system's accelerator count in the main text (e.g. '8 GPUs vs 4 GPUs')", ok,
-                         self.ids(known))  # fmt: skip
+            self.require(
+                "CMP-06",
+                f"different accelerator (chip) counts — {listing}",
+                "identify each system's accelerator count in the main text (e.g. '8 GPUs vs 4 GPUs')",
+                ok,
+                self.ids(known),
+            )
         if unknown and known and Derivation.PER_ACCELERATOR not in self.metric.derivations:
-            self.require("CMP-06", f"the accelerator count of {', '.join(self.name(r) for r in unknown)} is not given; "
-                         "a difference in chip count must be identified",
-                         "give 'accelerators:' for every result and name the counts in the text", False,
-                         self.ids(unknown))  # fmt: skip
+            self.require(
+                "CMP-06",
+                f"the accelerator count of {', '.join(self.name(r) for r in unknown)} is not given; "
+                "a difference in chip count must be identified",
+                "give 'accelerators:' for every result and name the counts in the text",
+                False,
+                self.ids(unknown),
+            )
 
     def server_metric(self, rs: list[ResolvedResult]) -> None:
         server = [r for r in rs if r.scenario in (Scenario.SERVER, Scenario.INTERACTIVE)]
@@ -247,49 +295,83 @@ class ClaimRules:
             return
         for r in server:
             if r.server_metric is None:
-                self.require("D-16", f"{self.name(r)} is a Server figure of unstated basis; published v{r.version or '5.x'} "
-                             "Server results are completed rates (result_completed_samples_per_sec / "
-                             "result_completed_tokens_per_second), while the Rules FAQ names scheduled samples/s",
-                             "state 'server_metric: completed' or 'scheduled' for it (and compare like with like)",
-                             False, (r.index,))  # fmt: skip
+                self.require(
+                    "D-16",
+                    f"{self.name(r)} is a Server figure of unstated basis; published v{r.version or '5.x'} "
+                    "Server results are completed rates (result_completed_samples_per_sec / "
+                    "result_completed_tokens_per_second), while the Rules FAQ names scheduled samples/s",
+                    "state 'server_metric: completed' or 'scheduled' for it (and compare like with like)",
+                    False,
+                    (r.index,),
+                )
         bases = {r.server_metric for r in server if r.server_metric is not None}
         if len(bases) > 1:
             listing = "; ".join(f"{self.name(r)}: {r.server_metric.value}" for r in server if r.server_metric)
-            self.block("D-16", f"Server figures on different bases (completed vs scheduled samples/s): {listing}",
-                       self.ids(server))  # fmt: skip
+            self.block(
+                "D-16",
+                f"Server figures on different bases (completed vs scheduled samples/s): {listing}",
+                self.ids(server),
+            )
             return
         if len(bases) == 1:
             basis = next(iter(bases))
             other = ServerMetric.SCHEDULED if basis is ServerMetric.COMPLETED else ServerMetric.COMPLETED
             says_other = mentions(self.text, other.value)
-            self.require("D-16", f"the Server figures are {basis.value} rates"
-                         + (f" but the text calls them {other.value}" if says_other else ""),
-                         f"describe them as {basis.value} (not {other.value}) samples/s", not says_other,
-                         self.ids(server))  # fmt: skip
+            self.require(
+                "D-16",
+                f"the Server figures are {basis.value} rates"
+                + (f" but the text calls them {other.value}" if says_other else ""),
+                f"describe them as {basis.value} (not {other.value}) samples/s",
+                not says_other,
+                self.ids(server),
+            )
 
     def divisions(self, rs: list[ResolvedResult]) -> None:
         divisions = {r.division for r in rs if r.division}
         open_rs = [r for r in rs if r.division == "open"]
         if open_rs:
             ok = any(mentions(self.text, p) for p in ("MLPerf® Open", "MLPerf Open", "MLPerf(R) Open"))
-            self.require("DIV-01", f"{', '.join(self.name(r) for r in open_rs)} {'is' if len(open_rs) == 1 else 'are'} "
-                         "Open division", "call it 'MLPerf® Open' in the text", ok, self.ids(open_rs))  # fmt: skip
+            self.require(
+                "DIV-01",
+                f"{', '.join(self.name(r) for r in open_rs)} {'is' if len(open_rs) == 1 else 'are'} "
+                "Open division",
+                "call it 'MLPerf® Open' in the text",
+                ok,
+                self.ids(open_rs),
+            )
         if "open" in divisions and divisions & {"closed", "network"}:
             closed = [r for r in rs if r.division in ("closed", "network")]
             stated = bool(self.claim.open_deviations) or any(
-                mentions(t, w) for t in (self.text, self.footnote or "") for w in ("not qualify", "would not qualify",
-                                                                                     "does not qualify"))  # fmt: skip
-            self.require("CMP-07", f"Open ({', '.join(self.name(r) for r in open_rs)}) compared with Closed "
-                         f"({', '.join(self.name(r) for r in closed)})",
-                         "state how the Open result would not qualify as Closed (model, accuracy, latency, scenario, "
-                         "retraining) — 'open_deviations:' or in the text", stated, self.ids(open_rs + closed))  # fmt: skip
+                mentions(t, w)
+                for t in (self.text, self.footnote or "")
+                for w in ("not qualify", "would not qualify", "does not qualify")
+            )
+            self.require(
+                "CMP-07",
+                f"Open ({', '.join(self.name(r) for r in open_rs)}) compared with Closed "
+                f"({', '.join(self.name(r) for r in closed)})",
+                "state how the Open result would not qualify as Closed (model, accuracy, latency, scenario, "
+                "retraining) — 'open_deviations:' or in the text",
+                stated,
+                self.ids(open_rs + closed),
+            )
             both = mentions(self.text, "Open") and mentions(self.text, "Closed")
-            self.require("CMP-06", "the results differ in division", "name both divisions (Open, Closed) in the main text",
-                         both, self.ids(open_rs + closed))  # fmt: skip
+            self.require(
+                "CMP-06",
+                "the results differ in division",
+                "name both divisions (Open, Closed) in the main text",
+                both,
+                self.ids(open_rs + closed),
+            )
 
     def availability(self, rs: list[ResolvedResult]) -> None:
-        labels = {"preview": ("AVL-02", ("Preview",)), "rdi": ("AVL-03", ("RDI", "Research, Development, or Internal",
-                                                                          "Research, Development or Internal"))}  # fmt: skip
+        labels = {
+            "preview": ("AVL-02", ("Preview",)),
+            "rdi": (
+                "AVL-03",
+                ("RDI", "Research, Development, or Internal", "Research, Development or Internal"),
+            ),
+        }
         for r in rs:
             if r.availability not in labels:
                 continue
@@ -307,8 +389,13 @@ class ClaimRules:
         cats = {r.availability for r in rs if r.availability}
         if len(cats) > 1:
             ok = all(any(mentions(self.text, w) for w in labels[c][1]) for c in cats if c in labels)
-            self.require("CMP-06", f"the results differ in availability category ({', '.join(sorted(cats))})",
-                         "identify each result's category in the main text", ok, self.ids(rs))  # fmt: skip
+            self.require(
+                "CMP-06",
+                f"the results differ in availability category ({', '.join(sorted(cats))})",
+                "identify each result's category in the main text",
+                ok,
+                self.ids(rs),
+            )
 
     def verification(self) -> None:
         unverified = [r for r in self.results if not r.verified and r.mlperf]
@@ -316,26 +403,48 @@ class ClaimRules:
         sentence = self.md.sentence("unverified_statement")
         for r in unverified:
             near = has_unverified_near(self.text, r.result)
-            self.require("VER-02", f"{self.name(r)} is not from an MLCommons-reviewed submission",
-                         "write 'unverified' next to its score", near, (r.index,))  # fmt: skip
+            self.require(
+                "VER-02",
+                f"{self.name(r)} is not from an MLCommons-reviewed submission",
+                "write 'unverified' next to its score",
+                near,
+                (r.index,),
+            )
             has_sentence = sentence.lower() in (self.text + " " + (self.footnote or "")).lower()
-            self.require("VER-02", f"{self.name(r)} is unverified", f"carry the sentence “{sentence}”",
-                         has_sentence or self.footnote is None, (r.index,))  # fmt: skip
+            self.require(
+                "VER-02",
+                f"{self.name(r)} is unverified",
+                f"carry the sentence “{sentence}”",
+                has_sentence or self.footnote is None,
+                (r.index,),
+            )
         if unverified:
             exempt = tuple(r.result for r in verified if r.result is not None)
             words = official_wording(self.text, exempt)
-            self.require("VER-04", f"unverified results ({', '.join(self.name(r) for r in unverified)})"
-                         + (f" are described as {', '.join(repr(w) for w in words)}" if words else ""),
-                         "never call unverified numbers official / verified / certified", not words,
-                         self.ids(unverified))  # fmt: skip
+            self.require(
+                "VER-04",
+                f"unverified results ({', '.join(self.name(r) for r in unverified)})"
+                + (f" are described as {', '.join(repr(w) for w in words)}" if words else ""),
+                "never call unverified numbers official / verified / certified",
+                not words,
+                self.ids(unverified),
+            )
         if unverified and verified:
             fn = self.md.sentence("unverified_comparison_footnote")
-            self.require("CMP-08", "a verified result is compared with an unverified one",
-                         f"footnote: “{fn}”", self.in_footnote(norm(fn) in norm(self.footnote or "")),
-                         self.ids(unverified + verified))  # fmt: skip
-            self.require("CMP-06", "the results differ in verified status",
-                         "say in the main text which results are unverified", mentions(self.text, "unverified"),
-                         self.ids(unverified + verified))  # fmt: skip
+            self.require(
+                "CMP-08",
+                "a verified result is compared with an unverified one",
+                f"footnote: “{fn}”",
+                self.in_footnote(norm(fn) in norm(self.footnote or "")),
+                self.ids(unverified + verified),
+            )
+            self.require(
+                "CMP-06",
+                "the results differ in verified status",
+                "say in the main text which results are unverified",
+                mentions(self.text, "unverified"),
+                self.ids(unverified + verified),
+            )
 
     def derived(self) -> None:
         d = self.metric.derivations
@@ -345,36 +454,72 @@ class ClaimRules:
         if Derivation.PER_ACCELERATOR in d:
             missing = [r for r in self.results if r.accelerators is None]
             if missing:
-                self.block("DRV-02", f"per-accelerator metric, but the accelerator count of "
-                           f"{', '.join(self.name(r) for r in missing)} is unknown", self.ids(missing))  # fmt: skip
+                self.block(
+                    "DRV-02",
+                    f"per-accelerator metric, but the accelerator count of "
+                    f"{', '.join(self.name(r) for r in missing)} is unknown",
+                    self.ids(missing),
+                )
         if Derivation.PER_WATT in d:
             for r in self.results:
                 if r.verified and not r.has_power:
-                    self.block("PWR-01", f"per-watt metric, but {self.name(r)} has no MLPerf power measurement "
-                               "(has_power is false): no proxy power may be used", (r.index,))  # fmt: skip
+                    self.block(
+                        "PWR-01",
+                        f"per-watt metric, but {self.name(r)} has no MLPerf power measurement "
+                        "(has_power is false): no proxy power may be used",
+                        (r.index,),
+                    )
                 elif not r.verified and (r.power_basis or "") not in ("mlperf-power", "mlperf power"):
                     basis = r.power_basis or "unstated"
-                    self.block("PWR-01", f"per-watt metric, but the power of {self.name(r)} is '{basis}', not "
-                               "system power measured with the MLPerf Power workflow", (r.index,))  # fmt: skip
+                    self.block(
+                        "PWR-01",
+                        f"per-watt metric, but the power of {self.name(r)} is '{basis}', not "
+                        "system power measured with the MLPerf Power workflow",
+                        (r.index,),
+                    )
         if Derivation.COMPOSITE in d:
             described = bool(self.claim.combination) or any(
                 mentions(self.text, w)
                 for w in ("geometric mean", "geomean", "arithmetic mean", "average of", "sum of")
             )
-            self.require("CMB-01", "a composite of several scores", "describe the method of combination "
-                         "('combination:' or in the text) and cite each score", described, self.ids(self.results))  # fmt: skip
+            self.require(
+                "CMB-01",
+                "a composite of several scores",
+                "describe the method of combination ('combination:' or in the text) and cite each score",
+                described,
+                self.ids(self.results),
+            )
         words = official_wording(self.text)
-        self.require("DRV-01", f"the metric is derived ({kinds}), not an official MLPerf metric"
-                     + (f"; the text says {', '.join(repr(w) for w in words)}" if words else ""),
-                     "never present it as official or verified", not words, self.ids(self.results))  # fmt: skip
+        self.require(
+            "DRV-01",
+            f"the metric is derived ({kinds}), not an official MLPerf metric"
+            + (f"; the text says {', '.join(repr(w) for w in words)}" if words else ""),
+            "never present it as official or verified",
+            not words,
+            self.ids(self.results),
+        )
         basis_text = self.metric.from_text or _says_derivation(self.text, d)
-        self.require("DRV-01", f"derived metric ({kinds})", "state the basis of the derivation in the main text",
-                     basis_text, self.ids(self.results))  # fmt: skip
-        self.require("DRV-01", f"derived metric ({kinds})", "state the basis of the derivation in the footnote",
-                     self.in_footnote(_says_derivation(self.footnote or "", d)), self.ids(self.results))  # fmt: skip
-        self.require("DRV-01", f"derived metric ({kinds}) follows the rules for unverified scores",
-                     "label the derived figure 'unverified'", mentions(self.text, "unverified"),
-                     self.ids(self.results))  # fmt: skip
+        self.require(
+            "DRV-01",
+            f"derived metric ({kinds})",
+            "state the basis of the derivation in the main text",
+            basis_text,
+            self.ids(self.results),
+        )
+        self.require(
+            "DRV-01",
+            f"derived metric ({kinds})",
+            "state the basis of the derivation in the footnote",
+            self.in_footnote(_says_derivation(self.footnote or "", d)),
+            self.ids(self.results),
+        )
+        self.require(
+            "DRV-01",
+            f"derived metric ({kinds}) follows the rules for unverified scores",
+            "label the derived figure 'unverified'",
+            mentions(self.text, "unverified"),
+            self.ids(self.results),
+        )
 
     def labels(self, rs: list[ResolvedResult]) -> None:
         verified = [r for r in rs if r.verified]
@@ -392,14 +537,23 @@ class ClaimRules:
                 missing.append(f"version 'v{r.version}'")
             if not _mentions_system(self.text, r):
                 missing.append(f"system '{r.system or r.label}'")
-            self.require("LBL-01", f"{self.name(r)} is cited",
-                         "name the submitting organization, benchmark and version, and system under test in the main text"
-                         + (f" (missing: {', '.join(missing)})" if missing else ""), not missing, (r.index,))  # fmt: skip
+            self.require(
+                "LBL-01",
+                f"{self.name(r)} is cited",
+                "name the submitting organization, benchmark and version, and system under test in the main text"
+                + (f" (missing: {', '.join(missing)})" if missing else ""),
+                not missing,
+                (r.index,),
+            )
         quoted = (self.md.sentence("trademark_legend"), self.md.sentence("unverified_comparison_footnote"))
         problems = trademark_problems(self.text + " " + (self.footnote or ""), quoted)
         if problems:
-            self.require("TM-01", "; ".join(problems), "write 'MLPerf®', never as noun, verb, plural or possessive",
-                         False)  # fmt: skip
+            self.require(
+                "TM-01",
+                "; ".join(problems),
+                "write 'MLPerf®', never as noun, verb, plural or possessive",
+                False,
+            )
         if self.footnote is not None and verified:
             lacking = []
             for r in verified:
@@ -412,9 +566,15 @@ class ClaimRules:
                     lacking.append(what)
             if norm(self.md.sentence("trademark_legend")) not in norm(self.footnote):
                 lacking.append("trademark legend")
-            self.require("LBL-02", "the claim carries a footnote", "the footnote must give suite, version, division, "
-                         "benchmark and scenario, date and source of retrieval, result ID and the trademark legend"
-                         + (f" (missing: {', '.join(lacking)})" if lacking else ""), not lacking, self.ids(verified))  # fmt: skip
+            self.require(
+                "LBL-02",
+                "the claim carries a footnote",
+                "the footnote must give suite, version, division, "
+                "benchmark and scenario, date and source of retrieval, result ID and the trademark legend"
+                + (f" (missing: {', '.join(lacking)})" if lacking else ""),
+                not lacking,
+                self.ids(verified),
+            )
 
 
 _FACTOR = re.compile(

@@ -24,8 +24,16 @@ def mentions(text: str, phrase: str) -> bool:
 
 def mentions_count(text: str, count: int) -> bool:
     """True when the text names ``count`` compute devices ("8 GPUs", "8x H100", "8-GPU", "eight accelerators")."""
-    words = {1: "one|single", 2: "two|dual", 4: "four", 8: "eight", 16: "sixteen", 32: "thirty-two", 64: "sixty-four",
-             72: "seventy-two"}  # fmt: skip
+    words = {
+        1: "one|single",
+        2: "two|dual",
+        4: "four",
+        8: "eight",
+        16: "sixteen",
+        32: "thirty-two",
+        64: "sixty-four",
+        72: "seventy-two",
+    }
     num = rf"(?<![\d.,]){count}(?![\d.,])"
     if count in words:
         num = rf"(?:{num}|\b(?:{words[count]})\b)"

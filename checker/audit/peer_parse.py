@@ -197,8 +197,13 @@ def _guidellm(path: Path, data: dict[str, Any]) -> list[PeerRun]:
         cfg = _obj(bench.get("config"))
         strategy = _obj(cfg.get("strategy"))
         stype = str(strategy.get("type_", "")).lower()
-        mode = {"concurrent": LoadMode.CONCURRENCY, "synchronous": LoadMode.CONCURRENCY,
-                "constant": LoadMode.RATE, "poisson": LoadMode.RATE, "throughput": LoadMode.THROUGHPUT}.get(stype)  # fmt: skip
+        mode = {
+            "concurrent": LoadMode.CONCURRENCY,
+            "synchronous": LoadMode.CONCURRENCY,
+            "constant": LoadMode.RATE,
+            "poisson": LoadMode.RATE,
+            "throughput": LoadMode.THROUGHPUT,
+        }.get(stype)
         conc = 1.0 if stype == "synchronous" else _num(strategy.get("streams"))
         out_count = _dig(m, "output_token_count", "successful")
         in_count = _dig(m, "prompt_token_count", "successful")
@@ -210,31 +215,46 @@ def _guidellm(path: Path, data: dict[str, Any]) -> list[PeerRun]:
         configured = re.search(r"output_tokens\s*[=:]\s*(\d+)", data_spec)
         ignore_eos = _bool(_find_key(args.get("backend_kwargs"), "ignore_eos"))
         merged = {**args, **meta}
-        runs.append(PeerRun(
-            path=str(path), index=i, tool=PeerTool.GUIDELLM,
-            tool_version=_str(meta.get("guidellm_version") or _meta(merged, "tool_version")),
-            client=ClientArchitecture.MULTI_PROCESS, itl_formula=ITL_GUIDELLM,
-            engine=_str(_meta(merged, "engine")),
-            model=_str(args.get("model")), model_revision=_str(_meta(merged, "model_revision")),
-            precision=_str(_meta(merged, "precision")),
-            tokenizer=_str(args.get("processor")), hardware=_str(_meta(merged, "hardware")),
-            input_tokens_mean=_num(_dig(in_count, "mean")),
-            output_tokens_mean=_num(_dig(out_count, "mean")),
-            output_tokens_min=_num(_dig(out_count, "min")), output_tokens_max=_num(_dig(out_count, "max")),
-            output_tokens_configured=float(configured.group(1)) if configured else None,
-            load_mode=mode, concurrency=conc, request_rate=_num(strategy.get("rate")),
-            slo=_str(_meta(merged, "slo")),
-            warmup=_str(args.get("warmup") if args.get("warmup") is not None else cfg.get("warmup")),
-            run_id=_str(cfg.get("run_id")), ignore_eos=ignore_eos,
-            requests_completed=_dig(m, "request_totals", "successful") if isinstance(_dig(m, "request_totals", "successful"), int) else None,
-            output_throughput_tps=_num(_dig(m, "output_tokens_per_second", "successful", "mean")),
-            request_throughput_rps=_num(_dig(m, "requests_per_second", "successful", "mean")),
-            goodput=None,
-            ttft=_guidellm_stat(m.get("time_to_first_token_ms")),
-            itl=_guidellm_stat(m.get("inter_token_latency_ms")),
-            tpot=_guidellm_stat(m.get("time_per_output_token_ms")),
-            e2e=_scaled(_guidellm_stat(m.get("request_latency")), 1000.0),  # GuideLLM request_latency is in s
-        ))  # fmt: skip
+        runs.append(
+            PeerRun(
+                path=str(path),
+                index=i,
+                tool=PeerTool.GUIDELLM,
+                tool_version=_str(meta.get("guidellm_version") or _meta(merged, "tool_version")),
+                client=ClientArchitecture.MULTI_PROCESS,
+                itl_formula=ITL_GUIDELLM,
+                engine=_str(_meta(merged, "engine")),
+                model=_str(args.get("model")),
+                model_revision=_str(_meta(merged, "model_revision")),
+                precision=_str(_meta(merged, "precision")),
+                tokenizer=_str(args.get("processor")),
+                hardware=_str(_meta(merged, "hardware")),
+                input_tokens_mean=_num(_dig(in_count, "mean")),
+                output_tokens_mean=_num(_dig(out_count, "mean")),
+                output_tokens_min=_num(_dig(out_count, "min")),
+                output_tokens_max=_num(_dig(out_count, "max")),
+                output_tokens_configured=float(configured.group(1)) if configured else None,
+                load_mode=mode,
+                concurrency=conc,
+                request_rate=_num(strategy.get("rate")),
+                slo=_str(_meta(merged, "slo")),
+                warmup=_str(args.get("warmup") if args.get("warmup") is not None else cfg.get("warmup")),
+                run_id=_str(cfg.get("run_id")),
+                ignore_eos=ignore_eos,
+                requests_completed=_dig(m, "request_totals", "successful")
+                if isinstance(_dig(m, "request_totals", "successful"), int)
+                else None,
+                output_throughput_tps=_num(_dig(m, "output_tokens_per_second", "successful", "mean")),
+                request_throughput_rps=_num(_dig(m, "requests_per_second", "successful", "mean")),
+                goodput=None,
+                ttft=_guidellm_stat(m.get("time_to_first_token_ms")),
+                itl=_guidellm_stat(m.get("inter_token_latency_ms")),
+                tpot=_guidellm_stat(m.get("time_per_output_token_ms")),
+                e2e=_scaled(
+                    _guidellm_stat(m.get("request_latency")), 1000.0
+                ),  # GuideLLM request_latency is in s
+            )
+        )
     return runs
 
 
@@ -295,23 +315,38 @@ def _aiperf_family(path: Path, data: dict[str, Any], tool: PeerTool) -> PeerRun:
     mode = LoadMode.CONCURRENCY if conc is not None else (LoadMode.RATE if rate is not None else None)
     goodput = data.get("goodput")
     return PeerRun(
-        path=str(path), tool=tool, tool_version=_str(_meta(merged, "tool_version")), client=client,
-        itl_formula=ITL_AIPERF, engine=_str(_meta(merged, "engine")), model=_str(model),
-        model_revision=_str(_meta(merged, "model_revision")), precision=_str(_meta(merged, "precision")),
-        tokenizer=_str(tokenizer), hardware=_str(_meta(merged, "hardware")),
+        path=str(path),
+        tool=tool,
+        tool_version=_str(_meta(merged, "tool_version")),
+        client=client,
+        itl_formula=ITL_AIPERF,
+        engine=_str(_meta(merged, "engine")),
+        model=_str(model),
+        model_revision=_str(_meta(merged, "model_revision")),
+        precision=_str(_meta(merged, "precision")),
+        tokenizer=_str(tokenizer),
+        hardware=_str(_meta(merged, "hardware")),
         input_tokens_mean=_num(isl.get("avg")) if isl else in_cfg,
         output_tokens_mean=_num(osl.get("avg")) if osl else None,
-        output_tokens_min=_num(osl.get("min")), output_tokens_max=_num(osl.get("max")),
-        output_tokens_configured=out_cfg if out_cfg and out_cfg > 0 else None, load_mode=mode, concurrency=conc, request_rate=rate,
+        output_tokens_min=_num(osl.get("min")),
+        output_tokens_max=_num(osl.get("max")),
+        output_tokens_configured=out_cfg if out_cfg and out_cfg > 0 else None,
+        load_mode=mode,
+        concurrency=conc,
+        request_rate=rate,
         slo=_str(slo if not isinstance(slo, dict) else json.dumps(slo, sort_keys=True)),
-        warmup=_str(warm), run_id=_str(_meta(merged, "run_id")), ignore_eos=ignore_eos,
+        warmup=_str(warm),
+        run_id=_str(_meta(merged, "run_id")),
+        ignore_eos=ignore_eos,
         requests_completed=int(count) if count is not None else None,
         output_throughput_tps=_num(_dig(data, "output_token_throughput", "avg")),
         request_throughput_rps=_num(_dig(data, "request_throughput", "avg")),
         goodput=_num(_dig(goodput, "avg")) if isinstance(goodput, dict) else _num(goodput),
-        ttft=_aiperf_stat(data.get("time_to_first_token")), itl=_aiperf_stat(data.get("inter_token_latency")),
-        tpot=None, e2e=_aiperf_stat(data.get("request_latency")),
-    )  # fmt: skip
+        ttft=_aiperf_stat(data.get("time_to_first_token")),
+        itl=_aiperf_stat(data.get("inter_token_latency")),
+        tpot=None,
+        e2e=_aiperf_stat(data.get("request_latency")),
+    )
 
 
 def _extra_flag(extra: Any, key: str) -> bool | None:
@@ -363,33 +398,54 @@ def _vllm(path: Path, data: dict[str, Any]) -> PeerRun:
     total_in = _num(data.get("total_input_tokens"))
     engine = _meta(data, "engine")
     return PeerRun(
-        path=str(path), tool=PeerTool.VLLM_BENCH, tool_version=_str(_meta(data, "tool_version")),
-        client=ClientArchitecture.SINGLE_PROCESS, itl_formula=ITL_VLLM,
-        engine=_str(engine), model=_str(data.get("model_id")), model_revision=_str(_meta(data, "model_revision")),
-        precision=_str(_meta(data, "precision")), tokenizer=_str(data.get("tokenizer_id")),
+        path=str(path),
+        tool=PeerTool.VLLM_BENCH,
+        tool_version=_str(_meta(data, "tool_version")),
+        client=ClientArchitecture.SINGLE_PROCESS,
+        itl_formula=ITL_VLLM,
+        engine=_str(engine),
+        model=_str(data.get("model_id")),
+        model_revision=_str(_meta(data, "model_revision")),
+        precision=_str(_meta(data, "precision")),
+        tokenizer=_str(data.get("tokenizer_id")),
         hardware=_str(_meta(data, "hardware")),
         input_tokens_mean=None if total_in is None or not completed else total_in / completed,
         output_tokens_mean=None if total_out is None or not completed else total_out / completed,
         output_tokens_min=float(min(out_lens)) if out_lens else None,
         output_tokens_max=float(max(out_lens)) if out_lens else None,
         output_tokens_configured=_num(data.get("output_len") or data.get("random_output_len")),
-        load_mode=mode, concurrency=conc, request_rate=rate_num,
-        slo=_str(_meta(data, "slo")), warmup=_str(_meta(data, "warmup")),
-        run_id=_str(_meta(data, "run_id") or data.get("date")), ignore_eos=_bool(_meta(data, "ignore_eos")),
+        load_mode=mode,
+        concurrency=conc,
+        request_rate=rate_num,
+        slo=_str(_meta(data, "slo")),
+        warmup=_str(_meta(data, "warmup")),
+        run_id=_str(_meta(data, "run_id") or data.get("date")),
+        ignore_eos=_bool(_meta(data, "ignore_eos")),
         requests_completed=completed,
         output_throughput_tps=_num(data.get("output_throughput")),
         request_throughput_rps=_num(data.get("request_throughput")),
         goodput=_num(data.get("request_goodput")),
-        ttft=_vllm_stat(data, "ttft", completed), itl=_vllm_stat(data, "itl", None),
-        tpot=_vllm_stat(data, "tpot", completed), e2e=_vllm_stat(data, "e2el", completed),
-    )  # fmt: skip
+        ttft=_vllm_stat(data, "ttft", completed),
+        itl=_vllm_stat(data, "itl", None),
+        tpot=_vllm_stat(data, "tpot", completed),
+        e2e=_vllm_stat(data, "e2el", completed),
+    )
 
 
 def apply_metadata(run: PeerRun, metadata: dict[str, str | int | float | bool]) -> PeerRun:
     """Fill fields the file does not record from the claim's ``metadata:`` block (the file wins otherwise)."""
     updates: dict[str, Any] = {}
-    for field in ("engine", "model_revision", "precision", "tokenizer", "hardware", "slo", "warmup", "run_id",
-                  "tool_version"):  # fmt: skip
+    for field in (
+        "engine",
+        "model_revision",
+        "precision",
+        "tokenizer",
+        "hardware",
+        "slo",
+        "warmup",
+        "run_id",
+        "tool_version",
+    ):
         value = _meta({k: v for k, v in metadata.items()}, field)
         if value is not None and getattr(run, field) is None:
             updates[field] = str(value)

@@ -34,8 +34,14 @@ OSL_SPREAD = 0.05  # output lengths differing by more than 5 % are not "the conf
 OSL_RUN_DIFF = 0.10  # compared runs whose mean output lengths differ by more than 10 %
 
 
-def _issue(kind: IssueKind, rule: str, reason: str, results: tuple[int, ...], required: str | None = None,
-           satisfied: bool = False) -> Issue:  # fmt: skip
+def _issue(
+    kind: IssueKind,
+    rule: str,
+    reason: str,
+    results: tuple[int, ...],
+    required: str | None = None,
+    satisfied: bool = False,
+) -> Issue:
     return Issue(kind, rule, reason, SOURCES[rule], satisfied, required, results)
 
 
@@ -55,17 +61,37 @@ def _single_run(claim: Claim, metric: Metric, r: ResolvedResult, run: PeerRun) -
     who = f"result {r.index} ({run.label})"
     missing = [REPRODUCIBILITY_FIELDS[k] for k, v in run.reproducibility().items() if v is None]
     if missing:
-        out.append(_issue(IssueKind.REQUIREMENT, "PEER-META", f"{who} does not record: {', '.join(missing)}",
-                          (r.index,), "record every reproducibility field (or give them under 'metadata:')"))  # fmt: skip
-    high = (run.concurrency is not None and run.concurrency >= HIGH_LOAD_CONCURRENCY) or (
-        run.request_rate is not None and run.request_rate >= HIGH_LOAD_RATE_PER_S) or (
-        run.load_mode is LoadMode.THROUGHPUT and run.concurrency is None)  # fmt: skip
+        out.append(
+            _issue(
+                IssueKind.REQUIREMENT,
+                "PEER-META",
+                f"{who} does not record: {', '.join(missing)}",
+                (r.index,),
+                "record every reproducibility field (or give them under 'metadata:')",
+            )
+        )
+    high = (
+        (run.concurrency is not None and run.concurrency >= HIGH_LOAD_CONCURRENCY)
+        or (run.request_rate is not None and run.request_rate >= HIGH_LOAD_RATE_PER_S)
+        or (run.load_mode is LoadMode.THROUGHPUT and run.concurrency is None)
+    )
     if run.client is ClientArchitecture.SINGLE_PROCESS and high:
-        load = (f"concurrency {run.concurrency:g}" if run.concurrency is not None else
-                f"{run.request_rate:g} req/s" if run.request_rate is not None else "unlimited request rate")  # fmt: skip
-        out.append(_issue(IssueKind.BLOCKER, "PEER-CLIENT",
-                          f"{who}: a {run.client.value} client at {load}; at high load the client, not the engine, "
-                          "limits throughput and inflates latency (7.2x fewer tokens at 1,000 QPS)", (r.index,)))  # fmt: skip
+        load = (
+            f"concurrency {run.concurrency:g}"
+            if run.concurrency is not None
+            else f"{run.request_rate:g} req/s"
+            if run.request_rate is not None
+            else "unlimited request rate"
+        )
+        out.append(
+            _issue(
+                IssueKind.BLOCKER,
+                "PEER-CLIENT",
+                f"{who}: a {run.client.value} client at {load}; at high load the client, not the engine, "
+                "limits throughput and inflates latency (7.2x fewer tokens at 1,000 QPS)",
+                (r.index,),
+            )
+        )
     out += _eos(who, r, run)
     for name, stat in (
         ("TTFT", run.ttft),
@@ -75,9 +101,15 @@ def _single_run(claim: Claim, metric: Metric, r: ResolvedResult, run: PeerRun) -
     ):
         if stat is not None and stat.mean_ms is not None and not stat.has_tail:
             latency_claim = metric.base in ("latency", "ttft", "itl", "tpot")
-            out.append(_issue(IssueKind.BLOCKER if latency_claim else IssueKind.REQUIREMENT, "PEER-PERCENTILES",
-                              f"{who}: {name} has a mean but no tail percentile (p90/p95/p99)", (r.index,),
-                              "report percentiles (p50/p90/p99 with their count), not means"))  # fmt: skip
+            out.append(
+                _issue(
+                    IssueKind.BLOCKER if latency_claim else IssueKind.REQUIREMENT,
+                    "PEER-PERCENTILES",
+                    f"{who}: {name} has a mean but no tail percentile (p90/p95/p99)",
+                    (r.index,),
+                    "report percentiles (p50/p90/p99 with their count), not means",
+                )
+            )
     slo = claim.slo or run.slo
     if slo and run.goodput is None and metric.base in ("tokens/s", "queries/s", "samples/s", "goodput", None):
         out.append(
@@ -89,8 +121,14 @@ def _single_run(claim: Claim, metric: Metric, r: ResolvedResult, run: PeerRun) -
             )
         )
     elif metric.base == "goodput" and run.goodput is None:
-        out.append(_issue(IssueKind.BLOCKER, "PEER-GOODPUT", f"{who}: the claim is about goodput, the run reports none",
-                          (r.index,)))  # fmt: skip
+        out.append(
+            _issue(
+                IssueKind.BLOCKER,
+                "PEER-GOODPUT",
+                f"{who}: the claim is about goodput, the run reports none",
+                (r.index,),
+            )
+        )
     return out
 
 
@@ -109,15 +147,35 @@ def _eos(who: str, r: ResolvedResult, run: PeerRun) -> list[Issue]:
         detail.append(f"mean {run.output_tokens_mean:g} of {run.output_tokens_configured:g} configured")
     if run.ignore_eos is False or (run.ignore_eos is None and inconsistent):
         why = "ignore_eos is off" if run.ignore_eos is False else "ignore_eos is not recorded"
-        return [_issue(IssueKind.BLOCKER, "PEER-EOS", f"{who}: {why} and the output length is not the configured one"
-                       + (f" ({'; '.join(detail)})" if detail else ""), (r.index,))]  # fmt: skip
+        return [
+            _issue(
+                IssueKind.BLOCKER,
+                "PEER-EOS",
+                f"{who}: {why} and the output length is not the configured one"
+                + (f" ({'; '.join(detail)})" if detail else ""),
+                (r.index,),
+            )
+        ]
     if run.ignore_eos is None:
-        return [_issue(IssueKind.REQUIREMENT, "PEER-EOS", f"{who}: ignore_eos is not recorded"
-                       + (f" ({'; '.join(detail)})" if detail else " and no output-length distribution is reported"),
-                       (r.index,), "record ignore_eos (and the output-length distribution)")]  # fmt: skip
+        return [
+            _issue(
+                IssueKind.REQUIREMENT,
+                "PEER-EOS",
+                f"{who}: ignore_eos is not recorded"
+                + (f" ({'; '.join(detail)})" if detail else " and no output-length distribution is reported"),
+                (r.index,),
+                "record ignore_eos (and the output-length distribution)",
+            )
+        ]
     if inconsistent:
-        return [_issue(IssueKind.BLOCKER, "PEER-OSL", f"{who}: ignore_eos is on but the output length varies "
-                       f"({'; '.join(detail)})", (r.index,))]  # fmt: skip
+        return [
+            _issue(
+                IssueKind.BLOCKER,
+                "PEER-OSL",
+                f"{who}: ignore_eos is on but the output length varies ({'; '.join(detail)})",
+                (r.index,),
+            )
+        ]
     return []
 
 
@@ -126,25 +184,59 @@ def _pair(metric: Metric, ra: ResolvedResult, a: PeerRun, rb: ResolvedResult, b:
     ids = (ra.index, rb.index)
     pair = f"result {ra.index} ({a.label}) vs result {rb.index} ({b.label})"
     if metric.base in ("itl", "tpot") and a.itl_formula != b.itl_formula:
-        out.append(_issue(IssueKind.BLOCKER, "PEER-ITL", f"{pair}: different ITL formulas — {a.tool.value}: "
-                          f"{a.itl_formula}; {b.tool.value}: {b.itl_formula}", ids))  # fmt: skip
+        out.append(
+            _issue(
+                IssueKind.BLOCKER,
+                "PEER-ITL",
+                f"{pair}: different ITL formulas — {a.tool.value}: "
+                f"{a.itl_formula}; {b.tool.value}: {b.itl_formula}",
+                ids,
+            )
+        )
     if a.load_mode and b.load_mode and a.load_mode is not b.load_mode:
-        out.append(_issue(IssueKind.BLOCKER, "PEER-LOAD", f"{pair}: {a.load_mode.value} vs {b.load_mode.value} load; "
-                          "the same number is not the same load", ids))  # fmt: skip
+        out.append(
+            _issue(
+                IssueKind.BLOCKER,
+                "PEER-LOAD",
+                f"{pair}: {a.load_mode.value} vs {b.load_mode.value} load; "
+                "the same number is not the same load",
+                ids,
+            )
+        )
     elif a.concurrency != b.concurrency or a.request_rate != b.request_rate:
-        out.append(_issue(IssueKind.BLOCKER, "PEER-LOAD", f"{pair}: different load (concurrency {a.concurrency} vs "
-                          f"{b.concurrency}, rate {a.request_rate} vs {b.request_rate})", ids))  # fmt: skip
+        out.append(
+            _issue(
+                IssueKind.BLOCKER,
+                "PEER-LOAD",
+                f"{pair}: different load (concurrency {a.concurrency} vs "
+                f"{b.concurrency}, rate {a.request_rate} vs {b.request_rate})",
+                ids,
+            )
+        )
     if a.client is not b.client:
-        out.append(_issue(IssueKind.REQUIREMENT, "PEER-CLIENT", f"{pair}: {a.client.value} vs {b.client.value} client",
-                          ids, "disclose the client architectures; rerun both with one tool for a like-for-like number"))  # fmt: skip
+        out.append(
+            _issue(
+                IssueKind.REQUIREMENT,
+                "PEER-CLIENT",
+                f"{pair}: {a.client.value} vs {b.client.value} client",
+                ids,
+                "disclose the client architectures; rerun both with one tool for a like-for-like number",
+            )
+        )
     if (
         a.tokenizer
         and b.tokenizer
         and a.tokenizer != b.tokenizer
         and metric.base in ("tokens/s", "goodput", None)
     ):
-        out.append(_issue(IssueKind.BLOCKER, "PEER-TOKENIZER", f"{pair}: tokens counted with different tokenizers "
-                          f"({a.tokenizer} vs {b.tokenizer})", ids))  # fmt: skip
+        out.append(
+            _issue(
+                IssueKind.BLOCKER,
+                "PEER-TOKENIZER",
+                f"{pair}: tokens counted with different tokenizers ({a.tokenizer} vs {b.tokenizer})",
+                ids,
+            )
+        )
     if a.model and b.model and a.model != b.model:
         out.append(
             _issue(IssueKind.BLOCKER, "PEER-MODEL", f"{pair}: different models ({a.model} vs {b.model})", ids)
@@ -154,6 +246,13 @@ def _pair(metric: Metric, ra: ResolvedResult, a: PeerRun, rb: ResolvedResult, b:
             a.output_tokens_mean, b.output_tokens_mean
         )
         if diff > OSL_RUN_DIFF:
-            out.append(_issue(IssueKind.BLOCKER, "PEER-OSL", f"{pair}: mean output lengths {a.output_tokens_mean:g} vs "
-                              f"{b.output_tokens_mean:g} tokens", ids))  # fmt: skip
+            out.append(
+                _issue(
+                    IssueKind.BLOCKER,
+                    "PEER-OSL",
+                    f"{pair}: mean output lengths {a.output_tokens_mean:g} vs "
+                    f"{b.output_tokens_mean:g} tokens",
+                    ids,
+                )
+            )
     return out

@@ -104,9 +104,16 @@ def rederive(
             problems.append(f"{location}/{PERF_DETAIL}: no value for {key}")
     accuracy = _accuracy(tree, location, rnd, metrics, problems)
     return Rederived(
-        location=location, value=value, key=key, line=line, effective_scenario=effective_name, inferred=inferred,
-        result_validity=validity, accuracy=accuracy, problems=tuple(problems),
-    )  # fmt: skip
+        location=location,
+        value=value,
+        key=key,
+        line=line,
+        effective_scenario=effective_name,
+        inferred=inferred,
+        result_validity=validity,
+        accuracy=accuracy,
+        problems=tuple(problems),
+    )
 
 
 def _accuracy(

@@ -93,12 +93,14 @@ class RowChecker:
         elif bench is None:
             out.append(
                 self.finding(
-                    row, "TABLE-BENCHMARK", "benchmark",
+                    row,
+                    "TABLE-BENCHMARK",
+                    "benchmark",
                     f"'{row.benchmark}' is not a benchmark of round {self.round.name} "
                     f"(known: {', '.join(sorted(self.round.benchmarks))})",
                     source=f"rules/data/{self.round.name}.yaml benchmarks",
                 )
-            )  # fmt: skip
+            )
         scenario = Scenario.parse(row.scenario) if row.scenario else None
         if row.scenario is None:
             out.append(self.finding(row, "TABLE-SCENARIO", "scenario", "no scenario given"))
@@ -506,13 +508,19 @@ class RowChecker:
             if kind is None:
                 continue
             rule, source = DERIVED_RULES[kind]
-            out.append(Finding(
-                rule="TABLE-DERIVED", severity=Severity.WARNING,
-                message=f"column '{col}' is a derived {kind} figure, not an official MLPerf metric ({rule}): "
-                        "it may not be presented as official or verified",
-                scope="table", path=self.table.path, source=source, beyond_official=True,
-                fix="label it as derived and unverified, with the basis of the derivation in text and footnote",
-            ))  # fmt: skip
+            out.append(
+                Finding(
+                    rule="TABLE-DERIVED",
+                    severity=Severity.WARNING,
+                    message=f"column '{col}' is a derived {kind} figure, not an official MLPerf metric ({rule}): "
+                    "it may not be presented as official or verified",
+                    scope="table",
+                    path=self.table.path,
+                    source=source,
+                    beyond_official=True,
+                    fix="label it as derived and unverified, with the basis of the derivation in text and footnote",
+                )
+            )
             out += self._derived_values(col, kind)
         return out
 
@@ -523,12 +531,17 @@ class RowChecker:
                 continue
             if kind == "per-watt" and not (row.has_power and row.power_result):
                 yield Finding(
-                    rule="TABLE-DERIVED", severity=Severity.ERROR,
+                    rule="TABLE-DERIVED",
+                    severity=Severity.ERROR,
                     message=f"{row.label()}, column '{col}': a per-watt figure ({text}) for a result without "
-                            "MLPerf-measured system power; no proxy power may be used",
-                    result=row.location, scope=f"row {row.row}", path=self.table.path, line=row.line,
-                    source="MSG:114-116 (PWR-01)", beyond_official=True,
-                )  # fmt: skip
+                    "MLPerf-measured system power; no proxy power may be used",
+                    result=row.location,
+                    scope=f"row {row.row}",
+                    path=self.table.path,
+                    line=row.line,
+                    source="MSG:114-116 (PWR-01)",
+                    beyond_official=True,
+                )
             if kind == "per-accelerator" and row.result is not None:
                 count = (row.nodes or 1) * (row.accelerators_per_node or 0)
                 try:
@@ -537,12 +550,17 @@ class RowChecker:
                     continue
                 if count > 0 and abs(value - row.result / count) > 0.01 * abs(row.result / count):
                     yield Finding(
-                        rule="TABLE-DERIVED", severity=Severity.WARNING,
+                        rule="TABLE-DERIVED",
+                        severity=Severity.WARNING,
                         message=f"{row.label()}, column '{col}': {text} is not the result divided by the "
-                                f"accelerator count ({row.result_text} / {count} = {row.result / count:.6g})",
-                        result=row.location, scope=f"row {row.row}", path=self.table.path, line=row.line,
-                        source="MSG:82 (CMP-06 chip count)", beyond_official=True,
-                    )  # fmt: skip
+                        f"accelerator count ({row.result_text} / {count} = {row.result / count:.6g})",
+                        result=row.location,
+                        scope=f"row {row.row}",
+                        path=self.table.path,
+                        line=row.line,
+                        source="MSG:82 (CMP-06 chip count)",
+                        beyond_official=True,
+                    )
 
 
 DERIVED_RULES: dict[str, tuple[str, str]] = {
@@ -553,11 +571,19 @@ DERIVED_RULES: dict[str, tuple[str, str]] = {
 }
 
 _DERIVED_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("per-watt", re.compile(r"per[ _-]?watt|/\s*w\b|perf[ _/-]?w\b|per[ _-]?joule|/\s*j\b|tokens?/j|efficien", re.I)),
-    ("per-accelerator", re.compile(r"per[ _-]?(gpu|accelerator|chip|device|card|node)|/\s*(gpu|accelerator|chip|device)", re.I)),
+    (
+        "per-watt",
+        re.compile(r"per[ _-]?watt|/\s*w\b|perf[ _/-]?w\b|per[ _-]?joule|/\s*j\b|tokens?/j|efficien", re.I),
+    ),
+    (
+        "per-accelerator",
+        re.compile(
+            r"per[ _-]?(gpu|accelerator|chip|device|card|node)|/\s*(gpu|accelerator|chip|device)", re.I
+        ),
+    ),
     ("cost", re.compile(r"cost|price|\$|usd|eur|€|tco|per[ _-]?dollar", re.I)),
     ("composite", re.compile(r"geo[ _-]?mean|average|composite|aggregate|overall", re.I)),
-)  # fmt: skip
+)
 
 
 def derived_kind(column: str) -> str | None:

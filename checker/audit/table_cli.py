@@ -59,7 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes"
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="list every note, not a summary per rule")  # fmt: skip
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="list every note, not a summary per rule"
+    )
 
 
 def detect_round(table: ResultTable) -> tuple[str, str]:

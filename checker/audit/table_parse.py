@@ -55,9 +55,18 @@ OFFICIAL_JSON_COLUMNS: dict[str, str] = {
 }
 # Official columns that are informational (kept in ``extra``, never flagged as derived)
 OFFICIAL_JSON_OTHER = (
-    "Processor", "host_processors_per_node", "host_processor_core_count", "operating_system", "compliance",
-    "errors", "p#", "Details", "Code", "Unique ID (e.g. for Audit)", "ColorKey",
-)  # fmt: skip
+    "Processor",
+    "host_processors_per_node",
+    "host_processor_core_count",
+    "operating_system",
+    "compliance",
+    "errors",
+    "p#",
+    "Details",
+    "Code",
+    "Unique ID (e.g. for Audit)",
+    "ColorKey",
+)
 
 # Checker summary CSV column -> canonical field
 CHECKER_CSV_COLUMNS: dict[str, str] = {

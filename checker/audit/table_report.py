@@ -39,19 +39,35 @@ def report_dict(audit: TableAudit) -> dict[str, Any]:
             d = c.derived
             status[c.row.row] = {
                 "status": c.status.value,
-                "derived": None if d is None or d.value is None else {
-                    "value": d.value, "key": d.key, "effective_scenario": d.effective_scenario,
-                    "inferred": d.inferred, "result_validity": d.result_validity, "accuracy": d.accuracy,
+                "derived": None
+                if d is None or d.value is None
+                else {
+                    "value": d.value,
+                    "key": d.key,
+                    "effective_scenario": d.effective_scenario,
+                    "inferred": d.inferred,
+                    "result_validity": d.result_validity,
+                    "accuracy": d.accuracy,
                 },
-            }  # fmt: skip
+            }
     rows = []
     for r in audit.table.rows:
         tree_info = status.get(r.row, {"status": None, "derived": None})
-        rows.append({
-            "row": r.row, "line": r.line, "id": r.id, "benchmark": r.benchmark, "scenario": r.scenario,
-            "location": r.location, "result": r.result, "units": r.units, "errors": per_row.get(r.row, 0),
-            "tree_status": tree_info["status"], "derived": tree_info["derived"],
-        })  # fmt: skip
+        rows.append(
+            {
+                "row": r.row,
+                "line": r.line,
+                "id": r.id,
+                "benchmark": r.benchmark,
+                "scenario": r.scenario,
+                "location": r.location,
+                "result": r.result,
+                "units": r.units,
+                "errors": per_row.get(r.row, 0),
+                "tree_status": tree_info["status"],
+                "derived": tree_info["derived"],
+            }
+        )
     code = audit.exit_code
     return {
         "schema_version": SCHEMA_VERSION,

@@ -97,10 +97,18 @@ def compare_with_tree(
         source: str | None = None,
     ) -> None:
         col = f", column '{table.column(field)}'" if field else ""
-        findings.append(Finding(
-            rule=rule, severity=severity, message=f"{row.label()}{col}: {message}", result=row.location,
-            scope=f"row {row.row}", path=path or table.path, line=line if path else row.line, source=source,
-        ))  # fmt: skip
+        findings.append(
+            Finding(
+                rule=rule,
+                severity=severity,
+                message=f"{row.label()}{col}: {message}",
+                result=row.location,
+                scope=f"row {row.row}",
+                path=path or table.path,
+                line=line if path else row.line,
+                source=source,
+            )
+        )
 
     for row in table.rows:
         bench = rnd.benchmark(row.benchmark) if row.benchmark else None
@@ -193,10 +201,16 @@ def compare_with_tree(
         if log.result_validity != "VALID" or not tree.safe.is_file(f"{rel}/accuracy/accuracy.txt"):
             continue
         missing.append(rel_dir)
-        findings.append(Finding(
-            rule="TABLE-MISSING-ROW", severity=Severity.WARNING,
-            message=f"{rel_dir}: a result whose LoadGen log says VALID (with an accuracy run) has no row in the "
-                    "table (run `inference-audit check` for the full verdict)",
-            result=rel_dir, scope="table", path=table.path, beyond_official=True,
-        ))  # fmt: skip
+        findings.append(
+            Finding(
+                rule="TABLE-MISSING-ROW",
+                severity=Severity.WARNING,
+                message=f"{rel_dir}: a result whose LoadGen log says VALID (with an accuracy run) has no row in the "
+                "table (run `inference-audit check` for the full verdict)",
+                result=rel_dir,
+                scope="table",
+                path=table.path,
+                beyond_official=True,
+            )
+        )
     return TreeComparison(str(root), tuple(comparisons), tuple(missing), tuple(findings))

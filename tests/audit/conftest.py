@@ -33,9 +33,10 @@ class AuditRun:
     def findings(self, rule: str | None = None, severity: str | None = None) -> list[dict[str, Any]]:
         assert self.report is not None, self.out + self.err
         return [
-            f for f in self.report["findings"]
+            f
+            for f in self.report["findings"]
             if (rule is None or f["rule"] == rule) and (severity is None or f["severity"] == severity)
-        ]  # fmt: skip
+        ]
 
 
 RunAudit = Callable[..., AuditRun]

@@ -29,8 +29,12 @@ def test_issue_example(audit, rows_table: Path, tmp_path: Path) -> None:
     assert run.code == 1
     report = run.report
     assert not schema_errors(report, "claim-report")
-    assert report["claim"]["metric"] == {"text": "tokens/s per accelerator", "base": "tokens/s",
-                                         "derivations": ["per-accelerator"], "from_text": False}  # fmt: skip
+    assert report["claim"]["metric"] == {
+        "text": "tokens/s per accelerator",
+        "base": "tokens/s",
+        "derivations": ["per-accelerator"],
+        "from_text": False,
+    }
     r1, r2 = report["results"]
     assert (r1["origin"], r1["verified"], r1["result"], r1["accelerators"], r1["table_row"]) == (
         "table",
@@ -76,8 +80,11 @@ def test_comparable_claim_prints_citation(audit, rows_table: Path, tmp_path: Pat
 
 def test_quoted_number_differs_from_table(audit, rows_table: Path, tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
-    path.write_text((CLAIMS / "TM-01" / "honour.yaml").read_text().replace(
-        "- id: 5.1-0001", "- id: 5.1-0001\n  result: 30000"))  # fmt: skip
+    path.write_text(
+        (CLAIMS / "TM-01" / "honour.yaml")
+        .read_text()
+        .replace("- id: 5.1-0001", "- id: 5.1-0001\n  result: 30000")
+    )
     run = audit("claim", str(path), "--table", str(rows_table))
     assert run.code == 1 and run.report["verdict"] == "not-comparable"
     hit = run.findings("VER-05", "error")
@@ -85,19 +92,25 @@ def test_quoted_number_differs_from_table(audit, rows_table: Path, tmp_path: Pat
 
 
 def test_text_claim(audit, rows_table: Path) -> None:
-    text = ("MLPerf® Inference v5.1 Closed, Llama 2 70B (llama2-70b-99) Offline: Lenovo ThinkSystem SR680a V3 "
-            "(5.1-0061) with 8 B200 GPUs delivered 102909 tokens/s, 3.7x the 27803.9 tokens/s of AMD's Supermicro "
-            "AS-8125GS-TNMR2 (5.1-0001) with 8 MI300X GPUs.")  # fmt: skip
+    text = (
+        "MLPerf® Inference v5.1 Closed, Llama 2 70B (llama2-70b-99) Offline: Lenovo ThinkSystem SR680a V3 "
+        "(5.1-0061) with 8 B200 GPUs delivered 102909 tokens/s, 3.7x the 27803.9 tokens/s of AMD's Supermicro "
+        "AS-8125GS-TNMR2 (5.1-0001) with 8 MI300X GPUs."
+    )
     run = audit("claim", "--text", text, "--table", str(rows_table))
     assert run.code == 0, run.out
-    assert [r["label"] for r in run.report["results"]] == ["5.1-0061 llama2-70b-99 Offline",
-                                                           "5.1-0001 llama2-70b-99 Offline"]  # fmt: skip
+    assert [r["label"] for r in run.report["results"]] == [
+        "5.1-0061 llama2-70b-99 Offline",
+        "5.1-0001 llama2-70b-99 Offline",
+    ]
     assert run.report["claim"]["path"] is None and run.report["claim"]["metric"]["from_text"] is True
 
 
 def test_text_claim_reads_derived_metric(audit, rows_table: Path) -> None:
-    text = ("MLPerf® Inference v5.1 Closed Llama 2 70B (llama2-70b-99) Offline: Azure ND_GB200_v6 (5.1-0008) gives "
-            "2x the tokens/s per GPU of AMD's Supermicro AS-8125GS-TNMR2 (5.1-0001).")  # fmt: skip
+    text = (
+        "MLPerf® Inference v5.1 Closed Llama 2 70B (llama2-70b-99) Offline: Azure ND_GB200_v6 (5.1-0008) gives "
+        "2x the tokens/s per GPU of AMD's Supermicro AS-8125GS-TNMR2 (5.1-0001)."
+    )
     run = audit("claim", "--text", text, "--table", str(rows_table))
     assert run.report["claim"]["metric"]["derivations"] == ["per-accelerator"]
     rules = {r["rule"] for r in run.report["rules"] if r["satisfied"] is False}
@@ -127,8 +140,9 @@ def test_text_claim_reads_derived_metric(audit, rows_table: Path) -> None:
         ("text: hi\n", (), "names no results"),
     ],
 )
-def test_unusable_claims_exit_2(audit, rows_table: Path, tmp_path: Path, content: str, argv: tuple[str, ...],
-                                message: str) -> None:  # fmt: skip
+def test_unusable_claims_exit_2(
+    audit, rows_table: Path, tmp_path: Path, content: str, argv: tuple[str, ...], message: str
+) -> None:
     path = tmp_path / "claim.yaml"
     path.write_text(content)
     args = [str(rows_table) if a == "T" else a for a in argv]
@@ -182,5 +196,7 @@ def test_own_server_figure_needs_its_basis(audit, rows_table: Path, tmp_path: Pa
     path.write_text(src.replace("  server_metric: completed\n", ""))
     run = audit("claim", str(path), "--table", str(rows_table))
     assert run.code == 1
-    assert any(r["rule"] == "D-16" and r["satisfied"] is False and "unstated basis" in r["reason"]
-               for r in run.report["rules"])  # fmt: skip
+    assert any(
+        r["rule"] == "D-16" and r["satisfied"] is False and "unstated basis" in r["reason"]
+        for r in run.report["rules"]
+    )

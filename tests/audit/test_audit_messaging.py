@@ -17,12 +17,28 @@ REPO = Path(__file__).resolve().parents[2]
 def test_rules_and_checklist_loaded() -> None:
     md = load_messaging()
     ids = {r.id for r in md.messaging_rules}
-    assert {"CMP-01", "CMP-05", "CMP-06", "CMP-07", "CMP-08", "DRV-01", "DRV-02", "PWR-01", "CMB-01", "VER-02",
-            "AVL-02", "AVL-03", "LBL-02", "TM-01"} <= ids  # fmt: skip
+    assert {
+        "CMP-01",
+        "CMP-05",
+        "CMP-06",
+        "CMP-07",
+        "CMP-08",
+        "DRV-01",
+        "DRV-02",
+        "PWR-01",
+        "CMB-01",
+        "VER-02",
+        "AVL-02",
+        "AVL-03",
+        "LBL-02",
+        "TM-01",
+    } <= ids
     # every checklist step points at known rules, every rule carries its quoted source
     assert all(set(step.rules) <= ids for step in md.claim_checklist)
-    assert all(r.quotes and r.cite.startswith(("MSG:", "COMPAT:", "SUBRULES:", "RULES_HEAD:", "POWER:"))
-               for r in md.messaging_rules)  # fmt: skip
+    assert all(
+        r.quotes and r.cite.startswith(("MSG:", "COMPAT:", "SUBRULES:", "RULES_HEAD:", "POWER:"))
+        for r in md.messaging_rules
+    )
     assert md.sentence("unverified_statement") == "Result not verified by MLCommons Association."
 
 
@@ -56,8 +72,14 @@ def test_dispatcher_end_to_end(tmp_path: Path) -> None:
     table = fixtures / "v51-rows.json"
 
     def cli(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "loadgen_sut.cli", *argv], capture_output=True, text=True,
-                              cwd=REPO, timeout=120, check=False)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "loadgen_sut.cli", *argv],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=120,
+            check=False,
+        )
 
     broken = cli("claim", str(fixtures / "claims/CMP-05/break.yaml"), "--table", str(table))
     assert broken.returncode == 1 and "NOT COMPARABLE" in broken.stdout

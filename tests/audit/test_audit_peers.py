@@ -21,16 +21,24 @@ VLLM_SHAREGPT = "vllm_bench_serve_sharegpt_detailed.json"
 
 # every reproducibility field a file does not record, given in the claim
 FULL_METADATA = {
-    "engine": "vllm 0.9.1", "model_revision": "0e9e39f249a16976918f6564b8830bc894c89659", "precision": "bf16",
-    "hardware": "1x H100-SXM-80GB", "slo": "TTFT p99 < 500 ms, ITL p95 < 50 ms", "run_id": "20260616T1200",
+    "engine": "vllm 0.9.1",
+    "model_revision": "0e9e39f249a16976918f6564b8830bc894c89659",
+    "precision": "bf16",
+    "hardware": "1x H100-SXM-80GB",
+    "slo": "TTFT p99 < 500 ms, ITL p95 < 50 ms",
+    "run_id": "20260616T1200",
     "tool_version": "0.4.0",
-}  # fmt: skip
+}
 
 
 def test_parse_each_tool(peers_dir: Path) -> None:
     g = load_peer_runs(peers_dir / GUIDELLM)[0]
-    assert (g.tool, g.client, g.load_mode, g.concurrency) == (PeerTool.GUIDELLM, ClientArchitecture.MULTI_PROCESS,
-                                                               LoadMode.CONCURRENCY, 16.0)  # fmt: skip
+    assert (g.tool, g.client, g.load_mode, g.concurrency) == (
+        PeerTool.GUIDELLM,
+        ClientArchitecture.MULTI_PROCESS,
+        LoadMode.CONCURRENCY,
+        16.0,
+    )
     assert (g.tool_version, g.run_id, g.ignore_eos, g.output_tokens_configured) == (
         "0.4.0",
         "20260616T1200",
@@ -41,17 +49,32 @@ def test_parse_each_tool(peers_dir: Path) -> None:
     assert g.e2e is not None and g.e2e.mean_ms == pytest.approx(4710.0)  # request_latency is in seconds
     a = load_peer_runs(peers_dir / AIPERF)[0]
     assert (a.tool, a.model, a.concurrency, a.ignore_eos, a.warmup) == (
-        PeerTool.AIPERF, "meta-llama/Llama-3.1-8B-Instruct", 16.0, True, "32")  # fmt: skip
+        PeerTool.AIPERF,
+        "meta-llama/Llama-3.1-8B-Instruct",
+        16.0,
+        True,
+        "32",
+    )
     assert a.itl_formula == ITL_AIPERF and a.output_throughput_tps == 408.0
     n = load_peer_runs(peers_dir / GENAI)[0]
     assert (n.tool, n.client, n.model, n.concurrency, n.ignore_eos) == (
-        PeerTool.GENAI_PERF, ClientArchitecture.NATIVE, "gpt2_vllm", 1.0, True)  # fmt: skip
+        PeerTool.GENAI_PERF,
+        ClientArchitecture.NATIVE,
+        "gpt2_vllm",
+        1.0,
+        True,
+    )
     assert n.ttft is not None and n.ttft.mean_ms == pytest.approx(
         20.7577712
     )  # ns -> ms, values written as strings
     v = load_peer_runs(peers_dir / VLLM_HIGH)[0]
     assert (v.tool, v.client, v.concurrency, v.request_rate, v.itl_formula) == (
-        PeerTool.VLLM_BENCH, ClientArchitecture.SINGLE_PROCESS, 256.0, None, ITL_VLLM)  # fmt: skip
+        PeerTool.VLLM_BENCH,
+        ClientArchitecture.SINGLE_PROCESS,
+        256.0,
+        None,
+        ITL_VLLM,
+    )
     assert (v.output_tokens_mean, v.goodput, v.ignore_eos) == (128.0, None, None)
     d = load_peer_runs(peers_dir / VLLM_SHAREGPT)[0]
     assert (d.output_tokens_min, d.output_tokens_max) == (58.0, 402.0)
@@ -74,8 +97,15 @@ def _claim(tmp_path: Path, peers_dir: Path, files: list[str], **extra: Any) -> P
             entry["metadata"] = meta
         results.append(entry)
     path = tmp_path / "claim.yaml"
-    path.write_text(json.dumps({"text": extra.pop("text", "Throughput comparison of two runs (tokens/s)."),
-                                "results": results, **extra}))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "text": extra.pop("text", "Throughput comparison of two runs (tokens/s)."),
+                "results": results,
+                **extra,
+            }
+        )
+    )
     return path
 
 
@@ -106,8 +136,15 @@ CASES = [
 
 
 @pytest.mark.parametrize(("rule", "breaking", "honouring", "extra"), CASES, ids=[c[0] for c in CASES])
-def test_peer_rule(audit, peers_dir: Path, tmp_path: Path, rule: str, breaking: list[str],
-                   honouring: list[str] | None, extra: dict[str, Any]) -> None:  # fmt: skip
+def test_peer_rule(
+    audit,
+    peers_dir: Path,
+    tmp_path: Path,
+    rule: str,
+    breaking: list[str],
+    honouring: list[str] | None,
+    extra: dict[str, Any],
+) -> None:
     run = audit("claim", str(_claim(tmp_path, peers_dir, breaking, **dict(extra))))
     assert run.code == 1
     hits = [r for r in _rules(run).get(rule, []) if r["kind"] == "not-comparable" or r["satisfied"] is False]
@@ -146,18 +183,35 @@ def test_comparable_peer_runs(audit, peers_dir: Path, tmp_path: Path) -> None:
     (tmp_path / "p").mkdir()
     for name in ("a.json", "b.json"):
         (tmp_path / "p" / name).write_text(json.dumps(data))
-    run = audit("claim", str(_claim(tmp_path, tmp_path / "p", ["a.json", "b.json"], metadata=FULL_METADATA,
-                                    slo=FULL_METADATA["slo"])))  # fmt: skip
+    run = audit(
+        "claim",
+        str(
+            _claim(
+                tmp_path,
+                tmp_path / "p",
+                ["a.json", "b.json"],
+                metadata=FULL_METADATA,
+                slo=FULL_METADATA["slo"],
+            )
+        ),
+    )
     assert run.code == 0, run.out
     assert run.report["verdict"] == "comparable"
 
 
 def test_peer_run_against_mlperf(audit, peers_dir: Path, rows_table: Path, tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
-    path.write_text(json.dumps({
-        "text": "Our vLLM box (409.6 tokens/s, unverified) vs MLPerf® Inference v5.1 5.1-0001.",
-        "results": [{"file": str(peers_dir / GUIDELLM)},
-                    {"id": "5.1-0001", "benchmark": "llama2-70b-99", "scenario": "Offline"}]}))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "text": "Our vLLM box (409.6 tokens/s, unverified) vs MLPerf® Inference v5.1 5.1-0001.",
+                "results": [
+                    {"file": str(peers_dir / GUIDELLM)},
+                    {"id": "5.1-0001", "benchmark": "llama2-70b-99", "scenario": "Offline"},
+                ],
+            }
+        )
+    )
     run = audit("claim", str(path), "--table", str(rows_table))
     assert run.report["verdict"] == "not-comparable"
     assert any(r["rule"] == "CMP-05" and r["kind"] == "not-comparable" for r in run.report["rules"])

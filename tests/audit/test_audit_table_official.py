@@ -99,8 +99,9 @@ LOC = "closed/AMD/results/8xMI300X_2xEPYC_9575F/llama2-70b-99/Offline"
         ("Scenario", "Server", "TABLE-REDERIVE"),
     ],
 )
-def test_hand_edited_row_is_caught(audit, official_rows, v51_tree: Path, tmp_path: Path, column: str, value: Any,
-                                   rule: str) -> None:  # fmt: skip
+def test_hand_edited_row_is_caught(
+    audit, official_rows, v51_tree: Path, tmp_path: Path, column: str, value: Any, rule: str
+) -> None:
     original = next(r for r in official_rows if r["Location"] == LOC)
     assert original[column] != value
     path, row = _edit(official_rows, LOC, column, value, tmp_path)

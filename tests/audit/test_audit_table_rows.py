@@ -68,8 +68,9 @@ def test_real_rows_are_valid(audit, rows_table: Path) -> None:
         ("Accuracy", "looks fine", "TABLE-ACCURACY", "has no 'METRIC: value' pair"),
     ],
 )
-def test_each_broken_value_is_named(audit, rows_table: Path, tmp_path: Path, column: str, value: Any, rule: str,
-                                    words: str) -> None:  # fmt: skip
+def test_each_broken_value_is_named(
+    audit, rows_table: Path, tmp_path: Path, column: str, value: Any, rule: str, words: str
+) -> None:
     rows = _rows(rows_table)
     target = 2  # 5.1-0001 llama2-70b-99 Offline (closed)
     rows[target - 1][column] = value
@@ -117,8 +118,19 @@ def _csv(tmp_path: Path, header: list[str], rows: list[list[Any]]) -> Path:
     return path
 
 
-HEADER = ["Result ID", "Benchmark", "Scen", "Throughput", "Unit", "Division", "Availability", "GPUs",
-          "Tokens/s per GPU", "Tokens/s per Watt", "Cost per 1M tokens ($)"]  # fmt: skip
+HEADER = [
+    "Result ID",
+    "Benchmark",
+    "Scen",
+    "Throughput",
+    "Unit",
+    "Division",
+    "Availability",
+    "GPUs",
+    "Tokens/s per GPU",
+    "Tokens/s per Watt",
+    "Cost per 1M tokens ($)",
+]
 ROWS = [
     [
         "5.1-0001",
@@ -151,8 +163,14 @@ ROWS = [
 
 def test_mapped_csv_with_derived_columns(audit, tmp_path: Path) -> None:
     path = _csv(tmp_path, HEADER, ROWS)
-    run = audit("table", str(path), "--round", "v5.1",
-                "--map", "id=Result ID,scenario=Scen,result=Throughput,units=Unit,accelerators_per_node=GPUs")  # fmt: skip
+    run = audit(
+        "table",
+        str(path),
+        "--round",
+        "v5.1",
+        "--map",
+        "id=Result ID,scenario=Scen,result=Throughput,units=Unit,accelerators_per_node=GPUs",
+    )
     assert run.report["table"]["format"] == "mapped"
     derived = run.findings("TABLE-DERIVED")
     by_col = {f["message"].split("'")[1] for f in derived if f["scope"] == "table"}
