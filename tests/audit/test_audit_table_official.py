@@ -161,3 +161,10 @@ def test_location_outside_the_tree_is_not_followed(
     run = audit("table", str(path), "--tree", str(v51_tree))
     status = next(r for r in run.report["rows"] if r["row"] == row)
     assert status["tree_status"] == "logs-missing" and status["derived"] is None
+
+
+def test_tree_may_be_one_submitter(audit, v51_tree: Path) -> None:
+    run = audit("table", str(v51_tree / "summary_results.json"), "--tree", str(v51_tree / "closed" / "AMD"))
+    assert run.code == 0
+    matched = [r["location"] for r in run.report["rows"] if r["tree_status"] == "match"]
+    assert len(matched) == 20 and all(loc.startswith("closed/AMD/") for loc in matched)
