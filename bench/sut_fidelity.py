@@ -376,6 +376,16 @@ def _err(v: float | None) -> str:
     return "-" if v is None else f"{v:+.1f}"
 
 
+def _verdict(name: str, qps: float, run: dict[str, Any], rep: dict[str, Any]) -> str:
+    """LoadGen's verdict for the SUT; for a peer, whether it held the rate (the server saw >= 90 % of it)."""
+    if name == "SUT":
+        return rep["validity"] or f"no result (exit {run['returncode']})"
+    if rep.get("problem"):
+        return "failed"
+    rate = run["server"]["rate_per_s"]
+    return "held" if rate is not None and rate >= 0.9 * qps else "behind"
+
+
 def table_rows(level: dict[str, Any]) -> list[list[str]]:
     rows: list[list[str]] = []
     clients: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
@@ -385,7 +395,7 @@ def table_rows(level: dict[str, Any]) -> list[list[str]]:
     for name, run, rep in clients:
         srv = run["server"]
         ttft, tpot = rep["ttft"], rep["tpot"]
-        verdict = rep.get("validity") or ("failed: " + rep["problem"][:30] if rep.get("problem") else "ran")
+        verdict = _verdict(name, level["target_qps"], run, rep)
         rows.append([
             f"{level['target_qps']:g}", name,
             f"{_f(ttft['p50_ms'])} / {_f(srv['ttft']['p50_ms'])}",
@@ -417,8 +427,11 @@ def print_table(levels: list[dict[str, Any]]) -> None:
         print("  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)))
         if i == 0:
             print("  ".join("-" * w for w in widths))
-    print("times in ms; rep = what the client reported, srv = what the token server observed for the same "
-          "requests; err = rep - srv; CPU ms/q = client process-tree CPU over the load window per request")  # fmt: skip
+    print(
+        "times in ms; rep = what the client reported, srv = what the token server observed for the same requests; "
+        "err = rep - srv; CPU ms/q = client process-tree CPU over the load window per request; verdict: LoadGen's "
+        "for the SUT, for a peer 'held' when the server saw >= 90 % of the rate"
+    )
 
 
 def summary(levels: list[dict[str, Any]]) -> dict[str, Any]:

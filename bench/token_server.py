@@ -92,10 +92,10 @@ class RequestRecord:
 
 
 class Recorder:
-    """All requests since the last reset, plus lifetime counters."""
+    """Requests since the last reset (at most ``max_records``, the oldest dropped first), plus lifetime counters."""
 
-    def __init__(self) -> None:
-        self.records: list[RequestRecord] = []
+    def __init__(self, max_records: int) -> None:
+        self.records: deque[RequestRecord] = deque(maxlen=max_records)
         self.total_requests = 0
         self.active_streams = 0
 
@@ -106,9 +106,9 @@ class Recorder:
         return record
 
     def take(self, reset: bool) -> list[RequestRecord]:
-        records = self.records
+        records = list(self.records)
         if reset:
-            self.records = []
+            self.records.clear()
         return records
 
 
@@ -277,18 +277,24 @@ _STREAM_HEAD = (
 
 
 class _Stream:
-    """One streamed response in flight: emits its token events on loop timers."""
+    """One streamed response in flight: its next token event is due at ``due`` (loop time)."""
 
-    __slots__ = ("conn", "due", "events", "index", "record")
+    __slots__ = ("conn", "due", "events", "index", "keep_alive", "record")
 
     def __init__(
-        self, conn: HttpConnection, record: RequestRecord, events: _StreamEvents, first_due: float
+        self,
+        conn: HttpConnection,
+        record: RequestRecord,
+        events: _StreamEvents,
+        first_due: float,
+        keep_alive: bool,
     ) -> None:
         self.conn = conn
         self.record = record
         self.events = events
         self.index = 0
         self.due = first_due
+        self.keep_alive = keep_alive
 
 
 class HttpConnection(asyncio.Protocol):
@@ -381,12 +387,14 @@ class HttpConnection(asyncio.Protocol):
 class TokenServer:
     """Routes requests and drives the token timers."""
 
-    def __init__(self, timing: Timing, model: str, owned_by: str, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, timing: Timing, model: str, owned_by: str, loop: asyncio.AbstractEventLoop, max_records: int
+    ) -> None:
         self.timing = timing
         self.model = model
         self.owned_by = owned_by
         self.loop = loop
-        self.recorder = Recorder()
+        self.recorder = Recorder(max_records)
         self.first_q: deque[_Stream] = deque()
         self.next_q: deque[_Stream] = deque()
         self.timer: asyncio.TimerHandle | None = None
@@ -489,7 +497,7 @@ class TokenServer:
         events = _StreamEvents(chat, model, rid, n_tokens, prompt_tokens, usage, token_ids)
         conn.write(_STREAM_HEAD)
         self.recorder.active_streams += 1
-        state = _Stream(conn, record, events, first_due)
+        state = _Stream(conn, record, events, first_due, keep_alive)
         self._enqueue_first(state)
 
     def _send_whole(
@@ -547,7 +555,7 @@ class TokenServer:
                 conn.transport.write(events.last_and_tail)
                 record.complete = True
                 self.recorder.active_streams -= 1
-                conn.finish(True)
+                conn.finish(state.keep_alive)
                 continue
             record.send_ns.append(time_ns())
             conn.transport.write(events.first if index == 0 else events.middle)
@@ -566,7 +574,9 @@ def _new_loop(kind: str) -> asyncio.AbstractEventLoop:
 
 async def _serve(args: argparse.Namespace, ready: Callable[[int], None]) -> None:
     loop = asyncio.get_running_loop()
-    app = TokenServer(Timing(args.ttft_ms, args.tpot_ms, args.tokens), args.model, args.owned_by, loop)
+    app = TokenServer(
+        Timing(args.ttft_ms, args.tpot_ms, args.tokens), args.model, args.owned_by, loop, args.max_records
+    )
     server = await loop.create_server(
         lambda: HttpConnection(app), args.host, args.port, backlog=4096, reuse_address=True
     )
@@ -590,6 +600,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tpot-ms", type=float, default=20.0, help="time between tokens (ms)")
     parser.add_argument("--tokens", type=int, default=64, help="tokens per response (capped by max_tokens)")
     parser.add_argument("--model", default="token-server", help="model id reported by /v1/models")
+    parser.add_argument(
+        "--max-records",
+        type=int,
+        default=1_000_000,
+        help="keep at most this many request records (oldest dropped; GET /_bench/records?reset=1 clears them)",
+    )
     parser.add_argument(
         "--owned-by",
         default="token-server",
