@@ -4,47 +4,59 @@ Each subcommand module exposes ``add_arguments(parser)`` and ``run(args) -> int`
 only wires them together and maps errors to exit codes (0 ok, 1 invalid / not comparable,
 2 unusable input). It lives in ``loadgen_sut`` because that package sits at the top of the
 dependency graph (loadgen_sut -> checker -> rules).
+
+Only the chosen subcommand's module is imported: the harness pulls in LoadGen, nltk and
+rouge-score (seconds of start-up) that ``table``, ``claim``, ``rules`` and ``check`` never need.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
-from types import ModuleType
 
-from checker import cli as check_cli
-from checker.audit import claim_cli, table_cli
 from checker.findings import EXIT_UNUSABLE, UnusableInput
-from loadgen_sut import run_cli
-from rules import cli as rules_cli
 
-_SUBCOMMANDS: list[tuple[str, str, ModuleType]] = [
-    ("check", "check a submission tree (same as check-submission)", check_cli),
-    ("run", "run an engine under the official LoadGen and lay out a submission", run_cli),
-    ("rules", "show a round's rules", rules_cli),
-    ("table", "validate a published result table against the rules and the logs", table_cli),
-    ("claim", "audit a performance claim for comparability", claim_cli),
-]
+# name -> (help, module implementing add_arguments/run)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("check a submission tree (same as check-submission)", "checker.cli"),
+    "run": ("run an engine under the official LoadGen and lay out a submission", "loadgen_sut.run_cli"),
+    "rules": ("show a round's rules", "rules.cli"),
+    "table": ("validate a published result table against the rules and the logs", "checker.audit.table_cli"),
+    "claim": ("audit a performance claim for comparability", "checker.audit.claim_cli"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with ``only``, just that subcommand's module is imported."""
     parser = argparse.ArgumentParser(
         prog="inference-audit",
         description="MLPerf Inference compliance and audit toolkit for LLM inference.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name, help_text, module in _SUBCOMMANDS:
+    for name, (help_text, module_name) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        module.add_arguments(p)
-        p.set_defaults(_run=module.run)
+        if only is None or name == only:
+            module = importlib.import_module(module_name)
+            module.add_arguments(p)
+            p.set_defaults(_run=module.run)
     return parser
 
 
+def _chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named in argv (first non-option word), when it is a known one."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in SUBCOMMANDS else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=_chosen_command(args_list))
+    args = parser.parse_args(args_list)
     runner: Callable[[argparse.Namespace], int] = args._run
     try:
         return runner(args)
