@@ -69,6 +69,7 @@ class LoadGenResult(_Frozen):
     tpot_p99_ns: Percentile | None = None
     query_count: int | None = None
     loadgen_version: str | None = None
+    peak_target_qps: float | None = None  # find-peak mode: the highest VALID target QPS LoadGen found
 
 
 class SutCounts(_Frozen):

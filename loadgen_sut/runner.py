@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import re
 import secrets
 import signal
 import subprocess
@@ -225,6 +226,17 @@ def _percentile(log: DetailLog, kind: str) -> Percentile | None:
     return Percentile(value=value, count=log.int_value("result_query_count") or 0)
 
 
+_PEAK = re.compile(r"Found peak performance field: ([0-9.]+)")
+
+
+def _peak_qps(log: DetailLog) -> float | None:
+    for message in log.values("generic_message"):
+        m = _PEAK.search(str(message))
+        if m:
+            return float(m.group(1))
+    return None
+
+
 def loadgen_result(log: DetailLog, rnd: Round, bench: Benchmark, scenario: Scenario) -> LoadGenResult:
     key = bench.result_field_overrides.get(scenario) or rnd.result_fields.get(scenario.loadgen_scenario)
     return LoadGenResult(
@@ -241,6 +253,7 @@ def loadgen_result(log: DetailLog, rnd: Round, bench: Benchmark, scenario: Scena
         tpot_p99_ns=_percentile(log, "time_per_output_token"),
         query_count=log.int_value("result_query_count"),
         loadgen_version=log.loadgen_version,
+        peak_target_qps=_peak_qps(log),
     )
 
 
@@ -339,6 +352,8 @@ def _summarize_test(t: TestRecord, say: Printer) -> None:
         if lgr.query_count is not None:
             parts.append(f"n={lgr.query_count}")
         say("    " + "; ".join(parts))
+        if lgr.peak_target_qps is not None:
+            say(f"    peak VALID target QPS found by LoadGen: {lgr.peak_target_qps:g}")
     if t.cpu_us_per_query is not None:
         say(f"    SUT process CPU {t.process_cpu_s:.2f} s = {t.cpu_us_per_query:.0f} us/query (LoadGen threads included)")
 

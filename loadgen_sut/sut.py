@@ -137,7 +137,8 @@ class LoadGenSUT:
         self._report_ft = report_first_token
         self._lt = loop_thread
         self.stats = SutStats()
-        self._done: set[int] = set()
+        # in-flight query ids: LoadGen reuses ids across runs (find-peak runs many in one test)
+        self._inflight: set[int] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._handle: Any = None
 
@@ -164,6 +165,7 @@ class LoadGenSUT:
     def _start_batch(self, ids: list[int], indices: list[int], issued_ns: int) -> None:
         loop = self._lt.loop
         self.stats.issued += len(ids)
+        self._inflight.update(ids)
         for qid, idx in zip(ids, indices, strict=True):
             task = loop.create_task(self._run_sample(qid, idx, issued_ns))
             self._tasks.add(task)  # the loop keeps only weak references to tasks
@@ -175,10 +177,10 @@ class LoadGenSUT:
         lg.FirstTokenComplete([lg.QuerySampleResponse(qid, ptr, arr.nbytes)])
 
     def _complete(self, qid: int, token_ids: Sequence[int], n_tokens: int) -> None:
-        if qid in self._done:
+        if qid not in self._inflight:
             self.stats.duplicate_completions += 1
             return
-        self._done.add(qid)
+        self._inflight.discard(qid)
         arr = np.asarray(token_ids, dtype=np.int32)
         ptr = arr.ctypes.data if arr.size else 0
         lg.QuerySamplesComplete([lg.QuerySampleResponse(qid, ptr, arr.nbytes, n_tokens)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from sut_helpers import sim_engine, trial
 
 from checker.parsers.accuracy_log import parse_accuracy_log
@@ -71,3 +72,13 @@ def test_offline_performance(tmp_path: Path) -> None:
     assert perf.loadgen is not None and perf.loadgen.result_validity == "VALID"
     assert perf.loadgen.result_key == "result_tokens_per_second" and (perf.loadgen.result_value or 0) > 0
     assert perf.sut.failed == 0 and perf.sut.completed == perf.sut.issued >= 32
+
+
+@pytest.mark.slow
+def test_find_peak_completes_and_reports_the_peak(tmp_path: Path) -> None:
+    """LoadGen reuses query ids across find-peak's runs: every one must still complete (no hang)."""
+    conf = "*.Server.target_qps = 100\n*.Server.min_duration = 1000\n"
+    out = trial(tmp_path, sim_engine(sim_max_concurrency=16), scenario="Interactive", mode=RunMode.FIND_PEAK, conf=conf)
+    t = out.record.tests[0]
+    assert t.status == "finished" and t.sut.issued == t.sut.completed and t.sut.duplicate_completions == 0
+    assert t.loadgen is not None and t.loadgen.peak_target_qps is not None and t.loadgen.peak_target_qps >= 100
