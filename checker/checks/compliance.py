@@ -299,33 +299,29 @@ def _test06(ctx: ResultContext, tdir: str) -> list[Finding]:
     return out
 
 
-_EOS_INT32_HEX = f"{OFFICIAL_DEFAULT_EOS_TOKEN_ID:08x}"
-_EOS_INT32_LE_HEX = "".join(reversed([_EOS_INT32_HEX[i : i + 2] for i in range(0, 8, 2)])).upper()
-
-
-def _hex_field(line: str, name: str) -> str | None:
-    """The hex string of ``"<name>" : "..."`` in a LoadGen accuracy-log line; None when absent or not pure hex."""
+def _hex_field(line: str, name: str) -> bytes | None:
+    """The bytes of the hex string ``"<name>" : "..."`` in a LoadGen accuracy-log line; None when absent or not pure
+    hex (``bytes.fromhex`` skips whitespace, so the length check rejects it)."""
     tag = f'"{name}" : "'
     i = line.find(tag)
     if i < 0:
         return None
     i += len(tag)
     j = line.find('"', i)
-    value = line[i:j]
-    if j < 0 or (value and not (value.isascii() and value.isalnum())):
+    if j < 0:
         return None
     try:
-        bytes.fromhex(value)
+        raw = bytes.fromhex(line[i:j])
     except ValueError:
         return None
-    return value.upper()
+    return raw if 2 * len(raw) == j - i else None
 
 
 def _test06_screen(text: str, scenario: Scenario) -> bool:
     """True when every logged sample certainly passes :func:`checker.test06.verify_test06` (int32 ids, the official
-    EOS id): a string-level screen over LoadGen's line layout and the hex, without decoding a token. Anything
-    unusual returns False and the log goes through the full parser and verifier, which give the verdict and the
-    per-sample reasons."""
+    EOS id): a screen over LoadGen's line layout and the raw bytes, without decoding a token. Anything unusual
+    returns False and the log goes through the full parser and verifier, which give the verdict and the per-sample
+    reasons."""
     lines = text.split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
@@ -335,7 +331,7 @@ def _test06_screen(text: str, scenario: Scenario) -> bool:
     if len(entries) > MAX_SAMPLES_FACTOR * OFFICIAL_SAMPLING_TARGET:
         return False
     first_token_needed = scenario is not Scenario.OFFLINE
-    eos2 = _EOS_INT32_LE_HEX * 2
+    eos2 = OFFICIAL_DEFAULT_EOS_TOKEN_ID.to_bytes(4, "little", signed=True) * 2
     for raw in entries:
         ln = raw.strip()
         if not ln.startswith('{ "seq_id" : ') or not (ln.endswith(" }") or ln.endswith(" },")):
@@ -345,16 +341,15 @@ def _test06_screen(text: str, scenario: Scenario) -> bool:
         k = ln.find('"token_count" : ')
         if data is None or k < 0:
             return False
-        fields = 4 + (first is not None)
-        if ln.count('" : ') != fields:
+        if ln.count('" : ') != 4 + (first is not None):
             return False  # another key, or a field spelled otherwise
         digits = ln[k + len('"token_count" : ') :].rstrip(",").rstrip("}").strip()
-        if not digits.isdigit() or len(data) % 8 or len(data) // 8 != int(digits):
+        if not digits.isdigit() or len(data) % 4 or len(data) // 4 != int(digits):
             return False
         if data.endswith(eos2):
             return False
         if first_token_needed and (
-            not first or len(first) % 8 or len(first) > len(data) or not data.startswith(first)
+            not first or len(first) % 4 or len(first) > len(data) or not data.startswith(first)
         ):
             return False
     return True
