@@ -35,7 +35,6 @@ from checker.findings import Finding, Severity, UnusableInput
 from checker.results import SUMMARY_CSV_COLUMNS, CheckReport, ResultEntry, SummaryRow
 from checker.safe_io import SafeTree
 from checker.tree import ResultDir, discover, hygiene_findings, walk_submitter
-from rules import load_round
 from rules.models import Round, Scenario
 
 TOOL_VERSION = "inference-audit checker 0.1"
@@ -210,9 +209,9 @@ def check_submitter(
     return entries, level
 
 
-def _run_one(args: tuple[str, str, str, str, str]) -> tuple[list[ResultEntry], list[Finding]]:
-    base, checked, division, name, round_name = args
-    return check_submitter(Path(base), Path(checked), division, name, load_round(round_name))
+def _run_one(args: tuple[str, str, str, str, Round]) -> tuple[list[ResultEntry], list[Finding]]:
+    base, checked, division, name, rnd = args
+    return check_submitter(Path(base), Path(checked), division, name, rnd)
 
 
 def check_tree(
@@ -242,7 +241,7 @@ def check_tree(
     if n_workers > 1 and total > 1:
         with ProcessPoolExecutor(max_workers=min(n_workers, total)) as pool:
             futs = {
-                pool.submit(_run_one, (str(layout.base), str(layout.checked), d, s, round.name)): (d, s)
+                pool.submit(_run_one, (str(layout.base), str(layout.checked), d, s, round)): (d, s)
                 for d, s in layout.submitters
             }
             for fut in as_completed(futs):

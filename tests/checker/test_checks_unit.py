@@ -106,3 +106,15 @@ def test_test06_screen_never_passes_what_the_verifier_fails(v51_tree: Path) -> N
         broken = text.replace('"token_count" : ', '"token_count" : 9', 1)
         assert not _test06_screen(broken, scen.loadgen_scenario)
     assert screened > 0
+
+
+def test_parallel_workers_use_the_given_round(tmp_path: Path) -> None:
+    """A customised Round reaches the worker processes (it is passed, not reloaded by name)."""
+    root = materialize({"base": "llm", "mutations": [{"op": "copytree", "src": "closed/RedHat", "dst": "closed/RedHat2"}]}, tmp_path / "t")
+    bench = ROUND.benchmarks["llama3.1-8b"]
+    strict = ROUND.model_copy(
+        update={"benchmarks": {**ROUND.benchmarks, "llama3.1-8b": bench.model_copy(update={"performance_sample_count": 10**9})}}
+    )
+    rep = check_tree(root, strict, workers=2)
+    assert len(rep.results) == 4
+    assert all(any(f.rule == "PERF-SAMPLE-COUNT" for f in e.findings) for e in rep.results)
