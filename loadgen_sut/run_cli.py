@@ -117,6 +117,14 @@ def _engine_spec(args: argparse.Namespace) -> EngineSpec:
     )
 
 
+def _command_line() -> tuple[str, ...]:
+    """The command as typed (for the run record and the measurements README)."""
+    argv = sys.argv[1:]
+    if "run" in argv:
+        return ("inference-audit", *argv[argv.index("run") :])
+    return ()
+
+
 def run(args: argparse.Namespace) -> int:
     mode = RunMode(args.mode)
     round_name = args.round or latest_round()
@@ -147,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         min_new_tokens=args.min_new_tokens,
         ignore_eos=args.ignore_eos,
         progress_interval_s=args.progress_interval,
-        command=("inference-audit", *sys.argv[2:]) if len(sys.argv) > 1 and sys.argv[1] == "run" else (),
+        command=_command_line(),
     )
     outcome = run_mode(request)
     if not mode.is_submission_flow:
