@@ -50,7 +50,7 @@ RESULT_CHECKS: tuple[Callable[[ResultContext], list[Finding]], ...] = (
 )
 
 # Finding families the official checker counts in its per-benchmark ``errors`` counter (summary CSV column)
-_ERROR_FAMILIES = (("MEAS-",), ("ACC-",), ("PERF-", "LAT-", "INFER-", "POWER-"))
+_ERROR_FAMILIES = (("TREE-SCENARIO",), ("MEAS-",), ("ACC-",), ("PERF-", "LAT-", "INFER-", "POWER-"))
 
 
 def _copy_into(f: Finding, result: str) -> Finding:
@@ -183,6 +183,8 @@ def check_submitter(
                         values=summary_values(ctx, ctx.computed["result"], errors=errors_so_far)
                     )
                     pm = ctx.computed.get("power_metric")
+                    if pm and str(js.get("system_power_only", "")).strip().lower() in ("true", "1", "yes"):
+                        summary = None  # the official log_result writes only the power row then
                     if pm:
                         power_row = SummaryRow(
                             values=summary_values(ctx, ctx.computed["result"], power=pm, errors=errors_so_far)

@@ -75,6 +75,12 @@ def test_valid_case(name: str, spec: dict[str, Any], tmp_path: Path) -> None:
         assert entry.summary is not None
         for col, want in values.items():
             assert entry.summary.values[col] == want, f"{name}: {path} {col}"
+    for path, values in spec.get("power_summary", {}).items():
+        row = by_path[path].power_summary
+        assert row is not None, f"{name}: no power row for {path}"
+        for col, want in values.items():
+            assert row.values[col] == want, f"{name}: power row {path} {col}"
+        assert float(row.values["Result"]) > 0
 
 
 def test_every_rule_has_a_breaking_case() -> None:
