@@ -6,6 +6,7 @@ turns into one finding, reported by the check family that owns that file.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +46,16 @@ class FileCache:
     def json(self, rel: str) -> JsonRead:
         jr = self._json.get(rel)
         if jr is None:
-            jr = self.tree.read_json(rel)
+            tr = self.text(rel)
+            if tr.text is None:
+                jr = JsonRead(None, tr.problem)
+            else:
+                try:
+                    jr = JsonRead(json.loads(tr.text), None)
+                except json.JSONDecodeError as exc:
+                    jr = JsonRead(
+                        None, ReadProblem(rel, "invalid-json", f"{rel}: invalid JSON: {exc.msg}", exc.lineno)
+                    )
             self._json[rel] = jr
         return jr
 

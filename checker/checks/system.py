@@ -6,6 +6,7 @@ system (the official checker skips all of them).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from checker.checks.context import SYSTEM_TYPE_KEYS, SubmitterContext
@@ -20,8 +21,27 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
     rel = f"{sub.path}/systems/{system}.json"
     out: list[Finding] = []
 
-    def add(rule: str, msg: str, source: str, fix: str, *, sev: Severity = Severity.ERROR) -> None:
-        out.append(Finding(rule=rule, severity=sev, message=msg, scope=rel, path=rel, source=source, fix=fix))
+    def add(
+        rule: str,
+        msg: str,
+        source: str,
+        fix: str,
+        *,
+        sev: Severity = Severity.ERROR,
+        field: str | None = None,
+    ) -> None:
+        out.append(
+            Finding(
+                rule=rule,
+                severity=sev,
+                message=msg,
+                scope=rel,
+                path=rel,
+                line=_line_of_field(sctx, rel, field),
+                source=source,
+                fix=fix,
+            )
+        )
 
     if system not in sub.systems:
         add(
@@ -55,6 +75,7 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             f"status {js.get('status')!r} is not one of {list(rules.valid_status)}",
             f"{OLD}: check_results_dir L2437-2443",
             "set status to available, preview or rdi",
+            field="status",
         )
     st = js.get("system_type")
     if not isinstance(st, str) or st.strip().lower() not in rules.valid_system_types:
@@ -63,6 +84,7 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             f"system_type {st!r} is not one of {list(rules.valid_system_types)}",
             f"{OLD}: check_results_dir L2444-2456",
             "set system_type to datacenter, edge or datacenter,edge",
+            field="system_type",
         )
     # B3 network mode
     is_net_raw = js.get("is_network")
@@ -98,6 +120,7 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             f"field(s) that need a meaningful value are empty: {', '.join(empty)}",
             f"SYSTEM_DESC_MEANINGFUL_RESPONSE_REQUIRED_FIELDS; {OLD}: L2903-2915",
             "fill in these fields",
+            field=empty[0],
         )
     known = set(rules.required_fields) | set(rules.network_fields) | set(rules.power_fields)
     for f in js:
@@ -108,6 +131,7 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
                 f"{OLD}: check_system_desc_id L2920-2923 (warning)",
                 "remove it or check its spelling",
                 sev=Severity.WARNING,
+                field=f,
             )
     sub_field = js.get("submitter")
     if str(sub_field).lower() != sub.name.lower():
@@ -116,6 +140,7 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             f"submitter {sub_field!r} does not match the submitter directory {sub.name!r}",
             f"{OLD}: check_system_desc_id L2925-2932",
             "make the submitter field equal the directory name",
+            field="submitter",
         )
     div_field = js.get("division")
     if div_field != sub.division:
@@ -124,8 +149,20 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             f"division {div_field!r} does not match the division directory {sub.division!r}",
             f"{OLD}: check_system_desc_id L2933-2940 (case-sensitive)",
             "make the division field equal the division directory",
+            field="division",
         )
     return out
+
+
+def _line_of_field(sctx: SubmitterContext, rel: str, field: str | None) -> int | None:
+    """1-based line of ``"field"`` as a key in the JSON text (None when not found)."""
+    if field is None:
+        return None
+    text = sctx.files.text(rel).text
+    if not text:
+        return None
+    m = re.search(r'"' + re.escape(field) + r'"\s*:', text)
+    return None if m is None else text.count("\n", 0, m.start()) + 1
 
 
 def system_type_key(js: dict[str, Any] | None) -> str | None:
