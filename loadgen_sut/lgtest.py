@@ -212,19 +212,10 @@ def _length_stats(values: list[int]) -> dict[str, Any]:
     return {"count": len(values), "min": min(values), "max": max(values), "mean": sum(values) / len(values)}
 
 
-def probe(spec: TestSpec) -> TestSettingsModel:
-    """What the installed LoadGen makes of these settings (FromConfig in a fresh process)."""
-    ts = to_loadgen(spec.settings, Path(spec.user_conf))
-    return from_loadgen(ts, spec.settings.scenario, spec.settings.conf_model)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    probe_only = bool(args) and args[0] == "--probe"
-    if probe_only:
-        args = args[1:]
     if len(args) != 1:
-        print("usage: python -m loadgen_sut.lgtest [--probe] SPEC.json", file=sys.stderr)
+        print("usage: python -m loadgen_sut.lgtest SPEC.json", file=sys.stderr)
         return 2
     spec_path = Path(args[0])
     try:
@@ -232,13 +223,6 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"inference-audit: error: {spec_path}: {exc}", file=sys.stderr)
         return 2
-    if probe_only:
-        try:
-            print(probe(spec).model_dump_json())
-        except UnusableInput as exc:
-            print(f"inference-audit: error: {exc}", file=sys.stderr)
-            return EXIT_SETUP
-        return 0
     return run_test(spec, Path.cwd())
 
 

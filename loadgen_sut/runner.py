@@ -196,18 +196,17 @@ def _print_findings(findings: Sequence[Finding], say: Printer) -> None:
         say(f"  {f.severity.value.upper():7} {f.rule}: {where}{f.message}")
 
 
-def _child_cmd(spec_path: Path, probe: bool) -> list[str]:
-    return [sys.executable, "-m", "loadgen_sut.lgtest", *(["--probe"] if probe else []), str(spec_path)]
-
-
-def _probe(spec_path: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _probe(settings: TestSettingsModel, conf_path: Path, workdir: Path) -> subprocess.CompletedProcess[str]:
     """FromConfig in a fresh process: what the installed LoadGen will apply."""
-    return subprocess.run(_child_cmd(spec_path, True), cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
+    path = workdir / "settings.probe.json"
+    path.write_text(settings.model_dump_json(), encoding="utf-8")
+    cmd = [sys.executable, "-m", "loadgen_sut.probe", str(path), str(conf_path)]
+    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=300, check=False)
 
 
 def _run_child(spec_path: Path, cwd: Path) -> int:
     """One LoadGen test in a fresh process (its output goes straight to the terminal)."""
-    proc = subprocess.Popen(_child_cmd(spec_path, False), cwd=cwd)
+    proc = subprocess.Popen([sys.executable, "-m", "loadgen_sut.lgtest", str(spec_path)], cwd=cwd)
     try:
         return proc.wait()
     except KeyboardInterrupt:
@@ -447,7 +446,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         spec_path.write_text(spec.model_dump_json(indent=2) + "\n", encoding="utf-8")
         if not probed:
             probed = True
-            pr = _probe(spec_path, test_dir)
+            pr = _probe(settings, conf_path, run_dir)
             if pr.returncode != 0:
                 raise UnusableInput(f"LoadGen could not read the settings: {pr.stderr.strip()[-500:]}", path=str(conf_path))
             actual = TestSettingsModel.model_validate_json(pr.stdout.strip().splitlines()[-1])

@@ -11,7 +11,6 @@ import pytest
 from sut_helpers import BENCH, ROUND, sim_engine
 
 from checker.findings import Severity, UnusableInput
-from loadgen_sut.lgtest import GenerationSpec, TestSpec
 from loadgen_sut.runner import RunRequest, run
 from loadgen_sut.settings import (
     RunMode,
@@ -127,18 +126,9 @@ def test_compare_detects_compiled_conf_of_another_round() -> None:
 def _probe(tmp_path: Path, rnd: str, conf: str) -> TestSettingsModel:
     planned = _plan(conf, rnd=rnd)
     (tmp_path / "user.conf").write_text(conf, encoding="utf-8")
-    spec = TestSpec(
-        name="performance",
-        round_name=rnd,
-        settings=planned.effective,
-        user_conf=str(tmp_path / "user.conf"),
-        dataset="builtin",
-        engine=sim_engine(),
-        generation=GenerationSpec(max_new_tokens=16),
-    )
-    (tmp_path / "spec.json").write_text(spec.model_dump_json(), encoding="utf-8")
+    (tmp_path / "settings.json").write_text(planned.effective.model_dump_json(), encoding="utf-8")
     out = subprocess.run(
-        [sys.executable, "-m", "loadgen_sut.lgtest", "--probe", str(tmp_path / "spec.json")],
+        [sys.executable, "-m", "loadgen_sut.probe", str(tmp_path / "settings.json"), str(tmp_path / "user.conf")],
         cwd=tmp_path,
         capture_output=True,
         text=True,
