@@ -18,10 +18,13 @@ Public API
 - :func:`parse_summary_text(text, path)` -> :class:`SummaryLog` (``key : value`` lines, first occurrence kept, with
   line numbers); :func:`parse_summary_file`.
 
-Values are parsed lazily: the key of every line is read at load time (a cheap prefix scan), the JSON of a line only
-when its value is asked for. That keeps checking a whole results repository (thousands of logs whose
-``loadgen_file_sha1`` line alone is ~100 KB) fast. A line whose JSON turns out malformed on access is reported in
-``problems`` and its value reads as None.
+Values are parsed lazily. LoadGen's own layout (every line one record, ``:::MLLOG {"key": "...`` ... ``}``) is
+indexed with O(1) work per line: the key is sliced out and the ``is_error``/``is_warning`` flags are read from the
+metadata at the end of the line; the JSON of a record is decoded only when its value is asked for. Any other
+layout goes through a general per-line path that also reports structurally broken lines. So checking a whole results
+repository stays fast (thousands of logs, some lines ~100 KB), with one known limit: a record whose JSON is broken
+*inside* an otherwise well-formed line is reported (in ``problems``, value None) only when it is read; call
+:meth:`DetailLog.validate_all` to decode every record, as the official parser does.
 """
 
 from __future__ import annotations
