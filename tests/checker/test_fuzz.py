@@ -10,7 +10,8 @@ files inside the tree that exist (or that the mutation removed, or that the find
 missing).
 
 ``INFERENCE_AUDIT_FUZZ_CASES`` sets the number of cases (default 36: about half a minute);
-``INFERENCE_AUDIT_FUZZ_SEED`` the base seed. A failure prints the seed and the mutations.
+``INFERENCE_AUDIT_FUZZ_SEED`` the base seed, ``INFERENCE_AUDIT_FUZZ_SUBMITTERS`` the submitters
+(comma-separated, e.g. ``closed/AMD,open/Krai``). A failure prints the seed and the mutations.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ import pytest
 from checker import cli
 from schemas import schema_errors
 
-SUBMITTERS = ("closed/RedHat", "closed/The_Stage", "open/NVIDIA")
+SUBMITTERS = tuple(
+    os.environ.get("INFERENCE_AUDIT_FUZZ_SUBMITTERS", "closed/RedHat,closed/The_Stage,open/NVIDIA").split(",")
+)
 CASES = int(os.environ.get("INFERENCE_AUDIT_FUZZ_CASES", "36"))
 BASE_SEED = int(os.environ.get("INFERENCE_AUDIT_FUZZ_SEED", "20251130"))
 MAX_EDIT_BYTES = 4 * 1024 * 1024  # whole-file edits only on files up to this size
