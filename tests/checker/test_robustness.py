@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -305,6 +306,25 @@ def test_nothing_in_the_tree_is_executed(
     os.chmod(tree / f"{SUBMITTER}/code/llama3.1-8b/run.sh", 0o755)
     run_check(tree, tmp_path, capsys)
     assert not marker.exists()
+
+
+def test_modules_in_the_tree_shadow_nothing_when_run_from_inside_it(tree: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "IMPORTED"
+    for name in ("json", "yaml", "pydantic", "numpy", "re", "checker", "rules"):
+        (tree / f"{name}.py").write_text(
+            f"import pathlib; pathlib.Path({str(marker)!r}).write_text({name!r})\n"
+        )
+    exe = shutil.which("check-submission")
+    if exe is None:
+        pytest.skip("check-submission is not installed (pip install -e .)")
+    before = tree_fingerprint(tree)
+    proc = subprocess.run(
+        [exe, ".", "--round", "v5.1", "--quiet"], cwd=tree, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not marker.exists()
+    assert tree_fingerprint(tree) == before
 
 
 def test_empty_directory_is_not_a_results_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
