@@ -277,7 +277,7 @@ _STREAM_HEAD = (
 
 
 class _Stream:
-    """One streamed response in flight: its next token event is due at ``due`` (loop time)."""
+    """One streamed response in flight: its next token event is due at ``due`` (``time.monotonic()``)."""
 
     __slots__ = ("conn", "due", "events", "index", "keep_alive", "record")
 
@@ -454,7 +454,7 @@ class TokenServer:
         conn.finish(keep_alive)
 
     def _generate(self, conn: HttpConnection, path: str, body: bytes, recv_ns: int, keep_alive: bool) -> None:
-        start = self.loop.time()
+        start = time.monotonic()  # not loop.time(): uvloop's is cached per loop iteration, in whole ms
         try:
             request = json.loads(body)
         except ValueError:
@@ -490,7 +490,7 @@ class TokenServer:
                 _full_body(chat, model, rid, n_tokens, prompt_tokens, token_ids),
                 keep_alive=keep_alive,
             )
-            self.loop.call_at(due, self._send_whole, conn, record, reply, keep_alive)
+            self.loop.call_later(due - time.monotonic(), self._send_whole, conn, record, reply, keep_alive)
             return
         options = request.get("stream_options")
         usage = isinstance(options, dict) and bool(options.get("include_usage"))
@@ -520,7 +520,7 @@ class TokenServer:
         if self.timer is not None:
             self.timer.cancel()
         self.timer_due = due
-        self.timer = self.loop.call_at(due, self._tick)
+        self.timer = self.loop.call_later(max(0.0, due - time.monotonic()), self._tick)
 
     def _tick(self) -> None:
         self.timer = None
@@ -528,7 +528,7 @@ class TokenServer:
         next_q = self.next_q
         tpot_s = self.timing.tpot_ms / 1000.0
         time_ns = time.time_ns
-        now = self.loop.time()
+        now = time.monotonic()
         while True:
             if first_q and (not next_q or first_q[0].due <= next_q[0].due):
                 queue = first_q
@@ -538,7 +538,7 @@ class TokenServer:
                 return
             state = queue[0]
             if state.due > now:
-                now = self.loop.time()
+                now = time.monotonic()
                 if state.due > now:
                     self._arm(state.due)
                     return
@@ -632,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
                 handle.write(f"{port}\n")
         print(
             f"token_server listening on http://{args.host}:{port} (ttft {args.ttft_ms} ms, "
-            f"tpot {args.tpot_ms} ms, {args.tokens} tokens, loop {args.loop})",
+            f"tpot {args.tpot_ms} ms, {args.tokens} tokens, {type(asyncio.get_running_loop()).__module__} loop)",
             flush=True,
         )
 
