@@ -520,7 +520,8 @@ class TokenServer:
         if self.timer is not None:
             self.timer.cancel()
         self.timer_due = due
-        self.timer = self.loop.call_later(max(0.0, due - time.monotonic()), self._tick)
+        # at least 1 ms: loop timers have ms granularity (uvloop truncates, so a shorter wait would spin)
+        self.timer = self.loop.call_later(max(0.001, due - time.monotonic()), self._tick)
 
     def _tick(self) -> None:
         self.timer = None
