@@ -1,8 +1,8 @@
 """Guess which round a results tree was made for, from the LoadGen versions in its logs.
 
-``check-submission`` uses this when ``--round`` is not given. Only the first line of a
-sample of performance detail logs is read (LoadGen writes ``loadgen_version`` first), through
-:class:`checker.safe_io.SafeTree`, so nothing outside the tree is followed.
+``check-submission`` uses this when ``--round`` is not given. Only the first 4 KiB of a
+sample of performance detail logs are read (LoadGen writes ``loadgen_version`` first); symbolic
+links are never followed, so nothing outside the tree is read.
 
 Submissions of a round often use the previous round's LoadGen (v5.1 trees hold 5.0.x logs), so
 the versions seen can fit several rounds: the round chosen is the only one accepting every
@@ -18,7 +18,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.safe_io import SafeTree, join
 from rules.models import Round
 from rules.registry import latest_round, list_rounds, load_round
 
@@ -38,34 +37,42 @@ class Detection:
 
 
 def sample_loadgen_versions(root: Path, max_logs: int = MAX_LOGS) -> Counter[str]:
-    """major.minor LoadGen versions of up to ``max_logs`` performance detail logs under ``root``."""
-    tree = SafeTree(root)
+    """major.minor LoadGen versions of up to ``max_logs`` performance detail logs under ``root``.
+
+    Symbolic links are never followed (neither to directories nor to files), so nothing outside
+    ``root`` is read; unreadable directories are skipped.
+    """
     seen: Counter[str] = Counter()
-    stack: list[tuple[str, int]] = [("", 0)]
+    stack: list[tuple[str, int]] = [(str(root), 0)]
     logs = 0
     while stack and logs < max_logs:
-        rel, depth = stack.pop()
-        for name in tree.list_dir(rel):
-            child = join(rel, name)
-            if name == _DETAIL_LOG and "/compliance/" not in f"/{child}":
-                if not tree.is_file(child):
+        directory, depth = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name, reverse=True)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name == _DETAIL_LOG:
+                if not entry.is_file(follow_symlinks=False):
                     continue
                 logs += 1
-                version = _first_version(tree.abspath(child))
+                version = _first_version(entry.path)
                 if version:
                     seen[version] += 1
+                if logs >= max_logs:
+                    break
             elif (
                 depth < MAX_DEPTH
-                and name not in _SKIP_DIRS
-                and not name.startswith(".")
-                and tree.is_dir(child)
-                and not os.path.islink(tree.abspath(child))
+                and entry.name not in _SKIP_DIRS
+                and not entry.name.startswith(".")
+                and entry.is_dir(follow_symlinks=False)
             ):
-                stack.append((child, depth + 1))
+                stack.append((entry.path, depth + 1))
     return seen
 
 
-def _first_version(path: Path) -> str | None:
+def _first_version(path: str) -> str | None:
     try:
         with open(path, "rb") as fh:
             head = fh.read(4096)
