@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import stat
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -216,3 +218,18 @@ def test_write_atomic_replaces_whole_file(tmp_path: Path) -> None:
     write_atomic(target, b"new contents")
     assert target.read_bytes() == b"new contents"
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary left behind
+
+
+def test_write_atomic_keeps_the_mode_or_follows_the_umask(tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh.csv"
+    old_umask = os.umask(0o022)
+    try:
+        write_atomic(fresh, b"x")
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
+    kept = tmp_path / "kept.csv"
+    kept.write_bytes(b"old")
+    kept.chmod(0o640)
+    write_atomic(kept, b"new")
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o640
