@@ -159,7 +159,7 @@ class HttpClient:
     def __init__(self, connect_timeout_s: float = 10.0, api_key: str | None = None) -> None:
         self.connect_timeout_s = connect_timeout_s
         self.api_key = api_key
-        self._ssl = ssl.create_default_context()
+        self._ssl: ssl.SSLContext | None = None  # created on the first https connection
 
     async def _connection(self, ep: Endpoint) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         while ep.idle:
@@ -167,6 +167,8 @@ class HttpClient:
             if not writer.is_closing() and not reader.at_eof():
                 return reader, writer
             writer.transport.abort()
+        if ep.tls and self._ssl is None:
+            self._ssl = ssl.create_default_context()
         try:
             return await asyncio.wait_for(
                 asyncio.open_connection(ep.host, ep.port, ssl=self._ssl if ep.tls else None, limit=1 << 20),
