@@ -104,8 +104,8 @@ class SSEServer:
                     await self._json(writer, 200, {"object": "list", "data": [{"id": self.cfg.model, "owned_by": self.cfg.owned_by}]})
                 elif method == "GET" and path == "/version":
                     await self._json(writer, 200, {"version": "test-sse-server-1"})
-                elif method == "POST" and path == "/v1/completions":
-                    keep = await self._completion(writer, json.loads(body))
+                elif method == "POST" and path in ("/v1/completions", "/v1/chat/completions"):
+                    keep = await self._completion(writer, json.loads(body), chat=path.endswith("chat/completions"))
                     if not keep:
                         return
                 else:
@@ -131,7 +131,7 @@ class SSEServer:
     def _event(self, writer: asyncio.StreamWriter, obj: Any) -> None:
         self._chunk(writer, b"data: " + json.dumps(obj).encode() + b"\n\n")
 
-    async def _completion(self, writer: asyncio.StreamWriter, req: dict[str, Any]) -> bool:
+    async def _completion(self, writer: asyncio.StreamWriter, req: dict[str, Any], chat: bool = False) -> bool:
         """Stream one completion; returns False when the connection must close."""
         with self._lock:
             self.stats.completions += 1
@@ -147,12 +147,20 @@ class SSEServer:
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
         n = 1 if fault == "single_token" else min(cfg.output_tokens, int(req.get("max_tokens", cfg.output_tokens)))
         ids = [100 + k for k in range(n)]
-        want_ids = bool(req.get("return_token_ids"))
+        want_ids = bool(req.get("return_token_ids")) and not chat
         await asyncio.sleep(cfg.ttft_s)
+        if chat:  # like vLLM: a role-only first delta with empty content
+            role = {"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}
+            self._event(writer, {"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [role]})
         sent = 0
         while sent < n:
             step = ids[sent : sent + cfg.tokens_per_event]
-            choice: dict[str, Any] = {"index": 0, "text": "".join(f" w{t - 100}" for t in step), "finish_reason": None}
+            text = "".join(f" w{t - 100}" for t in step)
+            choice: dict[str, Any] = {"index": 0, "finish_reason": None}
+            if chat:
+                choice["delta"] = {"content": text}
+            else:
+                choice["text"] = text
             if want_ids:
                 choice["token_ids"] = step
             self._event(writer, {"id": "cmpl-1", "object": "text_completion", "model": cfg.model, "choices": [choice]})
@@ -173,7 +181,11 @@ class SSEServer:
                 return True
             if sent < n:
                 await asyncio.sleep(cfg.tpot_s * len(step))
-        final: dict[str, Any] = {"index": 0, "text": "", "finish_reason": "length" if n == cfg.output_tokens else "stop"}
+        final: dict[str, Any] = {"index": 0, "finish_reason": "length" if n == cfg.output_tokens else "stop"}
+        if chat:
+            final["delta"] = {}
+        else:
+            final["text"] = ""
         if want_ids:
             final["token_ids"] = []
         self._event(writer, {"id": "cmpl-1", "object": "text_completion", "model": cfg.model, "choices": [final]})

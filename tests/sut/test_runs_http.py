@@ -118,3 +118,37 @@ def test_accuracy_without_token_ids_or_tokenizer_is_refused(tmp_path: Path, sse_
     t = out.record.tests[0]
     assert t.status == "setup_error" and t.error is not None and "--tokenizer" in t.error
     assert not (out.run_dir / "accuracy" / "mlperf_log_accuracy.json").exists()
+
+
+def _word_tokenizer(directory: Path) -> Path:
+    """An HF tokenizer directory (word level) for the test server's words w0 .. w199."""
+    tokenizers = pytest.importorskip("tokenizers")
+    transformers = pytest.importorskip("transformers")
+    vocab = {"<unk>": 0, "</s>": 1, **{f"w{k}": 100 + k for k in range(200)}}
+    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="</s>").save_pretrained(
+        directory
+    )
+    return directory
+
+
+@pytest.mark.parametrize("api", ["completions", "chat"])
+def test_text_only_engine_uses_the_tokenizer_for_ids(tmp_path: Path, api: str) -> None:
+    """No engine token ids (generic flavor, or chat): ids from --tokenizer, counts from usage."""
+    server = start_server(output_tokens=12, tokens_per_event=3)
+    tok = _word_tokenizer(tmp_path / "tok")
+    try:
+        engine = http_engine(server.url, flavor="generic", api=api, tokenizer_dir=str(tok))
+        out = trial(tmp_path / "run", engine, scenario="Server", mode=RunMode.ACCURACY)
+    finally:
+        server.stop()
+    t = out.record.tests[0]
+    assert t.status == "finished" and t.sut.failed == 0
+    assert t.sut.retokenized_outputs == t.sut.completed == 32
+    log = parse_accuracy_log(out.run_dir / "accuracy" / "mlperf_log_accuracy.json")
+    for e in log.entries:
+        assert e.token_count == 12 and e.token_ids() == tuple(range(100, 112))
+        assert e.first_token_ids() == (100,)  # the role-only chat delta is not a token
+    assert "return_token_ids" not in server.stats.bodies[0]
+    assert ("messages" in server.stats.bodies[0]) is (api == "chat")

@@ -61,7 +61,7 @@ def test_transformers_engine_accuracy_run(tmp_path: Path) -> None:
     log = parse_accuracy_log(out.run_dir / "accuracy" / "mlperf_log_accuracy.json")
     for e in log.entries:
         ids = e.token_ids()
-        assert 2 <= e.token_count == len(ids) <= 8
+        assert e.token_count is not None and 2 <= e.token_count == len(ids) <= 8
         assert e.first_token_ids() == ids[:1]
     assert out.record.engine is not None and out.record.engine.name == "transformers"
     assert out.record.engine.precision == "float32"
