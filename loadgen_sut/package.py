@@ -255,6 +255,26 @@ def _calibration(record: RunRecord) -> str:
     )
 
 
+def preflight_package(req: PackageRequest, rnd: Round, benchmark: str, scenario: str, simulated: bool) -> Path:
+    """Refuse a package before a long run: bad system description, names, or an existing result."""
+    bench = rnd.benchmark(benchmark)
+    if bench is None:
+        raise UnusableInput(f"round {rnd.name} has no benchmark {benchmark!r}")
+    if req.division.lower() not in rnd.structure.divisions:
+        raise UnusableInput(f"division must be one of {', '.join(rnd.structure.divisions)}")
+    submitter = _safe_name(req.submitter, "submitter")
+    system, desc = _load_system(req, rnd, simulated)
+    system = _safe_name(system, "system name")
+    base = req.tree / req.division.lower() / submitter
+    result_dir = base / "results" / system / bench.name / scenario
+    if result_dir.exists():
+        raise UnusableInput("already exists: not overwriting results; use another --tree or remove it yourself", path=str(result_dir))
+    sys_path = base / "systems" / f"{system}.json"
+    if sys_path.exists() and json.loads(sys_path.read_text(encoding="utf-8")) != desc:
+        raise UnusableInput("a different system description already exists there; not overwriting", path=str(sys_path))
+    return result_dir
+
+
 def package_run(record: RunRecord, run_dir: Path, rnd: Round, req: PackageRequest) -> PackageResult:
     """Copy a finished submission run into the official tree (refuses to overwrite results)."""
     tests = {t.name: t for t in record.tests}

@@ -13,11 +13,12 @@ from checker.report.outcome import exit_code
 from checker.report.terminal import render_terminal
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.engines.openai_http import FLAVORS
-from loadgen_sut.package import PackageRequest, package_run
+from loadgen_sut.package import PackageRequest, package_run, preflight_package
 from loadgen_sut.runner import RunRequest
 from loadgen_sut.runner import run as run_mode
 from loadgen_sut.settings import RunMode
 from rules import load_round
+from rules.models import Scenario
 from rules.registry import latest_round
 
 ENGINE_KINDS = {"openai": "openai", "transformers": "transformers", "simulated": "simulated"}
@@ -157,27 +158,31 @@ def run(args: argparse.Namespace) -> int:
         progress_interval_s=args.progress_interval,
         command=_command_line(),
     )
-    outcome = run_mode(request)
-    if not mode.is_submission_flow:
-        return EXIT_OK if outcome.record.verdict.status in ("VALID", "NOT_SUBMITTABLE") else EXIT_INVALID
-    if outcome.record.verdict.status == "INCOMPLETE":
-        print("not packaging an incomplete run", file=sys.stderr)
-        return EXIT_INVALID
     rnd = load_round(round_name)
     tree = args.tree or (args.out / ("submission" if mode is RunMode.SUBMISSION else "trial-submission"))
-    pkg = package_run(
-        outcome.record,
-        outcome.run_dir,
-        rnd,
-        PackageRequest(
+    package_request = None
+    if mode.is_submission_flow:
+        package_request = PackageRequest(
             tree=tree,
             division=args.division,
             submitter=args.submitter,
             system_json=args.system,
             system_name=args.system_name,
             implementation=implementation,
-        ),
-    )
+        )
+        scenario = Scenario.parse(args.scenario)
+        if scenario is None:
+            raise UnusableInput(f"unknown scenario {args.scenario!r} (Offline, Server, Interactive, SingleStream)")
+        # refuse now rather than after a 10-minute run
+        preflight_package(package_request, rnd, args.benchmark, scenario.value, request.engine.kind == "simulated")
+    outcome = run_mode(request)
+    if not mode.is_submission_flow:
+        return EXIT_OK if outcome.record.verdict.status in ("VALID", "NOT_SUBMITTABLE") else EXIT_INVALID
+    if outcome.record.verdict.status == "INCOMPLETE":
+        print("not packaging an incomplete run", file=sys.stderr)
+        return EXIT_INVALID
+    assert package_request is not None
+    pkg = package_run(outcome.record, outcome.run_dir, rnd, package_request)
     print(f"submission tree: {pkg.result_dir} ({len(pkg.written)} files written)")
     report = check_tree(tree, rnd, workers=1)
     print(render_terminal(report, quiet=True), end="")

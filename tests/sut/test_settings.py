@@ -183,3 +183,14 @@ def test_submission_refuses_wrong_loadgen_round(tmp_path: Path) -> None:
     )
     with pytest.raises(UnusableInput, match="refusing to run"):
         run(req, say=lambda _l: None)
+
+
+def test_cli_refuses_a_submission_without_system_before_running(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from loadgen_sut.cli import main
+
+    args = ["run", "--engine", "openai", "--endpoint", "http://127.0.0.1:9", "--model", "x", "--benchmark", BENCH]
+    args += ["--scenario", "Offline", "--round", ROUND, "--mode", "submission", "--submitter", "Me"]
+    args += ["--out", str(tmp_path / "out")]
+    assert main(args) == 2
+    assert "--system" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
