@@ -11,6 +11,7 @@ import pytest
 from sut_helpers import BENCH, ROUND, sim_engine
 
 from checker.findings import Severity, UnusableInput
+from loadgen_sut.cli import main
 from loadgen_sut.runner import RunRequest, run
 from loadgen_sut.settings import (
     RunMode,
@@ -186,8 +187,6 @@ def test_submission_refuses_wrong_loadgen_round(tmp_path: Path) -> None:
 
 
 def test_cli_refuses_a_submission_without_system_before_running(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from loadgen_sut.cli import main
-
     args = ["run", "--engine", "openai", "--endpoint", "http://127.0.0.1:9", "--model", "x", "--benchmark", BENCH]
     args += ["--scenario", "Offline", "--round", ROUND, "--mode", "submission", "--submitter", "Me"]
     args += ["--out", str(tmp_path / "out")]
