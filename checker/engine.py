@@ -32,6 +32,7 @@ from checker.checks.structure import (
 )
 from checker.checks.system import check_system
 from checker.findings import Finding, Severity, UnusableInput
+from checker.result_value import result_units
 from checker.results import SUMMARY_CSV_COLUMNS, CheckReport, ResultEntry, SummaryRow
 from checker.safe_io import SafeTree
 from checker.tree import ResultDir, discover, hygiene_findings, walk_submitter
@@ -75,7 +76,7 @@ def summary_values(
     if js.get("sw_notes"):
         notes = (notes + ". " if notes else "") + str(js.get("sw_notes"))
     if power is None:
-        units = (bm.units_overrides.get(scen) if bm is not None else None) or r.units.get(scen, "")
+        units = result_units(r, bm, scen)
     else:
         units = r.power_units.get(
             scen,

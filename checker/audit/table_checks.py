@@ -17,6 +17,7 @@ from checker.audit.accuracy_text import parse_accuracy_string
 from checker.audit.table_model import ResultTable, TableRow
 from checker.audit.table_parse import KNOWN_INFORMATIONAL
 from checker.findings import Finding, Severity
+from checker.result_value import result_key
 from rules.models import Benchmark, Round, Scenario
 
 RESULT_ID = re.compile(r"^(\d+)\.(\d+)-(\d{4})$")  # LBL-03: published form, e.g. 5.1-0001
@@ -74,8 +75,7 @@ class RowChecker:
 
     def result_key(self, bench: Benchmark, scenario: Scenario) -> str | None:
         """LoadGen key of the result (catalogue D8: per-benchmark override, else the round default)."""
-        eff = scenario.loadgen_scenario
-        return bench.result_field_overrides.get(eff) or self.round.result_fields.get(eff)
+        return result_key(self.round, bench, scenario.loadgen_scenario)
 
     # ---- per row ------------------------------------------------------------------------------------------
     def check_row(self, row: TableRow) -> list[Finding]:
