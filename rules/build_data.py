@@ -58,6 +58,18 @@ EXTRA_SOURCES: dict[str, dict[str, str]] = {
         "provenance": "subset of mlcommons/inference_results_v5.1 (loadgen_version values of "
         "the published detail logs: 5.0.21-5.0.25 and 5.1.0)",
     },
+    "LOADGEN_NOTES": {
+        "path": "shared/reference/loadgen-notes.md",
+        "provenance": "project reference: LoadGen and reference-implementation notes (TEST06 "
+        "run_verification.py: CLI defaults -e 2 / -d int32 and its checks; output dtype of each "
+        "reference SUT, with their file:line)",
+    },
+    "LLAMA31_GENCFG": {
+        "path": "https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/generation_config.json",
+        "provenance": "generation_config.json of the Llama-3.1 instruct models (8B, 405B): eos_token_id "
+        "[128001, 128008, 128009] (<|end_of_text|>, <|eom_id|>, <|eot_id|>); vLLM, which the "
+        "llama3.1-8b reference SUT_VLLM.py uses without its own stop ids, stops on all of them",
+    },
     "PYPI_LOADGEN": {
         "path": "https://pypi.org/project/mlcommons-loadgen/",
         "provenance": "release list queried with `pip index versions mlcommons-loadgen` on "
@@ -244,6 +256,24 @@ ALIAS_SUBSTRINGS = (
 )
 
 # Checker's requested_use_token_latencies list (extra_check_llm / llm_check).
+# TEST06 (compliance/TEST06/run_verification.py) per benchmark: EOS ids and the output-id dtype of the reference
+# SUT. Benchmarks not listed keep the script's defaults (EOS 2, int32): right for llama2-70b (Llama-2 </s> = 2);
+# mixtral-8x7b and deepseek-r1 are not listed because no stored source gives their EOS id.
+_LLAMA31_TEST06 = (
+    (128001, 128008, 128009),
+    "int32",
+    "LLAMA31_GENCFG#eos_token_id; LOADGEN_NOTES:168,197-206",
+)
+TEST06_TOKENS: dict[str, tuple[tuple[int, ...], str, str]] = {
+    "llama2-70b-99": ((2,), "int32", "LOADGEN_NOTES:197-206"),
+    "llama2-70b-99.9": ((2,), "int32", "LOADGEN_NOTES:197-206"),
+    "llama2-70b-interactive-99": ((2,), "int32", "LOADGEN_NOTES:197-206"),
+    "llama2-70b-interactive-99.9": ((2,), "int32", "LOADGEN_NOTES:197-206"),
+    "llama3.1-8b": _LLAMA31_TEST06,
+    "llama3.1-8b-edge": _LLAMA31_TEST06,
+    "llama3.1-405b": _LLAMA31_TEST06,
+}
+
 TOKEN_LATENCY_MODELS: dict[str, tuple[str, ...]] = {
     "v5": (
         "llama2-70b-99", "llama2-70b-99.9", "llama2-70b-interactive-99",
@@ -600,6 +630,12 @@ def build_benchmark(
     else:
         b["compliance_cite"] = "CHK_HEAD#models_TEST01"
         notes.append(f"compliance: {comp['cite']}")
+
+    if "TEST06" in b["compliance_tests"] and name in TEST06_TOKENS:
+        eos_ids, token_dtype, t06_cite = TEST06_TOKENS[name]
+        b["test06_eos_token_ids"] = list(eos_ids)
+        b["test06_token_dtype"] = token_dtype
+        cites["test06_eos_token_ids"] = check_cite(t06_cite)
 
     # result keys and units
     overrides = RESULT_OVERRIDES[round_name].get(name)

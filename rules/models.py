@@ -145,6 +145,10 @@ class Benchmark(_Model):
     # mlperf.conf per-model percentile where it differs from Round.scenario_defaults
     target_latency_percentile_overrides: dict[Scenario, float] = Field(default_factory=dict)
     discrepancies: tuple[str, ...] = ()  # ids of facts-file discrepancies touching this benchmark
+    # TEST06 re-verification: the model's end-of-sequence ids and the dtype of the output ids the reference SUT
+    # returns to LoadGen. Empty / None: the official run_verification.py defaults (EOS 2, int32).
+    test06_eos_token_ids: tuple[int, ...] = ()
+    test06_token_dtype: str | None = None  # "int32" / "int64" (numpy dtype name)
     cites: dict[str, str] = Field(default_factory=dict)  # field name -> SOURCE_ID:line
 
     def accuracy_targets_for(self, scenario: Scenario | None = None) -> tuple[AccuracyTarget, ...]:
