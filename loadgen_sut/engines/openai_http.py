@@ -16,8 +16,6 @@ missing usage) is a :class:`Failed` value; the SUT completes the sample and coun
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -30,12 +28,11 @@ from loadgen_sut.engines.base import (
     EngineUnavailable,
     ErrorKind,
     Failed,
-    Finished,
-    FirstToken,
     GenerationEvent,
     GenerationRequest,
 )
-from loadgen_sut.engines.http_client import Endpoint, HttpClient, HttpError, Response, iter_sse_data
+from loadgen_sut.engines.http_client import Endpoint, HttpClient, HttpError
+from loadgen_sut.engines.sse_protocol import SSEStreamClient
 from loadgen_sut.engines.tokenizers import Tokenizer
 
 
@@ -76,40 +73,6 @@ class OpenAIConfig:
     max_concurrency: int = 1024  # in-flight requests over all endpoints
 
 
-class _Watchdog:
-    """One timer per request: aborts the connection on an idle gap or the total deadline."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, total_s: float, idle_s: float) -> None:
-        self._loop = loop
-        self._deadline = loop.time() + total_s
-        self._idle_s = idle_s
-        self._last = loop.time()
-        self._resp: Response | None = None
-        self.fired: str | None = None
-        self._handle = loop.call_at(min(self._deadline, self._last + idle_s), self._check)
-
-    def attach(self, resp: Response) -> None:
-        self._resp = resp
-
-    def touch(self) -> None:
-        self._last = self._loop.time()
-
-    def _check(self) -> None:
-        now = self._loop.time()
-        if now >= self._deadline:
-            self.fired = "request timeout"
-        elif now - self._last >= self._idle_s:
-            self.fired = f"no data for {self._idle_s:g} s"
-        else:
-            self._handle = self._loop.call_at(min(self._deadline, self._last + self._idle_s), self._check)
-            return
-        if self._resp is not None:
-            self._resp.abort()
-
-    def cancel(self) -> None:
-        self._handle.cancel()
-
-
 class OpenAIEngine(Engine):
     def __init__(self, config: OpenAIConfig, tokenizer: Tokenizer | None = None) -> None:
         if not config.endpoints:
@@ -117,7 +80,10 @@ class OpenAIEngine(Engine):
         self._cfg = config
         self._tok = tokenizer
         self._eps = [Endpoint.parse(u) for u in config.endpoints]
-        self._client = HttpClient(config.connect_timeout_s, config.api_key)
+        self._client = HttpClient(config.connect_timeout_s, config.api_key)  # /v1/models, /version
+        self._sse = SSEStreamClient(
+            config.connect_timeout_s, config.api_key, config.request_timeout_s, config.idle_timeout_s
+        )  # completions
         self._flavor = FLAVORS.get(config.flavor, FLAVORS["generic"])
         self._rr = 0
         self._slots: asyncio.Semaphore | None = None
@@ -159,6 +125,7 @@ class OpenAIEngine(Engine):
             raise EngineUnavailable(f"unknown engine flavor {self._cfg.flavor!r} (known: auto, {', '.join(FLAVORS)})")
 
     async def close(self) -> None:
+        self._sse.close()
         for ep in self._eps:
             while ep.idle:
                 _, writer = ep.idle.pop()
@@ -251,131 +218,20 @@ class OpenAIEngine(Engine):
                 ep.outstanding -= 1
 
     async def _stream(self, ep: Endpoint, req: GenerationRequest) -> AsyncIterator[GenerationEvent]:
-        def fail(kind: ErrorKind, msg: str, partial: Sequence[int] = ()) -> Failed:
-            return Failed(error=EngineError(kind=kind, message=msg, endpoint=ep.url), partial_token_ids=tuple(partial))
-
         try:
             path, body = self._body(req)
         except ValueError as exc:
-            yield fail(ErrorKind.ENGINE, str(exc))
+            yield Failed(error=EngineError(kind=ErrorKind.ENGINE, message=str(exc), endpoint=ep.url))
             return
-        loop = asyncio.get_running_loop()
-        dog = _Watchdog(loop, self._cfg.request_timeout_s, self._cfg.idle_timeout_s)
-        resp: Response | None = None
-        ids: list[int] = []
-        engine_ids = self._flavor.return_token_ids
-        texts: list[str] = []
-        first_sent = False
-        finish_reason: str | None = None
-        usage_tokens: int | None = None
-        done = False
-        try:
-            try:
-                resp = await self._client.request(ep, "POST", path, body, accept="text/event-stream")
-            except HttpError as exc:
-                if dog.fired:
-                    yield fail(ErrorKind.TIMEOUT, f"{dog.fired} before the response started")
-                else:
-                    yield fail(ErrorKind.CONNECT if exc.kind == "connect" else ErrorKind.RESET, str(exc))
-                return
-            dog.attach(resp)
-            dog.touch()
-            if resp.status != 200:
-                detail = ""
-                with contextlib.suppress(HttpError):
-                    detail = (await resp.read_all(1 << 16)).decode("utf-8", errors="replace")[:300]
-                yield fail(ErrorKind.HTTP_STATUS, f"HTTP {resp.status} {resp.reason}: {detail}".strip())
-                return
-            chat = self._cfg.api == "chat"
-            async for data in iter_sse_data(resp):
-                dog.touch()
-                if data == "[DONE]":
-                    done = True
-                    continue
-                if done:
-                    yield fail(ErrorKind.MALFORMED, "data after [DONE]", ids)
-                    return
-                try:
-                    event = json.loads(data)
-                except ValueError:
-                    yield fail(ErrorKind.MALFORMED, f"not JSON in SSE data: {data[:80]!r}", ids)
-                    return
-                if not isinstance(event, dict):
-                    yield fail(ErrorKind.MALFORMED, f"SSE data is not a JSON object: {data[:80]!r}", ids)
-                    return
-                if "error" in event:
-                    err = event["error"]
-                    msg = err.get("message") if isinstance(err, dict) else err
-                    yield fail(ErrorKind.ENGINE, f"engine error in stream: {msg}", ids)
-                    return
-                usage = event.get("usage")
-                if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-                    usage_tokens = usage["completion_tokens"]
-                choices = event.get("choices")
-                if not isinstance(choices, list):
-                    yield fail(ErrorKind.MALFORMED, f"event without a choices list: {data[:80]!r}", ids)
-                    return
-                for ch in choices:
-                    if not isinstance(ch, dict):
-                        yield fail(ErrorKind.MALFORMED, "choice is not an object", ids)
-                        return
-                    if chat:
-                        delta = ch.get("delta") or {}
-                        text = delta.get("content") if isinstance(delta, dict) else None
-                    else:
-                        text = ch.get("text")
-                    new_ids = ch.get("token_ids") if engine_ids else None
-                    if engine_ids and text and not new_ids:
-                        engine_ids = False  # this server does not return ids after all
-                    if isinstance(new_ids, list) and new_ids:
-                        ids.extend(int(t) for t in new_ids)
-                    if isinstance(text, str) and text:
-                        texts.append(text)
-                    if ch.get("finish_reason"):
-                        finish_reason = str(ch["finish_reason"])
-                    if not first_sent and (ids if engine_ids else texts):
-                        first_sent = True
-                        if engine_ids:
-                            yield FirstToken(token_ids=tuple(ids))
-                        else:
-                            first = tuple(self._tok.encode(texts[0])[:1]) if self._tok else ()
-                            yield FirstToken(token_ids=first, ids_from_engine=False)
-        except HttpError as exc:
-            if dog.fired:
-                yield fail(ErrorKind.TIMEOUT, f"{dog.fired} (stream aborted)", ids)
-            else:
-                yield fail(ErrorKind.RESET if exc.kind == "reset" else ErrorKind.MALFORMED, str(exc), ids)
-            return
-        finally:
-            dog.cancel()
-            if resp is not None:
-                resp.release()
-        if dog.fired:
-            yield fail(ErrorKind.TIMEOUT, f"{dog.fired} (stream aborted)", ids)
-            return
-        if not done or finish_reason is None:
-            what = "no [DONE]" if not done else "no finish_reason"
-            yield fail(ErrorKind.TRUNCATED, f"stream ended without completing ({what})", ids)
-            return
-        if not engine_ids:
-            ids = self._tok.encode("".join(texts)) if self._tok else []
-        if usage_tokens is None:
-            if engine_ids:
-                usage_tokens = len(ids)
-            else:
-                yield fail(ErrorKind.MISSING_USAGE, "no usage.completion_tokens in the stream (stream_options ignored?)", ids)
-                return
-        if engine_ids and len(ids) != usage_tokens:
-            yield fail(
-                ErrorKind.TOKEN_MISMATCH,
-                f"engine returned {len(ids)} token ids but usage says {usage_tokens} completion tokens",
-                ids,
-            )
-            return
-        if usage_tokens <= 0:
-            yield fail(ErrorKind.EMPTY, "engine generated no tokens", ids)
-            return
-        yield Finished(token_ids=tuple(ids), n_tokens=usage_tokens, ids_from_engine=engine_ids, finish_reason=finish_reason)
+        async for ev in self._sse.stream(
+            ep,
+            path,
+            body,
+            chat=self._cfg.api == "chat",
+            engine_ids=self._flavor.return_token_ids,
+            tokenizer=self._tok,
+        ):
+            yield ev
 
 
 def wait_for_endpoints(urls: Sequence[str], timeout_s: float) -> None:
