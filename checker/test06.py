@@ -19,7 +19,10 @@ differs where the official script is lenient or breaks:
 - a decode error or a missing key makes the official EOS/first-token check fail and the official
   sample-length check crash (no ``verify_accuracy.txt`` at all); here each is a per-sample reason.
 - ``--eos_token_id`` has no ``type=int`` in the official script, so any ``-e N`` on its command line
-  compares ints with a string and the EOS check always passes; ``official_pass`` assumes no ``-e``.
+  compares ints with a string and the EOS check always passes; ``official_pass`` assumes no ``-e``,
+  i.e. the default EOS id 2.
+- the EOS check here uses the model's EOS ids (``Benchmark.test06_eos_token_ids``: 128001/128008/128009
+  for Llama-3.1, whose EOS is not 2) and counts trailing ids that are any of them.
 - beyond the official script, the number of logged samples is checked (none logged means the audit
   config was not applied; far more than the sampling target means an accuracy-mode run).
 """
@@ -32,7 +35,7 @@ from enum import Enum
 from pydantic import BaseModel, ConfigDict
 
 from checker.parsers.accuracy_log import AccuracyEntry, TokenDecodeError, TokenDtype
-from rules.models import Scenario
+from rules.models import Benchmark, Scenario
 
 OFFICIAL_DEFAULT_EOS_TOKEN_ID = 2  # run_verification.py: --eos_token_id default
 OFFICIAL_SAMPLING_TARGET = 100  # compliance/TEST06/audit.config: accuracy_log_sampling_target
@@ -81,8 +84,9 @@ class Test06Result(BaseModel):
 
     scenario: Scenario
     dtype: TokenDtype
-    eos_token_id: int
+    eos_token_id: int  # the first of ``eos_token_ids``
     eos_token_id_given: bool  # False: the official default (2) was used
+    eos_token_ids: tuple[int, ...] = ()  # every id counted as EOS
     sample_count: int
     first_token: CheckOutcome
     eos: CheckOutcome
@@ -136,11 +140,18 @@ def _decode(e: AccuracyEntry, dtype: TokenDtype) -> tuple[int, ...] | str:
         return f"output bytes do not decode as {dtype.value}: {err}"
 
 
-def _trailing_eos(ids: Sequence[int], eos: int) -> int:
+def token_settings_of(bench: Benchmark | None) -> tuple[tuple[int, ...], TokenDtype]:
+    """The benchmark's TEST06 EOS ids and output dtype (rules data), else the official script's defaults."""
+    eos_ids = bench.test06_eos_token_ids if bench is not None else ()
+    dtype_name = bench.test06_token_dtype if bench is not None else None
+    return (eos_ids or (OFFICIAL_DEFAULT_EOS_TOKEN_ID,)), TokenDtype(dtype_name or TokenDtype.INT32.value)
+
+
+def _trailing_eos(ids: Sequence[int], eos: frozenset[int]) -> int:
     """Trailing EOS ids counted as the official loop does (position 0 never counted)."""
     n = 0
     for i in range(len(ids) - 1, 0, -1):
-        if ids[i] != eos:
+        if ids[i] not in eos:
             break
         n += 1
     return n
@@ -190,20 +201,27 @@ def _first_token(entries: Sequence[AccuracyEntry], scenario: Scenario, dtype: To
     )
 
 
-def _eos(entries: Sequence[AccuracyEntry], eos: int, dtype: TokenDtype) -> CheckOutcome:
+def _eos(entries: Sequence[AccuracyEntry], eos: tuple[int, ...], dtype: TokenDtype) -> CheckOutcome:
     problems = []
+    eos_set = frozenset(eos)
+    official_eos = frozenset({OFFICIAL_DEFAULT_EOS_TOKEN_ID})
+    official_fails = 0
+    shown = "/".join(str(i) for i in eos)
     for e in entries:
         ids = _decode(e, dtype)
         if isinstance(ids, str):
             problems.append(_problem(Test06Check.EOS, e, ids, True))
+            official_fails += 1
             continue
-        n = _trailing_eos(ids, eos)
+        official = _trailing_eos(ids, official_eos) >= 2
+        official_fails += official
+        n = _trailing_eos(ids, eos_set)
         if n >= 2:
-            problems.append(_problem(Test06Check.EOS, e, f"output ends with {n} EOS ({eos}) tokens", True))
+            problems.append(_problem(Test06Check.EOS, e, f"output ends with {n} EOS ({shown}) tokens", official))
     return CheckOutcome(
         check=Test06Check.EOS,
         passed=not problems,
-        official_pass=not problems,
+        official_pass=official_fails == 0,
         samples_checked=len(entries),
         problems=tuple(problems),
     )
@@ -268,23 +286,33 @@ def verify_test06(
     scenario: Scenario,
     *,
     eos_token_id: int | None = None,
+    eos_token_ids: Sequence[int] = (),
     dtype: TokenDtype = TokenDtype.INT32,
     sampling_target: int = OFFICIAL_SAMPLING_TARGET,
 ) -> Test06Result:
     """Verify TEST06 over the logged entries (all of them, in file order, without dedup).
 
-    ``eos_token_id`` None uses the official default (2, Llama-2's EOS); pass the model's real EOS id
-    (e.g. 128009 for Llama-3.1 instruct) for a meaningful EOS check.
+    The EOS ids are ``eos_token_ids`` when given (e.g. a benchmark's ``test06_eos_token_ids``, see
+    :func:`token_settings_of`), else ``eos_token_id``, else the official default (2, Llama-2's EOS).
     """
-    eos = OFFICIAL_DEFAULT_EOS_TOKEN_ID if eos_token_id is None else eos_token_id
+    given = tuple(eos_token_ids) or (() if eos_token_id is None else (eos_token_id,))
+    eos = given or (OFFICIAL_DEFAULT_EOS_TOKEN_ID,)
     return Test06Result(
         scenario=scenario,
         dtype=dtype,
-        eos_token_id=eos,
-        eos_token_id_given=eos_token_id is not None,
+        eos_token_id=eos[0],
+        eos_token_id_given=bool(given),
+        eos_token_ids=eos,
         sample_count=len(entries),
         first_token=_first_token(entries, scenario, dtype),
         eos=_eos(entries, eos, dtype),
         sample_length=_sample_length(entries, dtype),
         samples=_sample_count(entries, sampling_target),
+    )
+
+
+def eos_pair_suffixes(eos_ids: Sequence[int]) -> tuple[bytes, ...]:
+    """Every two-id EOS ending as little-endian int32 bytes (``endswith`` screens over raw output bytes)."""
+    return tuple(
+        a.to_bytes(4, "little", signed=True) + b.to_bytes(4, "little", signed=True) for a in eos_ids for b in eos_ids
     )

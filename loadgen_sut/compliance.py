@@ -77,7 +77,8 @@ def _scenario_from_detail(run_dir: Path) -> Scenario:
 
 def _details(result: Test06Result) -> list[str]:
     lines = [
-        f"scenario: {result.scenario.value}; dtype: {result.dtype.value}; EOS id: {result.eos_token_id}"
+        f"scenario: {result.scenario.value}; dtype: {result.dtype.value}; "
+        f"EOS id: {'/'.join(str(i) for i in result.eos_token_ids or (result.eos_token_id,))}"
         + ("" if result.eos_token_id_given else " (the official default; pass the model's EOS id)"),
         f"samples logged: {result.sample_count}",
     ]
@@ -102,8 +103,12 @@ def verify_test06_run(
     *,
     scenario: Scenario | None = None,
     dtype: TokenDtype = TokenDtype.INT32,
+    benchmark: Benchmark | None = None,
 ) -> Test06Result:
     """Verify a TEST06 run and write ``out_dir/verify_accuracy.txt`` in the official format.
+
+    ``eos_token_id`` is the engine's (tokenizer's) EOS id; when it is None the benchmark's
+    ``test06_eos_token_ids`` from the rules data are used, then the official default (2).
 
     ``scenario`` None reads ``effective_scenario`` from ``mlperf_log_detail.txt`` beside the log.
     The accuracy log is copied to ``out_dir/accuracy/`` (never modified). ``out_dir`` must not be
@@ -114,7 +119,8 @@ def verify_test06_run(
         raise UnusableInput("the accuracy log is truncated; TEST06 needs the full log", str(accuracy_log))
     if scenario is None:
         scenario = _scenario_from_detail(accuracy_log.parent)
-    result = verify_test06(log.entries, scenario, eos_token_id=eos_token_id, dtype=dtype)
+    eos_ids = () if eos_token_id is not None or benchmark is None else benchmark.test06_eos_token_ids
+    result = verify_test06(log.entries, scenario, eos_token_id=eos_token_id, eos_token_ids=eos_ids, dtype=dtype)
     copy_dir = out_dir / "accuracy"
     if copy_dir.resolve() == accuracy_log.parent.resolve():
         raise UnusableInput("output directory would overwrite the input accuracy log", str(out_dir))

@@ -476,7 +476,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         if name == "accuracy" and trec.status == "finished":
             accuracy = _score(test_dir, dataset, bench, tokenizer, rnd, say, reasons)
         if name == "TEST06" and trec.status == "finished":
-            test06 = _verify_test06(test_dir, tokenizer, say, reasons)
+            test06 = _verify_test06(test_dir, tokenizer, bench, say, reasons)
 
     for f in findings:
         if f.severity is Severity.ERROR:
@@ -561,11 +561,13 @@ def _score(
     return dumped
 
 
-def _verify_test06(test_dir: Path, tokenizer: Tokenizer | None, say: Printer, reasons: list[str]) -> dict[str, Any]:
+def _verify_test06(
+    test_dir: Path, tokenizer: Tokenizer | None, bench: Benchmark, say: Printer, reasons: list[str]
+) -> dict[str, Any]:
     out_dir = test_dir / "verification"
     out_dir.mkdir(exist_ok=True)
     eos = tokenizer.eos_token_id if tokenizer is not None else None
-    result = verify_test06_run(test_dir / "mlperf_log_accuracy.json", eos, out_dir)
+    result = verify_test06_run(test_dir / "mlperf_log_accuracy.json", eos, out_dir, benchmark=bench)
     say(f"  TEST06 verification: {'PASS' if result.passed else 'FAIL'} ({out_dir / 'verify_accuracy.txt'})")
     for line in result.verify_accuracy_lines():
         say(f"    {line}")

@@ -18,7 +18,7 @@ from checker.test06 import (
     OFFICIAL_DEFAULT_EOS_TOKEN_ID,
     OFFICIAL_SAMPLING_TARGET,
     eos_pair_suffixes,
-    test06_token_settings,
+    token_settings_of,
     verify_test06,
 )
 from rules.models import Scenario
@@ -452,7 +452,7 @@ def _test06_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
     if not tree.is_inside(rel) or size is None or size > TEST06_MAX_LOG_BYTES:
         return []  # tree hygiene / size findings report these
     scen = ctx.scenario.loadgen_scenario if ctx.scenario else Scenario.SERVER
-    eos_ids, dtype = test06_token_settings(ctx.benchmark)
+    eos_ids, dtype = token_settings_of(ctx.benchmark)
     if dtype is TokenDtype.INT32:  # the screens read 4-byte ids
         raw, _problem = tree.read_bytes(rel)
         if raw is not None and _test06_screen_bytes(raw, scen, eos_ids):

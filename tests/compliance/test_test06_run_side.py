@@ -107,3 +107,17 @@ def test_verify_refuses_bad_setups(test06_run: RunTest06, tmp_path: Path) -> Non
     # Without a scenario and without the detail log there is nothing to read it from.
     with pytest.raises(UnusableInput, match=r"no mlperf_log_detail\.txt"):
         verify_test06_run(nested / ACCURACY_LOG_NAME, 2, tmp_path / "out")
+
+
+def test_verify_defaults_to_the_benchmark_eos_ids(test06_run: RunTest06, tmp_path: Path) -> None:
+    """No EOS id from the engine: the benchmark's rules-data EOS ids are used (Llama-3.1: 128001/128008/128009)."""
+    bench = load_round("v5.1").benchmark("llama3.1-8b")
+    good = test06_run("Server", "none", "--eos", "128009") / ACCURACY_LOG_NAME
+    bad = test06_run("Server", "double-eos", "--eos", "128009") / ACCURACY_LOG_NAME
+    assert verify_test06_run(good, None, tmp_path / "good", benchmark=bench).passed
+    failed = verify_test06_run(bad, None, tmp_path / "bad", benchmark=bench)
+    assert failed.eos.passed is False
+    assert "EOS check pass: False" in (tmp_path / "bad" / VERIFY_FILE).read_text()
+    assert "EOS id: 128001/128008/128009" in (tmp_path / "bad" / DETAILS_FILE).read_text()
+    # an engine that names its EOS id wins over the rules data
+    assert verify_test06_run(bad, 2, tmp_path / "engine", benchmark=bench).eos.passed is True

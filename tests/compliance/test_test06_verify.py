@@ -9,8 +9,9 @@ import pytest
 
 from checker.parsers.accuracy_log import AccuracyEntry, TokenDtype, parse_accuracy_log
 from checker.test06 import Test06Check as Check06
-from checker.test06 import verify_test06
+from checker.test06 import token_settings_of, verify_test06
 from rules.models import Scenario
+from rules.registry import load_round
 
 RunTest06 = Callable[..., Path]
 
@@ -116,3 +117,28 @@ def test_official_leniencies_are_reported(test06_run: RunTest06) -> None:
     outcome = verify_test06(no_count, Scenario.SERVER).sample_length
     assert outcome.passed is False and outcome.note and "raises" in outcome.note
     assert {p.check for p in outcome.problems} == {Check06.SAMPLE_LENGTH}
+
+
+def test_llama3_eos_ids_from_the_rules(test06_run: RunTest06) -> None:
+    """A Llama-3.1 benchmark's EOS ids come from the rules data: one trailing 128009 passes, two fail; with the
+    official default (2) the doubled 128009 goes unseen, as run_verification.py without -e would miss it."""
+    bench = load_round("v5.1").benchmark("llama3.1-8b")
+    eos_ids, dtype = token_settings_of(bench)
+    assert 128009 in eos_ids and 128001 in eos_ids and dtype is TokenDtype.INT32
+    single = verify_test06(
+        _entries(test06_run("Server", "none", "--eos", "128009")),
+        Scenario.SERVER,
+        eos_token_ids=eos_ids,
+        dtype=dtype,
+    )
+    assert single.passed and single.eos_token_ids == eos_ids and single.eos_token_id_given
+    doubled = verify_test06(
+        _entries(test06_run("Server", "double-eos", "--eos", "128009")),
+        Scenario.SERVER,
+        eos_token_ids=eos_ids,
+        dtype=dtype,
+    )
+    assert doubled.eos.passed is False and doubled.eos.official_pass is True
+    assert doubled.eos.problems[0].reason == "output ends with 2 EOS (128001/128008/128009) tokens"
+    assert not doubled.eos.problems[0].official_catches
+    assert token_settings_of(load_round("v5.1").benchmark("llama2-70b-99")) == ((2,), TokenDtype.INT32)

@@ -13,6 +13,7 @@ EOS; the text is the sample's ``reference`` from ``--texts`` (JSONL) or ``"sampl
 
 Usage: python loadgen_tiny_sut.py OUTDIR --scenario Server|Offline [--mode accuracy|performance]
        [--samples N] [--texts FILE.jsonl] [--audit-config FILE] [--fault KIND] [--dtype int32|int64]
+       [--eos ID]  (the EOS id the outputs end with: 2 by default, e.g. 128009 for Llama-3 instruct models)
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         "--fault", choices=["none", "first-token", "double-eos", "count", "skip-first"], default="none"
     )
     ap.add_argument("--dtype", choices=["int32", "int64"], default="int32")
+    ap.add_argument("--eos", type=int, default=EOS)
     args = ap.parse_args(argv)
 
     texts = [f"sample {i}" for i in range(args.samples)]
@@ -65,9 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     keep: list[array.array[int]] = []  # buffers must outlive the LoadGen calls
 
     def respond(sample_id: int, index: int) -> None:
-        ids = [*encode(texts[index]), EOS]
+        ids = [*encode(texts[index]), args.eos]
         if args.fault == "double-eos":
-            ids.append(EOS)
+            ids.append(args.eos)
         first = ids[:1]
         if args.fault == "first-token":
             first = [ids[0] + 1]
