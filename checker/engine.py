@@ -36,9 +36,8 @@ from checker.result_value import result_units
 from checker.results import SUMMARY_CSV_COLUMNS, CheckReport, ResultEntry, SummaryRow
 from checker.safe_io import SafeTree
 from checker.tree import ResultDir, discover, hygiene_findings, walk_submitter
+from checker.version import tool_version
 from rules.models import Round, Scenario
-
-TOOL_VERSION = "inference-audit checker 0.1"
 
 RESULT_CHECKS: tuple[Callable[[ResultContext], list[Finding]], ...] = (
     check_measurements,
@@ -269,7 +268,7 @@ def check_tree(
     return CheckReport(
         root=str(root),
         round=round.name,
-        tool_version=TOOL_VERSION,
+        tool_version=tool_version(),
         results=tuple(entries),
         findings=tuple(findings),
         unusable=any(f.rule == "TREE-NO-DIVISION" for f in findings),

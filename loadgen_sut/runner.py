@@ -9,7 +9,6 @@ ever overwritten: every run gets a new ``runs/<run_id>/`` directory.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import re
 import secrets
@@ -24,6 +23,7 @@ from typing import Any
 
 from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.mllog import DetailLog, parse_detail_file
+from checker.version import tool_version
 from loadgen_sut.accuracy import score_accuracy, write_accuracy_txt
 from loadgen_sut.compliance import test06_audit_config, verify_test06_run
 from loadgen_sut.datasets import Dataset, load_dataset
@@ -93,13 +93,6 @@ class RunOutcome:
     @property
     def valid(self) -> bool:
         return self.record.verdict.status == "VALID"
-
-
-def tool_version() -> str:
-    try:
-        return importlib.metadata.version("inference-audit")
-    except importlib.metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 def resolve(request: RunRequest) -> tuple[Round, Benchmark, Scenario]:

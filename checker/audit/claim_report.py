@@ -16,8 +16,9 @@ from typing import Any
 
 from checker.audit.claim_model import Claim, Metric, ResolvedResult
 from checker.audit.claim_rules import Issue, IssueKind
-from checker.audit.report_common import exit_code_of, finding_lines, severity_counts, tool_version
+from checker.audit.report_common import exit_code_of, finding_lines, severity_counts
 from checker.findings import Finding, Severity
+from checker.version import tool_version
 
 SCHEMA_VERSION = "1"
 # Requirements every citation has (labels, correct numbers), as opposed to disclosures of a difference between results

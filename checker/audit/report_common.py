@@ -1,24 +1,16 @@
-"""Pieces shared by the table and claim reports: tool version, severity counts, terminal lines, JSON writing."""
+"""Pieces shared by the table and claim reports: severity counts, terminal lines, JSON writing."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from checker.findings import EXIT_INVALID, EXIT_OK, Finding, Severity, UnusableInput
 from checker.report.atomic import write_atomic
 from checker.report.terminal import finding_line
-
-
-def tool_version() -> str:
-    try:
-        return metadata.version("inference-audit")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def severity_counts(findings: Sequence[Finding]) -> dict[str, int]:

@@ -6,10 +6,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from checker.audit.report_common import exit_code_of, finding_lines, severity_counts, tool_version
+from checker.audit.report_common import exit_code_of, finding_lines, severity_counts
 from checker.audit.table_model import ResultTable
 from checker.audit.table_tree import RowStatus, TreeComparison
 from checker.findings import Finding, Severity
+from checker.version import tool_version
 
 SCHEMA_VERSION = "1"
 
