@@ -384,12 +384,10 @@ _LAYOUT_NO_FIRST = (
 )
 
 
-def _number(piece: bytes, head: bytes, tail: bytes) -> int | None:
-    """``head`` + ASCII digits + ``tail`` -> the number; else None."""
-    if not piece.startswith(head) or not piece.endswith(tail) or len(piece) <= len(head) + len(tail):
-        return None
-    digits = piece[len(head) : len(piece) - len(tail)]
-    return int(digits) if digits.isdigit() else None
+# The numbers between the fixed pieces, each list joined with NUL (which the fixed pieces never hold).
+_IDS_RE = re.compile(rb" : [0-9]+, (?:\x00 : [0-9]+, )*")
+_COUNTS_RE = re.compile(rb"(?: : ([0-9]+) \},\n\{ \x00)* : ([0-9]+) \}\n\]\n?")
+_COUNT_RE = re.compile(rb" : ([0-9]+) ")
 
 
 def _test06_screen_bytes(
@@ -398,8 +396,8 @@ def _test06_screen_bytes(
     """A faster, narrower form of :func:`_test06_screen` on the raw bytes, for LoadGen's exact layout (upper-case
     hex, one entry a line, ``token_data`` present or, in Offline, absent): True only where :func:`_test06_screen`
     is True too. One ``split(b'"')`` of the whole file cuts every entry into a fixed number of pieces; the fixed
-    pieces are compared per offset and the hex fields checked with ``bytes.translate``, so nothing is decoded or
-    copied line by line."""
+    pieces are compared per offset, the numbers matched per column with one regex each, and the hex fields checked
+    with ``bytes.translate``, so nothing is decoded or handled line by line."""
     p = data.split(b'"')
     first_token_needed = scenario is not Scenario.OFFLINE
     layout = _LAYOUT_WITH_FIRST if first_token_needed or b'"token_data"' in data else _LAYOUT_NO_FIRST
@@ -410,27 +408,26 @@ def _test06_screen_bytes(
     for off, want in fixed:
         if p[off::stride].count(want) != n:
             return False
+    for ids in (b"\x00".join(p[2::stride]), b"\x00".join(p[4::stride])):
+        if ids.count(b"\x00") != n - 1 or _IDS_RE.fullmatch(ids) is None:
+            return False
+    ends = b"\x00".join(p[stride::stride])
+    if ends.count(b"\x00") != n - 1 or _COUNTS_RE.fullmatch(ends) is None:
+        return False
+    counts = _COUNT_RE.findall(ends)
+    hexes = p[7::stride]
+    firsts = p[first_at::stride] if first_at is not None else [b""] * n
+    if len(counts) != n:
+        return False
     eos2 = tuple(pair.hex().upper().encode() for pair in eos_pair_suffixes(eos_ids))
-    last = stride * n
-    for b in range(0, last, stride):
-        if _number(p[b + 2], b" : ", b", ") is None or _number(p[b + 4], b" : ", b", ") is None:
-            return False
-        end = p[b + stride]
-        if b + stride < last:
-            count = _number(end, b" : ", b" },\n{ ")
-        elif end.endswith(b"\n"):
-            count = _number(end, b" : ", b" }\n]\n")
-        else:
-            count = _number(end, b" : ", b" }\n]")
-        hexd = p[b + 7]
-        first = b"" if first_at is None else p[b + first_at]
-        if count is None or len(hexd) % 8 or len(first) % 8 or len(hexd) != 8 * count or hexd.endswith(eos2):
-            return False
-        if hexd.translate(None, _HEX_UPPER) or first.translate(None, _HEX_UPPER):
+    for hexd, first, count in zip(hexes, firsts, counts, strict=True):
+        if len(hexd) % 8 or len(first) % 8 or len(hexd) != 8 * int(count) or hexd.endswith(eos2):
             return False
         if first_token_needed and (not first or not hexd.startswith(first)):
             return False
-    return True
+    return not b"".join(hexes).translate(None, _HEX_UPPER) and not b"".join(firsts).translate(
+        None, _HEX_UPPER
+    )
 
 
 def _test06_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
