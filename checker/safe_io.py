@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -187,10 +188,12 @@ class SafeTree:
             return None, problem
         p = self._abs(rel)
         try:
-            if not os.path.exists(p):
-                return None, ReadProblem(rel, "missing", f"{rel}: file not found")
-            if not os.path.isfile(p):
-                return None, ReadProblem(rel, "not-a-file", f"{rel}: not a regular file")
+            mode = os.stat(p).st_mode  # one stat for os.path.exists + os.path.isfile
+        except (OSError, ValueError):
+            return None, ReadProblem(rel, "missing", f"{rel}: file not found")
+        if not stat.S_ISREG(mode):
+            return None, ReadProblem(rel, "not-a-file", f"{rel}: not a regular file")
+        try:
             with open(p, "rb") as fh:
                 data = fh.read(max_bytes + 1)
         except OSError as exc:

@@ -12,7 +12,6 @@ the checked root) and reads no file content: sizes come from ``lstat``.
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -237,23 +236,25 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
         dchildren[rel] = dnames
         for e in entries:
             child = f"{rel}/{e.name}"
-            try:
-                st = e.stat(follow_symlinks=False)
+            try:  # the entry type comes with scandir (no system call); only files need their size
+                is_link = e.is_symlink()
+                is_dir = not is_link and e.is_dir(follow_symlinks=False)
+                size = 0 if is_link or is_dir else e.stat(follow_symlinks=False).st_size
             except OSError:
                 continue
-            if stat.S_ISLNK(st.st_mode):
+            if is_link:
                 target = os.readlink(e.path)
                 real = os.path.realpath(e.path)
                 broken = not os.path.exists(real)
                 outside = not (real == real_checked or real.startswith(real_checked + os.sep))
                 links.append(SymlinkInfo(child, target, broken, outside))
                 fnames.append(e.name)
-            elif stat.S_ISDIR(st.st_mode):
+            elif is_dir:
                 dirs.add(child)
                 stack.append(child)
                 dnames.append(e.name)
             else:
-                files[child] = st.st_size
+                files[child] = size
                 fnames.append(e.name)
     file_children = {k: tuple(sorted(v)) for k, v in fchildren.items()}
     dir_children = {k: tuple(sorted(v)) for k, v in dchildren.items()}
