@@ -141,6 +141,8 @@ class DetailLog:
         "_parsed",
         "_problems",
         "_raw",
+        "_spans",
+        "_text",
         "_warning_lines",
         "first_line_ok",
         "path",
@@ -149,7 +151,11 @@ class DetailLog:
     def __init__(self, path: str | None, text: str) -> None:
         self.path = path
         self._keys: list[str] = []  # key of each record, in file order
-        self._raw: list[str] = []  # line of each record (prefix included); JSON parsed on demand
+        self._raw: list[
+            str
+        ] = []  # general path: line of each record (prefix included); JSON parsed on demand
+        self._text = text  # LoadGen's layout: record i is text[starts[i]:ends[i]] (no copy of the lines)
+        self._spans: tuple[list[int], list[int]] | None = None
         self._linenos: list[int] | None = None  # None: record i is on line i + 1 (LoadGen's own layout)
         self._first: dict[str, int] = {}  # key -> index of its first record
         self._multi: dict[str, list[int]] | None = None  # key -> all its records, built on first need
@@ -160,9 +166,11 @@ class DetailLog:
         self._warning_lines: list[int] = []
         stripped = text.lstrip()
         self.first_line_ok = stripped.startswith(MLLOG_PREFIX) or stripped.startswith(ENDPTS_PREFIX)
-        lines = text.split("\n")
-        if not self._index_fast(lines):
-            self._index_slow(lines)
+        if self._index_fast(text):
+            self._raw = []
+        else:
+            self._text = ""
+            self._index_slow(text.split("\n"))
         # records flagged as error/warning are parsed now, so a malformed one is reported
         for idx in self._error_lines + self._warning_lines:
             self._parse(idx)
@@ -178,23 +186,32 @@ class DetailLog:
         ):
             self._warning_lines.append(idx)
 
-    def _index_fast(self, lines: list[str]) -> bool:
+    def _index_fast(self, text: str) -> bool:
         """LoadGen's layout: every line one record starting ``:::MLLOG {"key": "`` and ending ``}``; the key is
-        sliced out without a parse. False (nothing kept): use the general path."""
-        if lines and lines[-1] == "":
-            lines.pop()
-        if not lines:
+        sliced out without a parse, and lines are kept as offsets into ``text`` (no split). False (nothing kept):
+        use the general path."""
+        body_end = len(text) - 1 if text.endswith("\n") else len(text)  # one final newline ends the last line
+        if body_end <= 0:
             return False
+        find = text.find
+        starts = [0]
+        i = find("\n", 0, body_end)
+        while i >= 0:
+            starts.append(i + 1)
+            i = find("\n", i + 1, body_end)
+        ends = [x - 1 for x in starts[1:]]
+        ends.append(body_end)
         fast, nf = _FAST_PREFIX, len(_FAST_PREFIX)
+        startswith = text.startswith
         keys: list[str] = []
         first: dict[str, int] = {}
-        for idx, ln in enumerate(lines):
-            if not ln.startswith(fast) or not ln.endswith("}"):
+        for idx, (s, e) in enumerate(zip(starts, ends, strict=True)):
+            if not startswith(fast, s, e) or text[e - 1] != "}":
                 self._error_lines.clear()
                 self._warning_lines.clear()
                 return False
-            k_end = ln.find('"', nf)
-            key = ln[nf:k_end]
+            k_end = find('"', s + nf, e)
+            key = text[s + nf : k_end]
             if k_end < 0 or key.endswith("\\"):
                 self._error_lines.clear()
                 self._warning_lines.clear()
@@ -202,9 +219,17 @@ class DetailLog:
             keys.append(key)
             if key not in first:
                 first[key] = idx
-            self._flag(idx, ln)
-        self._keys, self._raw, self._first = keys, lines, first
+            tail = text[max(s, e - _FLAG_TAIL) : e]
+            self._flag(idx, tail if '"metadata"' in tail else text[s:e])
+        self._keys, self._first, self._spans = keys, first, (starts, ends)
         return True
+
+    def _record_text(self, idx: int) -> str:
+        """Record ``idx`` without the ``:::MLLOG`` prefix."""
+        if self._spans is None:
+            return self._raw[idx][len(MLLOG_PREFIX) :]
+        starts, ends = self._spans
+        return self._text[starts[idx] + len(MLLOG_PREFIX) : ends[idx]]
 
     def _index_slow(self, lines: list[str]) -> None:
         keys, raws, linenos = self._keys, self._raw, []
@@ -252,7 +277,7 @@ class DetailLog:
             return rec
         lineno = self._line(idx)
         try:
-            obj = json.loads(self._raw[idx][len(MLLOG_PREFIX) :])
+            obj = json.loads(self._record_text(idx))
         except ValueError as exc:
             self._bad.add(idx)
             self._problems.append(ParseProblem(lineno, f"malformed :::MLLOG JSON: {exc}"))
@@ -283,7 +308,7 @@ class DetailLog:
 
     def validate_all(self) -> list[ParseProblem]:
         """Parse every line (slow on big logs); returns all problems."""
-        for idx in range(len(self._raw)):
+        for idx in range(len(self._keys)):
             self._parse(idx)
         return self.problems
 
