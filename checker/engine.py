@@ -211,9 +211,16 @@ def check_submitter(
     return entries, level
 
 
-def _run_one(args: tuple[str, str, str, str, Round]) -> tuple[list[ResultEntry], list[Finding]]:
-    base, checked, division, name, rnd = args
-    return check_submitter(Path(base), Path(checked), division, name, rnd)
+_worker_round: list[Round] = []  # in a worker process: the caller's Round, handed over once at start-up
+
+
+def _init_worker(rnd: Round) -> None:
+    _worker_round[:] = [rnd]
+
+
+def _run_one(args: tuple[str, str, str, str]) -> tuple[list[ResultEntry], list[Finding]]:
+    base, checked, division, name = args
+    return check_submitter(Path(base), Path(checked), division, name, _worker_round[0])
 
 
 def check_tree(
@@ -241,9 +248,12 @@ def check_tree(
     if progress:
         progress(0, total)
     if n_workers > 1 and total > 1:
-        with ProcessPoolExecutor(max_workers=min(n_workers, total)) as pool:
+        # the Round goes to each worker once (initargs), not pickled with every submitter
+        with ProcessPoolExecutor(
+            max_workers=min(n_workers, total), initializer=_init_worker, initargs=(round,)
+        ) as pool:
             futs = {
-                pool.submit(_run_one, (str(layout.base), str(layout.checked), d, s, round)): (d, s)
+                pool.submit(_run_one, (str(layout.base), str(layout.checked), d, s)): (d, s)
                 for d, s in layout.submitters
             }
             for fut in as_completed(futs):
