@@ -26,14 +26,16 @@ JSON parse, under a size cap, only for files that are not laid out one entry per
 
 from __future__ import annotations
 
+import array
 import hashlib
 import json
+import math
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from enum import Enum
 from pathlib import Path
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
@@ -66,12 +68,20 @@ class TokenDtype(str, Enum):
     FLOAT32 = "float32"
 
     @property
-    def numpy(self) -> np.dtype[np.generic]:
-        return np.dtype({"int64": "<i8", "int32": "<i4", "int16": "<i2", "float32": "<f4"}[self.value])
+    def array_code(self) -> str:
+        """The :mod:`array` type code of this element type (sizes checked at import)."""
+        return _ARRAY_CODES[self.value]
 
     @property
     def itemsize(self) -> int:
-        return int(self.numpy.itemsize)
+        return _ITEM_SIZES[self.value]
+
+
+# Little-endian element types of the official scripts' ``np.frombuffer`` (decoded here with :mod:`array`, so the
+# checker does not import numpy at start-up).
+_ITEM_SIZES = {"int64": 8, "int32": 4, "int16": 2, "float32": 4}
+_ARRAY_CODES = {"int64": "q", "int32": "i", "int16": "h", "float32": "f"}
+assert all(array.array(c).itemsize == _ITEM_SIZES[k] for k, c in _ARRAY_CODES.items())
 
 
 class TokenDecodeError(ValueError):
@@ -84,12 +94,15 @@ def decode_token_ids(data: bytes, dtype: TokenDtype = TokenDtype.INT32) -> tuple
         raise TokenDecodeError(
             f"{len(data)} bytes is not a multiple of {dtype.value} ({dtype.itemsize} bytes)"
         )
-    arr = np.frombuffer(data, dtype=dtype.numpy)
+    arr = array.array(dtype.array_code)
+    arr.frombytes(data)
+    if sys.byteorder != "little":
+        arr.byteswap()
     if dtype is TokenDtype.FLOAT32:
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+        if not all(math.isfinite(v) and v == round(v) for v in arr):
             raise TokenDecodeError("float32 data holds values that are not whole numbers")
         return tuple(int(v) for v in arr)
-    return tuple(arr.tolist())  # tolist() already yields Python ints
+    return tuple(arr.tolist())  # tolist() yields Python ints
 
 
 class AccuracyEntry(BaseModel):
