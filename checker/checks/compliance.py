@@ -7,6 +7,7 @@ Only for closed/network (the official checker skips open). Sets ``ctx.computed["
 from __future__ import annotations
 
 import re
+from itertools import repeat
 
 from checker.checks.context import ResultContext
 from checker.checks.latency import latency_checks
@@ -425,8 +426,9 @@ def _test06_screen_bytes(
             return False
         if first_token_needed and (not first or not hexd.startswith(first)):
             return False
-    return not b"".join(hexes).translate(None, _HEX_UPPER) and not b"".join(firsts).translate(
-        None, _HEX_UPPER
+    # bytes.translate deleting the hex digits leaves nothing of a pure hex field
+    return not any(map(bytes.translate, hexes, repeat(None), repeat(_HEX_UPPER))) and not any(
+        map(bytes.translate, firsts, repeat(None), repeat(_HEX_UPPER))
     )
 
 
