@@ -287,7 +287,8 @@ def test_text_only_stream_without_usage_is_missing_usage() -> None:
 def test_idle_gap_and_total_deadline_time_out() -> None:
     async def main() -> None:
         silent: Script = [5.0]
-        trickle: Script = [_HEAD_CHUNKED, *([_chunk(b": keep-alive comment\n"), 0.05] * 100)]
+        beat: list[Step] = [_chunk(b": keep-alive comment\n"), 0.05]
+        trickle: Script = [_HEAD_CHUNKED, *(beat * 100)]
         async with ScriptedServer(lambda c, r: silent) as server:
             events = await _collect(SSEStreamClient(idle_timeout_s=0.2), server.endpoint)
             assert isinstance(events[-1], Failed) and events[-1].error.kind is ErrorKind.TIMEOUT
