@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from checker.checks.context import ResultContext
 from checker.checks.performance import load_detail
 from checker.findings import Finding, Severity
-from checker.parsers.accuracy_log import TRUNCATE_SEPARATOR
+from checker.parsers.accuracy_log import TRUNCATE_SEPARATOR, is_json
 
 OLD = "official checker v5.1.1"
 HASH_RE = re.compile(r"^hash=([\w\d]+)$")
@@ -226,7 +226,7 @@ def _accuracy_log_checks(
             out.append(ctx.problem("ACC-LOG", problem))
         return out
     text = data.decode("utf-8", errors="replace")
-    if TRUNCATE_SEPARATOR in text and not _is_json(text):
+    if TRUNCATE_SEPARATOR in text and not is_json(text):
         return out  # truncated: the hash is of the original, which is not in the tree
     digest = hashlib.sha256(data).hexdigest()
     if digest != scan.hash_value.lower():
@@ -243,14 +243,6 @@ def _accuracy_log_checks(
             )
         )
     return out
-
-
-def _is_json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _accuracy_detail_checks(ctx: ResultContext) -> list[Finding]:

@@ -174,6 +174,31 @@ class ResultContext:
             beyond_official=beyond_official,
         )
 
+    def log_finding(
+        self,
+        rule: str,
+        message: str,
+        log: DetailLog,
+        rel: str,
+        key: str | None,
+        *,
+        source: str | None,
+        fix: str | None,
+        severity: Severity = Severity.ERROR,
+        beyond_official: bool = False,
+    ) -> Finding:
+        """A finding about LoadGen key ``key`` of the detail log at ``rel`` (pointing at its line)."""
+        return self.finding(
+            rule,
+            message,
+            severity=severity,
+            path=rel,
+            line=log.line_of(key) if key else None,
+            source=source,
+            fix=fix,
+            beyond_official=beyond_official,
+        )
+
     def problem(
         self, rule: str, problem: ReadProblem, *, source: str | None = None, fix: str | None = None
     ) -> Finding:

@@ -27,17 +27,7 @@ def result_checks(ctx: ResultContext, log: DetailLog, rel: str) -> list[Finding]
         return out
 
     def add(rule: str, msg: str, key: str | None, source: str, fix: str, *, beyond: bool = False) -> None:
-        out.append(
-            ctx.finding(
-                rule,
-                msg,
-                path=rel,
-                line=log.line_of(key) if key else None,
-                source=source,
-                fix=fix,
-                beyond_official=beyond,
-            )
-        )
+        out.append(ctx.log_finding(rule, msg, log, rel, key, source=source, fix=fix, beyond_official=beyond))
 
     if rv.status in (ResultStatus.NO_RESULT_KEY, ResultStatus.MISSING_VALUE):
         add(

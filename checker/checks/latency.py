@@ -34,14 +34,15 @@ def latency_checks(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
         sev: Severity = Severity.ERROR,
     ) -> None:
         out.append(
-            ctx.finding(
+            ctx.log_finding(
                 prefix + rule,
                 msg,
-                severity=sev,
-                path=rel,
-                line=log.line_of(key) if key else None,
+                log,
+                rel,
+                key,
                 source=source,
                 fix=fix,
+                severity=sev,
                 beyond_official=beyond,
             )
         )

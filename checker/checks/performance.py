@@ -108,14 +108,15 @@ def detail_log_checks(
         beyond: bool = False,
     ) -> None:
         out.append(
-            ctx.finding(
+            ctx.log_finding(
                 _rule(prefix, rule),
                 msg,
-                severity=sev,
-                path=rel,
-                line=log.line_of(key) if key else None,
+                log,
+                rel,
+                key,
                 source=source,
                 fix=fix,
+                severity=sev,
                 beyond_official=beyond,
             )
         )

@@ -202,11 +202,12 @@ def is_truncated_text(text: str) -> bool:
     return (
         len(text) <= limit
         and text.find(TRUNCATE_SEPARATOR, 0, TRUNCATE_VIEWABLE_CHARS + len(TRUNCATE_SEPARATOR)) >= 0
-        and not _is_json(text)
+        and not is_json(text)
     )
 
 
-def _is_json(text: str) -> bool:
+def is_json(text: str) -> bool:
+    """True when ``text`` parses as JSON (an untruncated accuracy log does)."""
     try:
         json.loads(text)
     except ValueError:
