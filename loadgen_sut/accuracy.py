@@ -15,7 +15,12 @@ What is computed (``language/llama2-70b/evaluate-accuracy.py``, ``language/llama
 5. ``exact_match`` (only for benchmarks with an exact-match target): the llama3.1-405b reference's
    ``qa_em`` rule (answer after the last ``"Answer: "``, contained in the reference, ``|`` alternatives,
    whitespace and case ignored), except that an empty answer scores 0 (the reference scores it 100).
-   deepseek-r1's official evaluators (math, multiple choice, code) are not reimplemented here.
+6. deepseek-r1 (``language/deepseek-r1/eval_accuracy.py``) is scored by its own evaluators in
+   :mod:`loadgen_sut.accuracy_deepseek` (multiple choice for GPQA/MMLU-Pro, the PRM800K math grader
+   for MATH-500, integers for AIME, LiveCodeBench tests for code): ``exact_match`` and an unrounded
+   ``tokens_per_sample``, no ROUGE. Code is executed only with an explicit ``code_execution``
+   opt-in; without it the code samples are not scored and the score is incomplete (never judged
+   against the round's target).
 
 Sentence splitting: the reference uses ``nltk.sent_tokenize`` with the pretrained English Punkt
 model, which it downloads at run time. When that model is installed (``nltk.download('punkt_tab')``
@@ -48,6 +53,8 @@ from checker.parsers.accuracy_log import (
     accuracy_log_hash,
     parse_accuracy_log,
 )
+from loadgen_sut.accuracy_deepseek import SubsetScore, score_deepseek, uses_deepseek_evaluators
+from loadgen_sut.code_exec import CodeExecution
 from loadgen_sut.datasets import Dataset
 from rules.models import AccuracyTarget, Benchmark
 
@@ -66,6 +73,7 @@ SPLITTER_PUNKT_PRETRAINED = "nltk punkt (pretrained English, as the reference)"
 SPLITTER_PUNKT_UNTRAINED = (
     "nltk punkt algorithm, untrained + English abbreviations (pretrained model not installed)"
 )
+SPLITTER_NOT_USED = "not used (deepseek-r1 evaluators)"
 
 _ABBREVIATIONS = [
     "mr",
@@ -204,6 +212,12 @@ class AccuracyScore(BaseModel):
     gen_len: int
     gen_tok_len: int
     tokens_per_sample: float
+    # deepseek-r1: samples not scored (code not executed), so exact_match is None; the mean over
+    # the scored samples; per sub-data set scores; whether generated code was executed
+    not_scored: int = 0
+    exact_match_scored: float | None = None
+    subsets: tuple[SubsetScore, ...] = ()
+    code_execution: str | None = None
 
     def metrics(self) -> dict[str, float]:
         """Values by ACC_PATTERN metric name (ROUGE1, GEN_LEN, TOKENS_PER_SAMPLE, exact_match, ...)."""
@@ -272,6 +286,17 @@ def _judge(score: AccuracyScore, benchmark: Benchmark, reference: AccuracyScore 
                 fix="run the accuracy test over the whole data set (accuracy_sample_count)",
             )
         )
+    if score.not_scored:
+        out.append(
+            _finding(
+                "RUN-ACC-INCOMPLETE",
+                Severity.WARNING,
+                f"{score.not_scored} of {score.gen_num} samples were not scored (code execution: "
+                f"{score.code_execution}): exact_match is not computed and not judged{tag}",
+                score,
+                fix="score again with the code-execution opt-in and the LiveCodeBench problems",
+            )
+        )
     metrics = score.metrics()
     if reference is not None:
         if (reference.dataset, reference.gen_num) != (score.dataset, score.gen_num):
@@ -306,6 +331,8 @@ def _judge(score: AccuracyScore, benchmark: Benchmark, reference: AccuracyScore 
         base_metrics = {}
         basis = f"the {benchmark.name} target"
     for target in benchmark.accuracy_targets:
+        if score.not_scored and target.metric not in metrics:
+            continue  # RUN-ACC-INCOMPLETE says why
         out.extend(
             _check(
                 score, target, metrics, base_metrics, reference is not None, lower=True, basis=basis, tag=tag
@@ -387,11 +414,13 @@ def score_accuracy(
     *,
     dtype: TokenDtype = TokenDtype.INT32,
     simulated: bool = False,
+    code_execution: CodeExecution | None = None,
 ) -> AccuracyScore:
     """Score ``mlperf_log_accuracy.json`` of an accuracy run against the data set's references.
 
     ``simulated`` marks outputs of the simulated engine (as does a simulated data set): the score,
-    its findings and accuracy.txt then say so.
+    its findings and accuracy.txt then say so. ``code_execution`` is the opt-in to run generated
+    code (deepseek-r1's LiveCodeBench samples); without it those samples are not scored.
     """
     log = parse_accuracy_log(accuracy_log)
     if log.truncated:
@@ -415,6 +444,11 @@ def score_accuracy(
             )
         references.append(sample.reference)
     ids = _decode_all(unique, dtype, accuracy_log)
+    if uses_deepseek_evaluators(benchmark.name):
+        return _score_deepseek(
+            accuracy_log, log.sha256, dataset, benchmark, [detokenize(x) for x in ids], ids, unique, references,
+            dtype=dtype, simulated=simulated, duplicates=len(log.entries) - len(unique), code=code_execution,
+        )  # fmt: skip
     splitter = SentenceSplitter()
     preds = postprocess([detokenize(x) for x in ids], splitter)
     refs = postprocess(references, splitter)
@@ -446,6 +480,59 @@ def score_accuracy(
     )
 
 
+def _score_deepseek(
+    accuracy_log: Path,
+    log_sha256: str,
+    dataset: Dataset,
+    benchmark: Benchmark,
+    texts: Sequence[str],
+    ids: Sequence[tuple[int, ...]],
+    unique: Sequence[AccuracyEntry],
+    references: Sequence[str],
+    *,
+    dtype: TokenDtype,
+    simulated: bool,
+    duplicates: int,
+    code: CodeExecution | None,
+) -> AccuracyScore:
+    by_index = {s.index: s for s in dataset.samples}
+    subsets = []
+    for e in unique:
+        name = by_index[e.qsl_idx].subset
+        if name is None:
+            raise UnusableInput(
+                f"sample {e.qsl_idx} of {dataset.name} has no sub-data set (the deepseek-r1 pickle's "
+                "'dataset' column)",
+                dataset.source,
+            )
+        subsets.append(name)
+    try:
+        ds = score_deepseek([e.qsl_idx for e in unique], texts, [len(x) for x in ids], references, subsets, code)
+    except ValueError as err:
+        raise UnusableInput(str(err), dataset.source) from err
+    return AccuracyScore(
+        benchmark=benchmark.name,
+        dataset=dataset.name,
+        dataset_samples=len(dataset.samples),
+        simulated=dataset.simulated or simulated,
+        dtype=dtype,
+        sentence_splitter=SPLITTER_NOT_USED,
+        accuracy_log=str(accuracy_log),
+        accuracy_log_sha256=log_sha256,
+        gen_num=len(unique),
+        duplicate_entries=duplicates,
+        missing_samples=len(set(by_index) - {e.qsl_idx for e in unique}),
+        exact_match=ds.exact_match,
+        gen_len=sum(len(t.strip()) for t in texts),
+        gen_tok_len=sum(len(x) for x in ids),
+        tokens_per_sample=ds.tokens_per_sample,
+        not_scored=ds.not_scored,
+        exact_match_scored=ds.exact_match_scored,
+        subsets=ds.subsets,
+        code_execution=ds.code_execution,
+    )
+
+
 def accuracy_txt(score: AccuracyScore, log_hash: str) -> str:
     """The text of ``accuracy.txt``: the reference scripts' printed result dict, then ``hash=``."""
     result: dict[str, float | int] = {}
@@ -468,6 +555,16 @@ def accuracy_txt(score: AccuracyScore, log_hash: str) -> str:
         f"inference-audit: {score.benchmark}, {score.gen_num} samples of {score.dataset}, dtype {score.dtype.value}, "
         f"sentence split: {score.sentence_splitter}"
     )
+    lines += [
+        f"inference-audit: {s.subset.value}: {s.correct} of {s.scored} scored samples correct, {s.not_scored} not scored"
+        for s in score.subsets
+    ]
+    if score.not_scored:
+        lines.append(
+            f"inference-audit: INCOMPLETE: {score.not_scored} samples not scored (code execution: "
+            f"{score.code_execution}); exact_match is not computed (over the scored samples: "
+            f"{score.exact_match_scored})"
+        )
     lines += ["", "Results", "", repr(result), "", f"hash={log_hash}"]
     return "\n".join(lines) + "\n"
 

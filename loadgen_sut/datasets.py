@@ -11,6 +11,10 @@
   DataFrame with ``tok_input`` (prompt ids), ``input`` (prompt text) and ``output`` (reference),
   as ``language/llama2-70b/dataset.py`` and ``evaluate-accuracy.py`` read it. A pickle can run code
   when loaded: load only files you trust (the official download);
+- the official deepseek-r1 pickle (``*.pkl``): ``text_input`` (prompt text, no chat template
+  applied), ``ground_truth`` (or ``gt_output``) and ``dataset`` (the sub-data set: gpqa, mmlu_pro,
+  math500, aime..., livecodebench), kept as ``reference`` and ``subset`` for
+  :mod:`loadgen_sut.accuracy_deepseek`; an integer ground truth becomes its decimal text;
 - the official llama3.1-8b CNN/DailyMail JSON (``*.json``, or ``cnndm:PATH``): records with
   ``tok_input``, ``input`` and ``output``, as ``language/llama3.1-8b/dataset.py`` reads it with
   ``pandas.read_json`` (a list of records, or pandas' column-oriented form).
@@ -38,9 +42,11 @@ from loadgen_sut.engines.tokenizers import Tokenizer
 BUILTIN_SPEC = "builtin"
 BUILTIN_FILE = "builtin_summaries.jsonl"
 
-_PROMPT_KEYS = ("prompt", "input")
+_PROMPT_KEYS = ("prompt", "input", "text_input")
 _IDS_KEYS = ("input_ids", "tok_input")
 _REFERENCE_KEYS = ("reference", "output")
+_SUBSET_KEY = "dataset"  # deepseek-r1: the sub-data set of the sample
+_GROUND_TRUTH_KEYS = ("gt_output", "ground_truth")  # deepseek-r1, in the order its evaluator reads them
 
 
 class Sample(BaseModel):
@@ -52,6 +58,7 @@ class Sample(BaseModel):
     input_ids: tuple[int, ...] | None = None
     prompt: str | None = None
     reference: str | None = None
+    subset: str | None = None  # deepseek-r1's sub-data set (the pickle's ``dataset`` column)
 
 
 class Dataset(BaseModel):
@@ -95,7 +102,13 @@ def _sample(index: int, row: Any, tokenizer: Tokenizer | None) -> Sample:
         raise ValueError(f"expected an object, got {type(row).__name__}")
     prompt = _pick(row, _PROMPT_KEYS)
     ids = _pick(row, _IDS_KEYS)
-    reference = _pick(row, _REFERENCE_KEYS)
+    subset = row.get(_SUBSET_KEY)
+    if subset is not None and not isinstance(subset, str):
+        raise ValueError(f"{_SUBSET_KEY} must be a string, got {type(subset).__name__}")
+    # deepseek-r1 rows (with a sub-data set) keep their ground truth, never another output column
+    reference = _pick(row, _GROUND_TRUTH_KEYS if subset is not None else _REFERENCE_KEYS)
+    if isinstance(reference, int) and not isinstance(reference, bool):
+        reference = str(reference)  # deepseek-r1 AIME answers may be stored as integers
     if prompt is not None and not isinstance(prompt, str):
         raise ValueError(f"prompt must be a string, got {type(prompt).__name__}")
     if reference is not None and not isinstance(reference, str):
@@ -107,7 +120,7 @@ def _sample(index: int, row: Any, tokenizer: Tokenizer | None) -> Sample:
         )
     if prompt is None and input_ids is not None and tokenizer is not None:
         prompt = tokenizer.decode(input_ids)  # for engines that take text only
-    return Sample(index=index, input_ids=input_ids, prompt=prompt, reference=reference)
+    return Sample(index=index, input_ids=input_ids, prompt=prompt, reference=reference, subset=subset)
 
 
 def _read_text(path: Path) -> str:
@@ -201,7 +214,9 @@ def _load_pickle(path: Path, tokenizer: Tokenizer | None, limit: int | None) -> 
         raise UnusableInput(f"expected a pandas DataFrame, got {type(frame).__name__}", str(path))
     have = set(map(str, frame.columns))
     if not have & set(_IDS_KEYS + _PROMPT_KEYS):
-        raise UnusableInput(f"no prompt column (tok_input or input); columns are {sorted(have)}", str(path))
+        raise UnusableInput(
+            f"no prompt column (tok_input, input or text_input); columns are {sorted(have)}", str(path)
+        )
     if limit is not None:
         frame = frame.iloc[:limit]
     rows = (

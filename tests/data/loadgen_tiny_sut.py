@@ -4,6 +4,8 @@ loading is process-global).
 The SUT answers each sample with token ids. By default the ids are the UTF-8 bytes of a text + 3
 (the byte tokenizer of ``tests/data/byte_tokenizer.py``: ids 0-2 are PAD/BOS/EOS), followed by one
 EOS; the text is the sample's ``reference`` from ``--texts`` (JSONL) or ``"sample <index>"``.
+With ``--ids`` (JSONL, one ``{"ids": [...]}`` per sample, e.g. made by a real tokenizer) the SUT
+answers with exactly those ids (include the EOS you want).
 ``--fault`` injects one of the mistakes TEST06 is meant to catch:
 
 - ``first-token``: ``FirstTokenComplete`` reports a token that is not the start of the output;
@@ -12,7 +14,7 @@ EOS; the text is the sample's ``reference`` from ``--texts`` (JSONL) or ``"sampl
 - ``skip-first``: the final output leaves out the first token (the llama2-70b reference Server SUT bug).
 
 Usage: python loadgen_tiny_sut.py OUTDIR --scenario Server|Offline [--mode accuracy|performance]
-       [--samples N] [--texts FILE.jsonl] [--audit-config FILE] [--fault KIND] [--dtype int32|int64]
+       [--samples N] [--texts FILE.jsonl | --ids FILE.jsonl] [--audit-config FILE] [--fault KIND] [--dtype int32|int64]
        [--eos ID]  (the EOS id the outputs end with: 2 by default, e.g. 128009 for Llama-3 instruct models)
 """
 
@@ -43,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", choices=["accuracy", "performance"], default="accuracy")
     ap.add_argument("--samples", type=int, default=16)
     ap.add_argument("--texts", type=Path)
+    ap.add_argument("--ids", type=Path)
     ap.add_argument("--audit-config", type=Path)
     ap.add_argument(
         "--fault", choices=["none", "first-token", "double-eos", "count", "skip-first"], default="none"
@@ -57,6 +60,11 @@ def main(argv: list[str] | None = None) -> int:
             json.loads(line) for line in args.texts.read_text(encoding="utf-8").splitlines() if line.strip()
         ]
         texts = [str(r["reference"]) for r in rows][: args.samples]
+    given_ids: list[list[int]] | None = None
+    if args.ids:
+        rows = [json.loads(line) for line in args.ids.read_text(encoding="utf-8").splitlines() if line.strip()]
+        given_ids = [[int(i) for i in r["ids"]] for r in rows][: args.samples]
+        texts = [""] * len(given_ids)
     n = len(texts)
     args.outdir.mkdir(parents=True, exist_ok=True)
     if args.audit_config:
@@ -67,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     keep: list[array.array[int]] = []  # buffers must outlive the LoadGen calls
 
     def respond(sample_id: int, index: int) -> None:
-        ids = [*encode(texts[index]), args.eos]
+        ids = list(given_ids[index]) if given_ids is not None else [*encode(texts[index]), args.eos]
         if args.fault == "double-eos":
             ids.append(args.eos)
         first = ids[:1]
