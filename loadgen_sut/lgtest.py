@@ -137,6 +137,7 @@ def run_test(spec: TestSpec, workdir: Path) -> int:
         print(f"inference-audit: error: {msg}", file=sys.stderr)
         return EXIT_SETUP
 
+    engine.prepare(requests)  # encode every request now, not on LoadGen's issue path
     ts = to_loadgen(spec.settings, Path(spec.user_conf))
     actual = from_loadgen(ts, spec.settings.scenario, spec.settings.conf_model)
     mismatches: list[Finding] = compare_with_loadgen(spec.settings, actual, spec.round_name)
@@ -189,6 +190,7 @@ def run_test(spec: TestSpec, workdir: Path) -> int:
             "status": status,
             "error": error,
             "engine": engine.info().model_dump(),
+            "event_loop": loop_thread.kind,
             "dataset": {"name": dataset.name, "samples": n, "simulated": bool(dataset.simulated)},
             "input_tokens": _length_stats([len(s.input_ids) for s in dataset.samples if s.input_ids is not None]),
             "output_tokens": _length_stats(out_lens),

@@ -99,6 +99,7 @@ class TestRecord(_Frozen):
     wall_s: float | None = None
     process_cpu_s: float | None = None
     cpu_us_per_query: float | None = None
+    event_loop: str | None = None  # the SUT's event loop, e.g. "uvloop 0.22.1" or "asyncio"
     loadgen_settings: TestSettingsModel | None = None
 
 

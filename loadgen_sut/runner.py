@@ -289,6 +289,7 @@ def _test_record(
         wall_s=data.get("wall_s"),
         process_cpu_s=data.get("process_cpu_s"),
         cpu_us_per_query=data.get("cpu_us_per_query"),
+        event_loop=data.get("event_loop"),
         loadgen_settings=TestSettingsModel.model_validate(settings) if settings else None,
     ), data
 

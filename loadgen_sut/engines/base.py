@@ -7,13 +7,15 @@ An engine turns one :class:`GenerationRequest` into an async stream of events:
   token count) or :class:`Failed` (an :class:`EngineError` value — never an empty "answer").
 
 The SUT (``loadgen_sut.sut``) turns these into LoadGen's FirstTokenComplete/QuerySamplesComplete.
-Timing is measured by LoadGen, not by engines.
+Timing is measured by LoadGen, not by engines. An engine may also call ``on_first_token`` the moment
+it knows the first token (from inside its I/O callback), so that LoadGen's clock stops without
+waiting for the sample's task to be scheduled; the SUT reports whichever comes first, once.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -77,6 +79,9 @@ class Failed(_Frozen):
 
 GenerationEvent = FirstToken | Finished | Failed
 
+FirstTokenCallback = Callable[[tuple[int, ...]], None]
+"""Called at most once, on the SUT's loop thread, with the first output token id(s)."""
+
 
 class EngineInfo(_Frozen):
     """What a run record says about the engine."""
@@ -100,14 +105,23 @@ class EngineUnavailable(Exception):
 class Engine(abc.ABC):
     """Lifecycle: ``await start()`` (raises EngineUnavailable), ``generate`` many times, ``await close()``.
 
-    ``generate`` is called on the SUT's event-loop thread; it must not block that loop.
+    ``generate`` is called on the SUT's event-loop thread; it must not block that loop. It may do
+    its first, non-blocking step (send the request) when it is called, before the returned iterator
+    is first awaited.
     """
 
     @abc.abstractmethod
     async def start(self) -> None: ...
 
     @abc.abstractmethod
-    def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]: ...
+    def generate(
+        self, request: GenerationRequest, on_first_token: FirstTokenCallback | None = None
+    ) -> AsyncIterator[GenerationEvent]: ...
+
+    def prepare(self, requests: Mapping[int, GenerationRequest]) -> None:
+        """Called once before LoadGen starts with every request of the test (keyed by sample position):
+        an engine can encode them now instead of on the issue path. The default does nothing."""
+        return None
 
     @abc.abstractmethod
     async def close(self) -> None: ...

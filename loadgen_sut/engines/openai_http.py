@@ -11,13 +11,18 @@ outstanding requests). Token accounting:
 
 Every failure (refused/reset connection, HTTP status, malformed or truncated stream, timeout,
 missing usage) is a :class:`Failed` value; the SUT completes the sample and counts the failure.
+
+The issue path does no encoding: :meth:`OpenAIEngine.prepare` turns every request of the test into
+its JSON payload before LoadGen starts, and :meth:`OpenAIEngine.generate` writes the request before
+it returns when a concurrency slot and a kept-alive connection are free.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,11 +33,12 @@ from loadgen_sut.engines.base import (
     EngineUnavailable,
     ErrorKind,
     Failed,
+    FirstTokenCallback,
     GenerationEvent,
     GenerationRequest,
 )
 from loadgen_sut.engines.http_client import Endpoint, HttpClient, HttpError
-from loadgen_sut.engines.sse_protocol import SSEStreamClient
+from loadgen_sut.engines.sse_protocol import PendingRequest, SSEStreamClient
 from loadgen_sut.engines.tokenizers import Tokenizer
 
 
@@ -73,6 +79,44 @@ class OpenAIConfig:
     max_concurrency: int = 1024  # in-flight requests over all endpoints
 
 
+class Slots:
+    """A counting semaphore whose acquire can be tried synchronously (asyncio's cannot, without a task hop)."""
+
+    def __init__(self, n: int) -> None:
+        self.free = n
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def try_acquire(self) -> bool:
+        if self.free > 0 and not self._waiters:
+            self.free -= 1
+            return True
+        return False
+
+    async def acquire(self) -> None:
+        if self.try_acquire():
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # the slot was handed over: pass it on
+                self.release()
+            raise
+
+    def release(self) -> None:
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)  # the slot goes to this waiter
+                return
+        self.free += 1
+
+
+async def _one(event: GenerationEvent) -> AsyncIterator[GenerationEvent]:
+    yield event
+
+
 class OpenAIEngine(Engine):
     def __init__(self, config: OpenAIConfig, tokenizer: Tokenizer | None = None) -> None:
         if not config.endpoints:
@@ -86,7 +130,8 @@ class OpenAIEngine(Engine):
         )  # completions
         self._flavor = FLAVORS.get(config.flavor, FLAVORS["generic"])
         self._rr = 0
-        self._slots: asyncio.Semaphore | None = None
+        self._slots: Slots | None = None
+        self._payloads: dict[int, tuple[GenerationRequest, str, bytes]] = {}  # sample index -> encoded request
         self._version: str | None = None
         self._owned_by: str | None = None
 
@@ -94,7 +139,7 @@ class OpenAIEngine(Engine):
 
     async def start(self) -> None:
         """Every endpoint must answer ``/v1/models`` and serve the model, before LoadGen starts."""
-        self._slots = asyncio.Semaphore(self._cfg.max_concurrency)
+        self._slots = Slots(self._cfg.max_concurrency)
         for ep in self._eps:
             try:
                 status, body = await self._client.get_json(ep, "/v1/models")
@@ -206,32 +251,69 @@ class OpenAIEngine(Engine):
             return self._tok.decode(req.input_ids)
         raise ValueError(f"sample {req.sample_index}: no prompt text, and no tokenizer to decode its input ids")
 
-    async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
-        assert self._slots is not None, "start() first"
-        async with self._slots:
-            ep = self._pick()
-            ep.outstanding += 1
+    def prepare(self, requests: Mapping[int, GenerationRequest]) -> None:
+        """Encode every request's payload now (after ``start``: the flavor decides the body)."""
+        for req in requests.values():
             try:
-                async for ev in self._stream(ep, request):
-                    yield ev
-            finally:
-                ep.outstanding -= 1
+                path, body = self._body(req)
+            except ValueError:
+                continue  # generate reports it for that sample
+            self._payloads[req.sample_index] = (req, path, SSEStreamClient.encode_body(body))
 
-    async def _stream(self, ep: Endpoint, req: GenerationRequest) -> AsyncIterator[GenerationEvent]:
+    def _encoded(self, req: GenerationRequest) -> tuple[str, bytes]:
+        hit = self._payloads.get(req.sample_index)
+        if hit is not None and hit[0] is req:
+            return hit[1], hit[2]
+        path, body = self._body(req)
+        return path, SSEStreamClient.encode_body(body)
+
+    def generate(
+        self, request: GenerationRequest, on_first_token: FirstTokenCallback | None = None
+    ) -> AsyncIterator[GenerationEvent]:
+        """Sends the request before returning when a slot and a kept-alive connection are free."""
+        assert self._slots is not None, "start() first"
         try:
-            path, body = self._body(req)
+            path, payload = self._encoded(request)
         except ValueError as exc:
-            yield Failed(error=EngineError(kind=ErrorKind.ENGINE, message=str(exc), endpoint=ep.url))
-            return
-        async for ev in self._sse.stream(
+            return _one(Failed(error=EngineError(kind=ErrorKind.ENGINE, message=str(exc))))
+        if self._slots.try_acquire():
+            ep, pending = self._begin(path, payload, on_first_token)
+            return self._follow(ep, pending)
+        return self._queued(path, payload, on_first_token)
+
+    def _begin(
+        self, path: str, payload: bytes, on_first_token: FirstTokenCallback | None
+    ) -> tuple[Endpoint, PendingRequest]:
+        ep = self._pick()
+        ep.outstanding += 1
+        pending = self._sse.begin(
             ep,
             path,
-            body,
+            payload,
             chat=self._cfg.api == "chat",
             engine_ids=self._flavor.return_token_ids,
             tokenizer=self._tok,
-        ):
+            on_first=on_first_token,
+        )
+        return ep, pending
+
+    async def _queued(
+        self, path: str, payload: bytes, on_first_token: FirstTokenCallback | None
+    ) -> AsyncIterator[GenerationEvent]:
+        assert self._slots is not None
+        await self._slots.acquire()
+        ep, pending = self._begin(path, payload, on_first_token)
+        async for ev in self._follow(ep, pending):
             yield ev
+
+    async def _follow(self, ep: Endpoint, pending: PendingRequest) -> AsyncIterator[GenerationEvent]:
+        assert self._slots is not None
+        try:
+            async for ev in self._sse.follow(pending):
+                yield ev
+        finally:
+            ep.outstanding -= 1
+            self._slots.release()
 
 
 def wait_for_endpoints(urls: Sequence[str], timeout_s: float) -> None:

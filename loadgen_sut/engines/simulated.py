@@ -27,6 +27,7 @@ from loadgen_sut.engines.base import (
     EngineInfo,
     Finished,
     FirstToken,
+    FirstTokenCallback,
     GenerationEvent,
     GenerationRequest,
 )
@@ -152,7 +153,9 @@ class SimulatedEngine(Engine):
             return tuple(ids[:n])
         return tuple(int(x) for x in self._rng.integers(4, 1000, size=n))
 
-    async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
+    async def generate(
+        self, request: GenerationRequest, on_first_token: FirstTokenCallback | None = None
+    ) -> AsyncIterator[GenerationEvent]:
         if self._slots is not None:
             await self._slots.acquire()
         try:

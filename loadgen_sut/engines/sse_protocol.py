@@ -7,6 +7,11 @@ event; the loop saturates near 200 req/s with 64-token streams and the queueing 
 Here HTTP framing (chunked, ``Content-Length`` or read-to-close), SSE framing and each event's JSON
 are handled inside ``data_received``; the sample's task wakes twice: at the first token and at the end.
 
+The measured path is kept free of loop hops: :meth:`SSEStreamClient.begin` writes the request at once
+on an idle kept-alive connection (the caller runs it inside the loop callback that LoadGen's issue
+handed over), and the first token is passed to ``on_first`` from inside ``data_received``, before the
+sample's task is even woken (see ``bench/sut_fidelity.py`` for what each hop cost).
+
 Behaviour (the same as the stream client it replaces):
 
 - keep-alive connections per endpoint; a kept-alive connection the server closed meanwhile is
@@ -23,16 +28,29 @@ Behaviour (the same as the stream client it replaces):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import ssl
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from loadgen_sut.engines.base import EngineError, ErrorKind, Failed, Finished, FirstToken, GenerationEvent
+from loadgen_sut.engines.base import (
+    EngineError,
+    ErrorKind,
+    Failed,
+    Finished,
+    FirstToken,
+    FirstTokenCallback,
+    GenerationEvent,
+)
 from loadgen_sut.engines.http_client import Endpoint
 from loadgen_sut.engines.tokenizers import Tokenizer
 
 _MAX_HEAD_BYTES = 1 << 16
+# asyncio's selector transport allocates ``max_size`` (256 KiB) for every recv: above glibc's mmap threshold,
+# so each read maps and unmaps pages. SSE events are well under 1 KiB; 16 KiB reads cut the client's CPU by
+# about a third at 50 req/s (uvloop, the default loop when installed, reads into its own buffer).
+_READ_SIZE = 1 << 14
 _MAX_ERROR_BODY_BYTES = 1 << 16
 _DETAIL_CHARS = 300
 
@@ -62,12 +80,23 @@ class _Stream:
         "got_head",
         "ids",
         "last_rx",
+        "on_first",
         "texts",
+        "tokenizer",
         "usage_tokens",
     )
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, chat: bool, engine_ids: bool) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        chat: bool,
+        engine_ids: bool,
+        on_first: FirstTokenCallback | None = None,
+        tokenizer: Tokenizer | None = None,
+    ) -> None:
         self.first: asyncio.Future[None] = loop.create_future()
+        self.on_first = on_first
+        self.tokenizer = tokenizer
         self.end: asyncio.Future[None] = loop.create_future()
         self.chat = chat
         self.engine_ids = engine_ids
@@ -107,6 +136,22 @@ class _Stream:
         if not self.first.done():
             self.first.set_result(None)
         self.end.set_result(None)
+
+    def first_token_ids(self) -> tuple[int, ...]:
+        """The first token's ids: the engine's, or the served tokenizer's first id of the first text."""
+        if self.first_ids is not None:
+            return self.first_ids
+        if self.first_text is not None and self.tokenizer is not None:
+            return tuple(self.tokenizer.encode(self.first_text)[:1])
+        return ()
+
+    def _got_first(self) -> None:
+        self.first.set_result(None)
+        cb, self.on_first = self.on_first, None
+        if cb is not None:
+            # a failing callback must not kill the stream: the FirstToken event still follows
+            with contextlib.suppress(Exception):
+                cb(self.first_token_ids())
 
     def on_event(self, data: bytes) -> bool:
         """One SSE ``data`` payload; False when it ended the request (failure recorded)."""
@@ -161,10 +206,10 @@ class _Stream:
             if not self.first.done():
                 if self.engine_ids and self.ids:
                     self.first_ids = tuple(self.ids)
-                    self.first.set_result(None)
+                    self._got_first()
                 elif not self.engine_ids and self.texts:
                     self.first_text = self.texts[0]
-                    self.first.set_result(None)
+                    self._got_first()
         return True
 
 
@@ -193,7 +238,7 @@ class _Connection(asyncio.Protocol):
     def __init__(self, pool: list[_Connection], now: Callable[[], float]) -> None:
         self.pool = pool
         self.now = now
-        self.transport: asyncio.Transport | None = None
+        self.transport: Any = None  # an asyncio.Transport, or uvloop's (not a subclass of it)
         self.req: _Stream | None = None
         self.closed = False
         self.buf = bytearray()
@@ -210,8 +255,9 @@ class _Connection(asyncio.Protocol):
     # ------------------------------------------------------------ asyncio.Protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        if hasattr(transport, "max_size"):  # asyncio's selector transport (see _READ_SIZE)
+            transport.max_size = _READ_SIZE
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -507,8 +553,12 @@ class SSEStreamClient:
                 conn.abort()
             pool.clear()
 
-    def _request_bytes(self, ep: Endpoint, path: str, body: dict[str, Any]) -> bytes:
-        payload = json.dumps(body, separators=(",", ":")).encode()
+    @staticmethod
+    def encode_body(body: dict[str, Any]) -> bytes:
+        """The JSON payload of a request (callers may encode every request before the run starts)."""
+        return json.dumps(body, separators=(",", ":")).encode()
+
+    def _request_bytes(self, ep: Endpoint, path: str, payload: bytes) -> bytes:
         head = (
             f"POST {ep.base_path}{path} HTTP/1.1\r\nHost: {ep.host}:{ep.port}\r\nAccept: text/event-stream\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
@@ -517,13 +567,17 @@ class SSEStreamClient:
             head += f"Authorization: Bearer {self.api_key}\r\n"
         return (head + "\r\n").encode("latin-1") + payload
 
-    async def _connection(self, ep: Endpoint, loop: asyncio.AbstractEventLoop) -> tuple[_Connection, bool]:
-        """An idle kept-alive connection (reused=True) or a new one; raises ``ConnectionError`` with a message."""
+    def _idle(self, ep: Endpoint) -> _Connection | None:
         pool = self._pools.setdefault(ep.url, [])
         while pool:
             conn = pool.pop()
             if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
-                return conn, True
+                return conn
+        return None
+
+    async def _connect(self, ep: Endpoint, loop: asyncio.AbstractEventLoop) -> _Connection:
+        """A new connection; raises ``ConnectionError`` with a message."""
+        pool = self._pools.setdefault(ep.url, [])
         if ep.tls and self._ssl is None:
             self._ssl = ssl.create_default_context()
         try:
@@ -537,53 +591,78 @@ class SSEStreamClient:
             raise ConnectionError(f"{ep.url}: connect timed out after {self.connect_timeout_s:g} s") from exc
         except OSError as exc:
             raise ConnectionError(f"{ep.url}: {exc.strerror or exc}") from exc
-        return conn, False
+        return conn
 
-    async def stream(
+    def begin(
         self,
         ep: Endpoint,
         path: str,
-        body: dict[str, Any],
+        payload: bytes,
         *,
         chat: bool,
         engine_ids: bool,
         tokenizer: Tokenizer | None,
-    ) -> AsyncIterator[GenerationEvent]:
-        """POST ``body`` to ``path`` and turn the SSE answer into FirstToken? then Finished | Failed."""
+        on_first: FirstTokenCallback | None = None,
+    ) -> PendingRequest:
+        """Start a request now, on the loop thread: written at once when an idle kept-alive connection
+        exists, else by :meth:`follow` after connecting. ``on_first`` gets the first token's ids from inside
+        ``data_received``."""
+        loop = asyncio.get_running_loop()
+        st = _Stream(loop, chat, engine_ids, on_first, tokenizer)
+        pending = PendingRequest(ep, self._request_bytes(ep, path, payload), st, chat, engine_ids, tokenizer)
+        pending.dog = _Watchdog(loop, st, self.request_timeout_s, self.idle_timeout_s)
+        conn = self._idle(ep)
+        if conn is not None:
+            conn.start(st, pending.raw)
+            pending.reused = True
+        return pending
+
+    async def follow(self, pending: PendingRequest) -> AsyncIterator[GenerationEvent]:
+        """The events of a request :meth:`begin` started: FirstToken? then Finished | Failed."""
+        ep = pending.ep
 
         def fail(kind: ErrorKind, msg: str, partial: tuple[int, ...] | list[int] = ()) -> Failed:
             return Failed(error=EngineError(kind=kind, message=msg, endpoint=ep.url), partial_token_ids=tuple(partial))
 
         loop = asyncio.get_running_loop()
-        raw = self._request_bytes(ep, path, body)
-        st = _Stream(loop, chat, engine_ids)
-        dog = _Watchdog(loop, st, self.request_timeout_s, self.idle_timeout_s)
+        st = pending.st
+        dog = pending.dog
+        assert dog is not None
+        tokenizer = pending.tokenizer
         try:
+            written = pending.reused
             for attempt in (0, 1):
-                try:
-                    conn, reused = await self._connection(ep, loop)
-                except ConnectionError as exc:
-                    if st.error is not None:  # the watchdog fired while connecting
-                        yield fail(*st.error)
-                    else:
-                        yield fail(ErrorKind.CONNECT, str(exc))
-                    return
-                if st.over:  # the watchdog fired while connecting
-                    conn.pool.append(conn)
-                    break
-                conn.start(st, raw)
+                if not written:
+                    try:
+                        conn = await self._connect(ep, loop)
+                    except ConnectionError as exc:
+                        if st.error is not None:  # the watchdog fired while connecting
+                            yield fail(*st.error)
+                        else:
+                            yield fail(ErrorKind.CONNECT, str(exc))
+                        return
+                    if st.over:  # the watchdog fired while connecting
+                        conn.pool.append(conn)
+                        break
+                    conn.start(st, pending.raw)
                 await st.first
                 # a kept-alive connection the server closed meanwhile: retry once on a fresh one
-                if reused and attempt == 0 and st.error is not None and st.error[0] is ErrorKind.RESET and not st.got_bytes:
-                    st = _Stream(loop, chat, engine_ids)
+                if (
+                    pending.reused
+                    and attempt == 0
+                    and st.error is not None
+                    and st.error[0] is ErrorKind.RESET
+                    and not st.got_bytes
+                ):
+                    st = _Stream(loop, pending.chat, pending.engine_ids, st.on_first, tokenizer)
                     dog.stream = st
+                    written = False
                     continue
                 break
             if st.first_ids is not None:
                 yield FirstToken(token_ids=st.first_ids)
             elif st.first_text is not None:
-                first = tuple(tokenizer.encode(st.first_text)[:1]) if tokenizer else ()
-                yield FirstToken(token_ids=first, ids_from_engine=False)
+                yield FirstToken(token_ids=st.first_token_ids(), ids_from_engine=False)
             await st.end
         finally:
             dog.cancel()
@@ -619,3 +698,39 @@ class SSEStreamClient:
         yield Finished(
             token_ids=tuple(ids), n_tokens=usage_tokens, ids_from_engine=st.engine_ids, finish_reason=st.finish_reason
         )
+
+    async def stream(
+        self,
+        ep: Endpoint,
+        path: str,
+        body: dict[str, Any],
+        *,
+        chat: bool,
+        engine_ids: bool,
+        tokenizer: Tokenizer | None,
+        on_first: FirstTokenCallback | None = None,
+    ) -> AsyncIterator[GenerationEvent]:
+        """POST ``body`` to ``path`` and turn the SSE answer into FirstToken? then Finished | Failed."""
+        pending = self.begin(
+            ep, path, self.encode_body(body), chat=chat, engine_ids=engine_ids, tokenizer=tokenizer, on_first=on_first
+        )
+        async for ev in self.follow(pending):
+            yield ev
+
+
+class PendingRequest:
+    """A request :meth:`SSEStreamClient.begin` started (``reused``: already written on a kept-alive connection)."""
+
+    __slots__ = ("chat", "dog", "engine_ids", "ep", "raw", "reused", "st", "tokenizer")
+
+    def __init__(
+        self, ep: Endpoint, raw: bytes, st: _Stream, chat: bool, engine_ids: bool, tokenizer: Tokenizer | None
+    ) -> None:
+        self.ep = ep
+        self.raw = raw
+        self.st = st
+        self.chat = chat
+        self.engine_ids = engine_ids
+        self.tokenizer = tokenizer
+        self.reused = False
+        self.dog: _Watchdog | None = None

@@ -31,6 +31,7 @@ from loadgen_sut.engines.base import (
     Failed,
     Finished,
     FirstToken,
+    FirstTokenCallback,
     GenerationEvent,
     GenerationRequest,
 )
@@ -238,7 +239,9 @@ class TransformersEngine(Engine):
             raise NotImplementedError("no tokenizer loaded")
         return self._tok.decode(token_ids)
 
-    async def generate(self, request: GenerationRequest) -> AsyncIterator[GenerationEvent]:
+    async def generate(
+        self, request: GenerationRequest, on_first_token: FirstTokenCallback | None = None
+    ) -> AsyncIterator[GenerationEvent]:
         if self._dead or self._conn is None:
             yield Failed(error=EngineError(kind=ErrorKind.ENGINE, message=self._dead or "engine not started"))
             return
