@@ -173,7 +173,13 @@ def test_code_is_not_scored_without_the_opt_in() -> None:
 def test_aggregation() -> None:
     score = score_deepseek(
         qsl_idx=[0, 1, 2, 3, 4],
-        outputs=["Answer: A", "Answer: B", "\\boxed{\\dfrac{1}{2}}", "\\boxed{7}", "```python\nprint(1)\n```"],
+        outputs=[
+            "Answer: A",
+            "Answer: B",
+            "\\boxed{\\dfrac{1}{2}}",
+            "\\boxed{7}",
+            "```python\nprint(1)\n```",
+        ],
         token_counts=[10, 20, 30, 40, 50],
         truths=["A", "C", "\\frac{1}{2}", "7", "q1"],
         subset_names=["gpqa", "gpqa", "math500", "aime2024", "livecodebench"],

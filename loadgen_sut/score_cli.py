@@ -1,0 +1,139 @@
+"""``inference-audit score``: score an existing ``mlperf_log_accuracy.json`` against a data set.
+
+As the reference evaluation scripts do for the benchmark (ROUGE / qa exact match, or deepseek-r1's
+evaluators), judged against the round's accuracy targets; writes ``accuracy.txt`` on request.
+
+deepseek-r1's LiveCodeBench samples are scored only with ``--allow-code-execution`` and
+``--lcb-problems FILE`` (a local copy of LiveCodeBench ``code_generation_lite``): that RUNS the
+model-generated programs on this machine (a child process with CPU, memory and file-size limits in
+a temporary directory; not a sandbox). Without it they are not scored and the score is incomplete.
+
+Exit status: 0 when no accuracy finding is an error, 1 otherwise, 2 on unusable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from checker.findings import EXIT_INVALID, EXIT_OK, EXIT_UNUSABLE, Severity, UnusableInput
+from checker.parsers.accuracy_log import TokenDtype
+from loadgen_sut.accuracy import AccuracyScore, score_accuracy, write_accuracy_txt
+from loadgen_sut.code_exec import REFERENCE_TEST_TIMEOUT_S, CodeExecution, code_execution
+from loadgen_sut.datasets import load_dataset
+from loadgen_sut.engines.tokenizers import HFTokenizer
+from rules.registry import UnknownBenchmark, UnknownRound, find_benchmark, latest_round
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "example:\n"
+        "  inference-audit score --benchmark deepseek-r1 --round v6.1 --accuracy-log run/mlperf_log_accuracy.json \\\n"
+        "      --dataset mlperf_deepseek_r1_dataset_4388_fp8_eval.pkl --tokenizer ./DeepSeek-R1 --accuracy-txt accuracy.txt"
+    )
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument(
+        "--accuracy-log", type=Path, required=True, help="mlperf_log_accuracy.json of an accuracy run"
+    )
+    parser.add_argument(
+        "--dataset", required=True, help="the data set the run used (.pkl, .json, .jsonl, builtin)"
+    )
+    parser.add_argument("--benchmark", required=True, help="benchmark name, e.g. deepseek-r1, llama3.1-8b")
+    parser.add_argument("--round", default=None, help="rules round, e.g. v6.1 (default: the latest known)")
+    parser.add_argument(
+        "--tokenizer", type=Path, required=True, help="local tokenizer directory of the model"
+    )
+    parser.add_argument(
+        "--dtype", default="int32", choices=[d.value for d in TokenDtype], help="token id type in the log"
+    )
+    parser.add_argument("--accuracy-txt", type=Path, default=None, help="write accuracy.txt here")
+    code = parser.add_argument_group("deepseek-r1 code samples (LiveCodeBench): RUNS model-generated code")
+    code.add_argument(
+        "--allow-code-execution", action="store_true", help="execute generated programs against the tests"
+    )
+    code.add_argument(
+        "--lcb-problems",
+        type=Path,
+        default=None,
+        help="LiveCodeBench code_generation_lite JSONL (file or directory)",
+    )
+    code.add_argument(
+        "--code-timeout-s",
+        type=int,
+        default=REFERENCE_TEST_TIMEOUT_S,
+        help="seconds per test (reference: 60)",
+    )
+    code.add_argument("--code-memory-mb", type=int, default=4096, help="address-space limit of a program run")
+
+
+def _code_execution(args: argparse.Namespace) -> CodeExecution | None:
+    if not args.allow_code_execution:
+        if args.lcb_problems is not None:
+            raise UnusableInput("--lcb-problems needs --allow-code-execution (it runs model-generated code)")
+        return None
+    if args.lcb_problems is None:
+        raise UnusableInput(
+            "--allow-code-execution needs --lcb-problems FILE (LiveCodeBench code_generation_lite)"
+        )
+    return code_execution(
+        args.lcb_problems, test_timeout_s=args.code_timeout_s, memory_bytes=args.code_memory_mb * 1024**2
+    )
+
+
+def _summary(score: AccuracyScore) -> list[str]:
+    lines = [
+        f"{score.benchmark}: {score.gen_num} samples of {score.dataset} ({score.dataset_samples} in the data set)"
+    ]
+    lines += [
+        f"  {s.subset.value:14} {s.correct:5} of {s.scored:5} correct"
+        + (f" ({s.exact_match:.2f})" if s.exact_match is not None else "")
+        + (f", {s.not_scored} not scored" if s.not_scored else "")
+        for s in score.subsets
+    ]
+    for name, value in score.metrics().items():
+        lines.append(f"  {name} = {value:g}")
+    if score.not_scored:
+        lines.append(
+            f"  INCOMPLETE: {score.not_scored} samples not scored (code execution {score.code_execution}); "
+            f"exact_match over the scored samples = {score.exact_match_scored}"
+        )
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        _, bench = find_benchmark(args.round or latest_round(), args.benchmark)
+    except (UnknownRound, UnknownBenchmark) as exc:
+        raise UnusableInput(str(exc)) from exc
+    code = _code_execution(args)
+    tokenizer = HFTokenizer(args.tokenizer)
+    dataset = load_dataset(args.dataset)
+    score = score_accuracy(
+        args.accuracy_log, dataset, bench, tokenizer.decode, dtype=TokenDtype(args.dtype), code_execution=code
+    )
+    for line in _summary(score):
+        print(line)
+    findings = score.findings(bench)
+    for f in findings:
+        print(f"  {f.severity.value.upper():7} {f.rule}: {f.message}")
+    if args.accuracy_txt is not None:
+        write_accuracy_txt(score, args.accuracy_txt, args.accuracy_log)
+        print(f"accuracy.txt: {args.accuracy_txt}")
+    return EXIT_INVALID if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m loadgen_sut.score_cli", description=__doc__.splitlines()[0]
+    )
+    add_arguments(parser)
+    try:
+        return run(parser.parse_args(argv))
+    except UnusableInput as exc:
+        print(f"score: error: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

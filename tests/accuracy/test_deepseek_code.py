@@ -1,0 +1,164 @@
+"""LiveCodeBench code execution for deepseek-r1 (loadgen_sut.code_exec): the opt-in runs generated
+programs in a limited child process; problems load from code_generation_lite records."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import pickle
+import zlib
+from pathlib import Path
+
+import pytest
+
+from checker.findings import UnusableInput
+from loadgen_sut.code_exec import (
+    CodeExecution,
+    CodeProblem,
+    CodeTest,
+    code_execution,
+    load_code_problems,
+    problem_from_record,
+    run_program,
+)
+
+
+def packed(tests: list[dict[str, str]]) -> str:
+    """Private tests as code_generation_lite stores them: base64(zlib(pickle(json string)))."""
+    return base64.b64encode(zlib.compress(pickle.dumps(json.dumps(tests)))).decode()
+
+
+def lcb_record(
+    qid: str, public: list[dict[str, str]], private: list[dict[str, str]], fn: str | None = None
+) -> dict[str, str]:
+    return {
+        "question_id": qid,
+        "question_title": f"problem {qid}",
+        "public_test_cases": json.dumps(public),
+        "private_test_cases": packed(private),
+        "metadata": json.dumps({"func_name": fn} if fn else {}),
+    }
+
+
+DOUBLE = lcb_record(
+    "double",
+    [{"input": "3\n", "output": "6\n", "testtype": "stdin"}],
+    [
+        {"input": "21\n", "output": "42\n", "testtype": "stdin"},
+        {"input": "0.5\n", "output": "1.0", "testtype": "stdin"},
+    ],
+)
+TWO_SUM = lcb_record(
+    "two-sum",
+    [{"input": "[2, 7, 11]\n9", "output": "[0, 1]", "testtype": "functional"}],
+    [{"input": "[3, 3]\n6", "output": "[0, 1]", "testtype": "functional"}],
+    fn="twoSum",
+)
+
+
+def stdin_problem(*pairs: tuple[str, str]) -> CodeProblem:
+    return CodeProblem(
+        question_id="p", tests=tuple(CodeTest(input=i, output=o, functional=False) for i, o in pairs)
+    )
+
+
+def execution(problems: dict[str, CodeProblem] | None = None, **limits: int) -> CodeExecution:
+    return CodeExecution(problems=problems or {}, source="test", **limits)
+
+
+def test_problems_load_with_packed_private_tests(tmp_path: Path) -> None:
+    f = tmp_path / "test.jsonl"
+    f.write_text(json.dumps(DOUBLE) + "\n\n" + json.dumps(TWO_SUM) + "\n")
+    problems = load_code_problems(f)
+    assert sorted(problems) == ["double", "two-sum"]
+    assert [t.input for t in problems["double"].tests] == ["3\n", "21\n", "0.5\n"]  # public, then private
+    assert problems["two-sum"].fn_name == "twoSum" and all(t.functional for t in problems["two-sum"].tests)
+    assert load_code_problems(tmp_path) == problems  # a directory of JSONL files
+
+
+def test_packed_tests_refuse_classes() -> None:
+    evil = base64.b64encode(zlib.compress(pickle.dumps(os.system))).decode()  # a global reference
+    with pytest.raises(ValueError, match="neither JSON nor"):
+        problem_from_record({**DOUBLE, "private_test_cases": evil})
+
+
+def test_bad_problem_files(tmp_path: Path) -> None:
+    f = tmp_path / "bad.jsonl"
+    f.write_text(
+        json.dumps(DOUBLE) + "\n" + json.dumps({"question_id": "x", "public_test_cases": "[]"}) + "\n"
+    )
+    with pytest.raises(UnusableInput, match="no test cases") as err:
+        load_code_problems(f)
+    assert err.value.line == 2
+    with pytest.raises(UnusableInput, match="not found"):
+        load_code_problems(tmp_path / "missing.jsonl")
+
+
+def test_stdin_programs(tmp_path: Path) -> None:
+    f = tmp_path / "p.jsonl"
+    f.write_text(json.dumps(DOUBLE) + "\n")
+    ex = code_execution(f, test_timeout_s=10)
+    problem = ex.problems["double"]
+    ok = run_program("x = float(input())\nprint(int(x * 2) if x.is_integer() else x * 2)", problem, ex)
+    assert ok.passed and ok.tests_run == 3, ok.reason
+    wrong = run_program("print(int(float(input())) * 3)", problem, ex)
+    assert not wrong.passed and wrong.reason == "test 1: wrong answer"
+    crash = run_program("raise ValueError('no')", problem, ex)
+    assert not crash.passed and "runtime error ValueError" in crash.reason
+
+
+def test_decimal_comparison_and_main_guard() -> None:
+    ex = execution(test_timeout_s=10)
+    problem = stdin_problem(("3\n", "6.0\n"), ("21\n", "42\n"))
+    code = "import sys\ndef main():\n    print(float(sys.stdin.readline()) * 2)\nif __name__ == '__main__':\n    main()"
+    # 6.0 == 6.0 as text; 42.0 vs 42 are equal decimals.
+    assert run_program(code, problem, ex).passed
+
+
+def test_functional_program() -> None:
+    problem = problem_from_record(TWO_SUM)
+    code = (
+        "class Solution:\n"
+        "    def twoSum(self, nums: List[int], target: int) -> List[int]:\n"  # List from the preamble
+        "        seen = {}\n"
+        "        for i, n in enumerate(nums):\n"
+        "            if target - n in seen:\n"
+        "                return (seen[target - n], i)\n"  # a tuple counts as a list
+        "            seen[n] = i\n"
+    )
+    run = run_program(code, problem, execution(test_timeout_s=10))
+    assert run.passed and run.tests_run == 2, run.reason
+    missing = run_program("class Solution:\n    pass\n", problem, execution(test_timeout_s=10))
+    assert not missing.passed and "no function twoSum" in missing.reason
+
+
+def test_limits() -> None:
+    problem = stdin_problem(("1\n", "1\n"))
+    slow = run_program("while True:\n    pass", problem, execution(test_timeout_s=1))
+    assert not slow.passed and "time limit" in slow.reason
+    hog = run_program(
+        "x = bytearray(1024 ** 3)\nprint(1)",
+        problem,
+        execution(memory_bytes=256 * 1024**2, test_timeout_s=10),
+    )
+    assert not hog.passed and "MemoryError" in hog.reason
+    # exit() is disabled as in LiveCodeBench's reliability_guard; sys.exit ends a run normally.
+    assert not run_program("print(1)\nexit()", problem, execution(test_timeout_s=10)).passed
+    assert run_program("import sys\nprint(1)\nsys.exit(0)", problem, execution(test_timeout_s=10)).passed
+
+
+def test_isolation(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INFERENCE_AUDIT_SECRET", "s3cret")
+    ex = execution(test_timeout_s=10)
+    env = run_program(
+        "import os\nprint(os.environ.get('INFERENCE_AUDIT_SECRET'))", stdin_problem(("\n", "None\n")), ex
+    )
+    assert env.passed, env.reason  # the caller's environment does not reach the program
+    destructive = run_program("import os\nos.system('true')\nprint(1)", stdin_problem(("\n", "1\n")), ex)
+    assert not destructive.passed and "TypeError" in destructive.reason  # os.system is disabled
+    where = (
+        "import os\nprint(os.listdir('.') == [] and 'lcb-run-' in os.environ['HOME'] == os.environ['TMPDIR'])"
+    )
+    run = run_program(where, stdin_problem(("\n", "True\n")), ex)
+    assert run.passed, run.reason  # runs in an empty temporary directory, also its HOME and TMPDIR
