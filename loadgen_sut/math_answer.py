@@ -24,6 +24,7 @@ limit keeps model text from reaching it as code.
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 
 import sympy
@@ -180,6 +181,8 @@ _WORD_REPLACEMENTS = (
 _THOUSANDS_COMMA = re.compile(r"(\d)(,)(\d\d\d)($|\D)")
 _MIXED_NUMBER = re.compile(r"([0-9]) +([0-9])")
 _LATEX_TO_TEXT = LatexNodes2Text()
+# pylatexenc warns on every malformed macro (a lone "\\frac"); the text it returns is what counts
+logging.getLogger("pylatexenc").setLevel(logging.ERROR)
 
 
 def _float_or_none(s: str) -> float | None:
