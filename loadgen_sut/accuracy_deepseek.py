@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from loadgen_sut.code_exec import CodeExecution, run_program
+from loadgen_sut.code_exec import CodeExecution, CodeProblem, run_program
 from loadgen_sut.math_answer import grade_math_answer
 
 DEEPSEEK_R1_BENCHMARKS = frozenset({"deepseek-r1"})
@@ -256,7 +257,27 @@ def grade_sample(
         return SampleGrade(
             qsl_idx=qsl_idx, subset=subset, extracted=None if number is None else str(number), correct=ok
         )
-    program = extract_code(text)
+    job = code_job(qsl_idx, text, truth, code)
+    if isinstance(job, SampleGrade):
+        return job
+    assert code is not None  # a CodeJob is made only with code execution
+    return run_code_job(job, code)
+
+
+class CodeJob(BaseModel):
+    """A LiveCodeBench sample whose program is to be run against its problem's tests."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    qsl_idx: int
+    program: str
+    problem: CodeProblem
+
+
+def code_job(qsl_idx: int, output: str, truth: str, code: CodeExecution | None) -> SampleGrade | CodeJob:
+    """The grade of a LiveCodeBench sample when it needs no run, else the run to make."""
+    subset = Subset.LIVECODEBENCH
+    program = extract_code(output)
     if not program:
         return SampleGrade(
             qsl_idx=qsl_idx, subset=subset, extracted=None, correct=False, note="no ```python block"
@@ -267,15 +288,20 @@ def grade_sample(
         )
     problem = code.problems.get(truth.strip())
     if problem is None:
-        return SampleGrade(
-            qsl_idx=qsl_idx,
-            subset=subset,
-            extracted=program,
-            correct=None,
-            note=f"question_id {truth!r} is not in {code.source}",
-        )
-    run = run_program(program, problem, code)
-    return SampleGrade(qsl_idx=qsl_idx, subset=subset, extracted=program, correct=run.passed, note=run.reason)
+        note = f"question_id {truth!r} is not in {code.source}"
+        return SampleGrade(qsl_idx=qsl_idx, subset=subset, extracted=program, correct=None, note=note)
+    return CodeJob(qsl_idx=qsl_idx, program=program, problem=problem)
+
+
+def run_code_job(job: CodeJob, code: CodeExecution) -> SampleGrade:
+    run = run_program(job.program, job.problem, code)
+    return SampleGrade(
+        qsl_idx=job.qsl_idx,
+        subset=Subset.LIVECODEBENCH,
+        extracted=job.program,
+        correct=run.passed,
+        note=run.reason,
+    )
 
 
 def _mean_points(grades: Sequence[SampleGrade]) -> float | None:
@@ -330,8 +356,18 @@ def score_deepseek(
     """
     if not (len(qsl_idx) == len(outputs) == len(token_counts) == len(truths) == len(subset_names)):
         raise ValueError("qsl_idx, outputs, token counts, ground truths and sub-data sets differ in length")
-    grades = [
-        grade_sample(i, subset_of(name), out, truth, code)
-        for i, out, truth, name in zip(qsl_idx, outputs, truths, subset_names, strict=True)
-    ]
+    graded: list[SampleGrade | CodeJob] = []
+    for i, out, truth, name in zip(qsl_idx, outputs, truths, subset_names, strict=True):
+        subset = subset_of(name)
+        if subset is Subset.LIVECODEBENCH:
+            graded.append(code_job(i, out.strip(), truth, code))
+        else:
+            graded.append(grade_sample(i, subset, out, truth, code))
+    jobs = [g for g in graded if isinstance(g, CodeJob)]
+    ran: dict[int, SampleGrade] = {}
+    if jobs and code is not None:
+        with ThreadPoolExecutor(max_workers=code.workers) as pool:  # each job is a child process
+            for grade in pool.map(lambda j: run_code_job(j, code), jobs):
+                ran[grade.qsl_idx] = grade
+    grades = [ran[g.qsl_idx] if isinstance(g, CodeJob) else g for g in graded]
     return summarize(grades, token_counts, code)

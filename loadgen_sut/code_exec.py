@@ -6,7 +6,8 @@ Each program then runs in a fresh ``python -I`` child process (``lcb_harness.py`
 
 - a temporary working directory (removed afterwards) that is also ``HOME`` and ``TMPDIR``;
 - a minimal environment (no proxies, tokens or paths of the caller), one thread for BLAS/OpenMP;
-- ``resource.setrlimit``: CPU seconds, address space, written file size, no core files;
+- ``resource.setrlimit`` (set by the harness before it reads the program): CPU seconds, address
+  space, written file size, no core files;
 - its own session, killed as a whole when the wall-clock budget runs out;
 - LiveCodeBench's ``reliability_guard`` inside (process creation, file removal, ``exit`` disabled).
 
@@ -30,7 +31,6 @@ import io
 import json
 import os
 import pickle
-import resource
 import signal
 import subprocess
 import sys
@@ -85,6 +85,7 @@ class CodeExecution(BaseModel):
     memory_bytes: int = Field(default=4 * 1024**3, ge=64 * 1024**2)
     max_file_bytes: int = Field(default=16 * 1024**2, ge=0)
     python: str = sys.executable
+    workers: int = Field(default=1, ge=1)  # programs run at the same time (the reference: one per CPU)
 
     def wall_budget_s(self, problem: CodeProblem) -> float:
         """The reference's limit for one problem: (timeout + 1) per test + 5 s."""
@@ -184,14 +185,6 @@ def code_execution(problems_path: Path, **limits: Any) -> CodeExecution:
     return CodeExecution(problems=load_code_problems(problems_path), source=str(problems_path), **limits)
 
 
-def _limit_child(cpu_s: int, memory_bytes: int, max_file_bytes: int) -> None:
-    """Runs in the child between fork and exec."""
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
 def _child_env(workdir: str) -> dict[str, str]:
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -219,10 +212,14 @@ def run_program(code: str, problem: CodeProblem, execution: CodeExecution) -> Co
             "tests": [t.model_dump() for t in problem.tests],
             "fn_name": problem.fn_name,
             "timeout_s": execution.test_timeout_s,
+            "limits": {  # applied by the harness before the program is read (no preexec_fn: thread-safe)
+                "cpu_s": int(execution.wall_budget_s(problem)) + 1,
+                "memory_bytes": execution.memory_bytes,
+                "max_file_bytes": execution.max_file_bytes,
+            },
         }
     )
     budget_s = execution.wall_budget_s(problem)
-    cpu_s = int(budget_s) + 1
     with tempfile.TemporaryDirectory(prefix="lcb-run-") as workdir:
         proc = subprocess.Popen(
             [execution.python, "-I", str(HARNESS)],
@@ -232,7 +229,6 @@ def run_program(code: str, problem: CodeProblem, execution: CodeExecution) -> Co
             cwd=workdir,
             env=_child_env(workdir),
             start_new_session=True,
-            preexec_fn=lambda: _limit_child(cpu_s, execution.memory_bytes, execution.max_file_bytes),
         )
         try:
             out, _ = proc.communicate(request.encode("utf-8"), timeout=budget_s)

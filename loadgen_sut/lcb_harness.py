@@ -4,7 +4,8 @@ a temporary working directory and a minimal environment; never imported to run c
 
 Standard library only. Protocol: one JSON object on stdin
 ``{"code": str, "tests": [{"input": str, "output": str, "functional": bool}], "fn_name": str|null,
-"timeout_s": int}``; one JSON object written to the file descriptor that was stdout at start
+"timeout_s": int, "limits": {"cpu_s": int, "memory_bytes": int, "max_file_bytes": int}}`` (the
+limits are set first, before the program is compiled); one JSON object written to the file descriptor that was stdout at start
 ``{"passed": bool, "tests_run": int, "reason": str}``. What the program prints is captured, never
 shown.
 
@@ -34,6 +35,7 @@ import faulthandler
 import io
 import json
 import os
+import resource
 import signal
 import sys
 from decimal import Decimal, InvalidOperation
@@ -234,8 +236,18 @@ def disable_destructive_functions() -> None:
         sys.modules[mod] = None  # type: ignore[assignment]
 
 
+def apply_limits(limits: dict[str, int]) -> None:
+    """CPU seconds, address space and written file size for this process; no core files."""
+    cpu_s = int(limits["cpu_s"])
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (int(limits["memory_bytes"]),) * 2)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(limits["max_file_bytes"]),) * 2)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def main() -> int:
     request = json.loads(sys.stdin.read())
+    apply_limits(request["limits"])
     result_fd = os.dup(1)
     write = os.write
     devnull = os.open(os.devnull, os.O_WRONLY)

@@ -65,6 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds per test (reference: 60)",
     )
     code.add_argument("--code-memory-mb", type=int, default=4096, help="address-space limit of a program run")
+    code.add_argument("--code-workers", type=int, default=1, help="programs run at the same time")
 
 
 def _code_execution(args: argparse.Namespace) -> CodeExecution | None:
@@ -77,7 +78,10 @@ def _code_execution(args: argparse.Namespace) -> CodeExecution | None:
             "--allow-code-execution needs --lcb-problems FILE (LiveCodeBench code_generation_lite)"
         )
     return code_execution(
-        args.lcb_problems, test_timeout_s=args.code_timeout_s, memory_bytes=args.code_memory_mb * 1024**2
+        args.lcb_problems,
+        test_timeout_s=args.code_timeout_s,
+        memory_bytes=args.code_memory_mb * 1024**2,
+        workers=args.code_workers,
     )
 
 

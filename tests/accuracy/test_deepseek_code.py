@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from checker.findings import UnusableInput
+from loadgen_sut.accuracy_deepseek import score_deepseek
 from loadgen_sut.code_exec import (
     CodeExecution,
     CodeProblem,
@@ -162,3 +163,21 @@ def test_isolation(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     run = run_program(where, stdin_problem(("\n", "True\n")), ex)
     assert run.passed, run.reason  # runs in an empty temporary directory, also its HOME and TMPDIR
+
+
+def test_code_samples_scored_in_parallel(tmp_path: Path) -> None:
+    f = tmp_path / "p.jsonl"
+    f.write_text(json.dumps(DOUBLE) + "\n")
+    ex = code_execution(f, test_timeout_s=10, workers=2)
+    right = "```python\nx = float(input())\nprint(int(x * 2) if x.is_integer() else x * 2)\n```"
+    score = score_deepseek(
+        qsl_idx=[0, 1, 2, 3],
+        outputs=[right, "```python\nprint(0)\n```", right, "Answer: A"],
+        token_counts=[1, 1, 1, 1],
+        truths=["double", "double", "unknown-id", "A"],
+        subset_names=["livecodebench"] * 3 + ["gpqa"],
+        code=ex,
+    )
+    assert [g.correct for g in score.grades] == [True, False, None, True]  # unknown problem: not scored
+    assert score.grades[2].note is not None and "not in" in score.grades[2].note
+    assert score.exact_match is None and score.exact_match_scored == pytest.approx(200 / 3)
