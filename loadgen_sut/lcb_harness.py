@@ -102,22 +102,16 @@ def wrap_in_function(code: str) -> str:
         return code
 
 
-class _TestStdin(io.StringIO):
-    """``sys.stdin`` as LiveCodeBench patches it: ``readline`` yields lines without newlines."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self._text = text
-        self._lines = iter(text.split("\n"))
-
-    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
-        return next(self._lines)  # StopIteration past the end, as LiveCodeBench
-
-    def readlines(self, hint: int | None = -1) -> list[str]:  # type: ignore[override]
-        return self._text.split("\n")
-
-    def read(self, size: int | None = -1) -> str:
-        return self._text
+def test_stdin(text: str) -> io.StringIO:
+    """``sys.stdin`` as LiveCodeBench patches it: a StringIO (iteration yields lines with their
+    newline) whose ``readline`` yields the lines without newline and raises StopIteration past the
+    end, ``readlines`` the split lines, ``read`` the whole text."""
+    stdin = io.StringIO(text)
+    lines = iter(text.split("\n"))
+    stdin.readline = lambda *a: next(lines)  # type: ignore[method-assign]
+    stdin.readlines = lambda *a: text.split("\n")  # type: ignore[method-assign]
+    stdin.read = lambda *a: text  # type: ignore[method-assign]
+    return stdin
 
 
 def _lines(text: str) -> list[str]:
@@ -144,26 +138,28 @@ def stdout_matches(got: str, expected: str) -> bool:
     return True
 
 
-def _load(code: str, timeout_s: int) -> ModuleType:
+def load_program(code: str, timeout_s: int) -> Any:
+    """Execute the program text as a module; with ``class Solution`` in the text, a ``Solution()``
+    (LiveCodeBench does this for stdin programs too: one defining Solution inside the wrapped body
+    then fails, as there)."""
     module = ModuleType("tmp_sol", "")
     signal.alarm(timeout_s)
     try:
         exec(compile(code, "<solution>", "exec"), module.__dict__)
+        return module.Solution() if "class Solution" in code else module
     finally:
         signal.alarm(0)
-    return module
 
 
 def run_stdin(code: str, tests: list[dict[str, Any]], timeout_s: int) -> tuple[bool, int, str]:
-    module = _load(wrap_in_function(inline_main_guard(code)), timeout_s)
-    func = getattr(module, WRAPPED, None)
+    func = getattr(load_program(wrap_in_function(inline_main_guard(code)), timeout_s), WRAPPED, None)
     if func is None:
         return False, 0, "no program body"
     real_stdin, real_stdout, real_open = sys.stdin, sys.stdout, builtins.open
     for n, test in enumerate(tests, start=1):
         text = str(test["input"])
         out = io.StringIO()
-        sys.stdin = _TestStdin(text)
+        sys.stdin = test_stdin(text)
         sys.stdout = out
         builtins.open = lambda *a, _t=text, **k: io.StringIO(_t)  # type: ignore[assignment]
         signal.alarm(timeout_s)
@@ -186,12 +182,7 @@ def run_stdin(code: str, tests: list[dict[str, Any]], timeout_s: int) -> tuple[b
 def run_functional(
     code: str, tests: list[dict[str, Any]], fn_name: str, timeout_s: int
 ) -> tuple[bool, int, str]:
-    full = PREAMBLE + "\n\n" + code
-    module = _load(full, timeout_s)
-    target: Any = module
-    if "class Solution" in full:
-        target = module.Solution()
-    method = getattr(target, fn_name, None)
+    method = getattr(load_program(PREAMBLE + "\n\n" + code, timeout_s), fn_name, None)
     if method is None:
         return False, 0, f"no function {fn_name}"
     for n, test in enumerate(tests, start=1):
@@ -231,6 +222,7 @@ def disable_destructive_functions() -> None:
     shutil.chown = None  # type: ignore[assignment]
     subprocess.Popen = None  # type: ignore[assignment,misc]
     builtins.exit = None  # type: ignore[assignment]
+    builtins.help = None  # type: ignore[assignment]
     builtins.quit = None  # type: ignore[assignment]
     for mod in ("ipdb", "joblib", "resource", "psutil", "tkinter"):
         sys.modules[mod] = None  # type: ignore[assignment]

@@ -181,3 +181,16 @@ def test_code_samples_scored_in_parallel(tmp_path: Path) -> None:
     assert [g.correct for g in score.grades] == [True, False, None, True]  # unknown problem: not scored
     assert score.grades[2].note is not None and "not in" in score.grades[2].note
     assert score.exact_match is None and score.exact_match_scored == pytest.approx(200 / 3)
+
+
+def test_stdin_as_livecodebench_patches_it() -> None:
+    ex = execution(test_timeout_s=10)
+    # Iterating sys.stdin yields lines with their newline; readline() yields them without.
+    lens = "import sys\nfor line in sys.stdin:\n    print(len(line))"
+    assert run_program(lens, stdin_problem(("ab\ncd\n", "3\n3\n")), ex).passed
+    first = "import sys\nprint(len(sys.stdin.readline()))"
+    assert run_program(first, stdin_problem(("ab\ncd\n", "2\n")), ex).passed
+    # LiveCodeBench instantiates Solution whenever the text says "class Solution": a stdin program
+    # defining one fails there, and here.
+    quirk = run_program("class Solution:\n    pass\nprint(1)", stdin_problem(("\n", "1\n")), ex)
+    assert not quirk.passed and "AttributeError" in quirk.reason
