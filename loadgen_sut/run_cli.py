@@ -11,6 +11,7 @@ from checker.engine import check_tree
 from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
 from checker.report.outcome import exit_code
 from checker.report.terminal import render_terminal
+from loadgen_sut.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.engines.openai_http import FLAVORS
 from loadgen_sut.package import PackageRequest, package_run, preflight_package
@@ -76,6 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     s.add_argument("--sim-output-tokens", default="reference", help="output length: 'reference' or a distribution")
     s.add_argument("--sim-seed", type=int, default=0)
     s.add_argument("--sim-max-concurrency", type=int, default=None, help="emulate N slots (queueing shows in TTFT)")
+
+    add_code_execution_arguments(parser)
 
     p = parser.add_argument_group("submission tree (--mode submission)")
     p.add_argument("--system", type=Path, default=None, help="your system description JSON (systems/<name>.json)")
@@ -157,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
         ignore_eos=args.ignore_eos,
         progress_interval_s=args.progress_interval,
         command=_command_line(),
+        code_execution=code_execution_from_args(args),
     )
     rnd = load_round(round_name)
     tree = args.tree or (args.out / ("submission" if mode is RunMode.SUBMISSION else "trial-submission"))

@@ -25,6 +25,7 @@ from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.mllog import DetailLog, parse_detail_file
 from checker.version import tool_version
 from loadgen_sut.accuracy import score_accuracy, write_accuracy_txt
+from loadgen_sut.code_exec import CodeExecution
 from loadgen_sut.compliance import test06_audit_config, verify_test06_run
 from loadgen_sut.datasets import Dataset, load_dataset
 from loadgen_sut.engines.base import EngineInfo
@@ -80,6 +81,7 @@ class RunRequest:
     ignore_eos: bool = False
     progress_interval_s: float = 5.0
     command: tuple[str, ...] = ()
+    code_execution: CodeExecution | None = None  # deepseek-r1: the opt-in to run generated programs
 
 
 @dataclass
@@ -468,7 +470,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         if rc == EXIT_ENGINE_UNAVAILABLE or trec.status in ("engine_unavailable", "setup_error"):
             break
         if name == "accuracy" and trec.status == "finished":
-            accuracy = _score(test_dir, dataset, bench, tokenizer, rnd, say, reasons)
+            accuracy = _score(test_dir, dataset, bench, tokenizer, request.code_execution, say, reasons)
         if name == "TEST06" and trec.status == "finished":
             test06 = _verify_test06(test_dir, tokenizer, bench, say, reasons)
 
@@ -537,13 +539,19 @@ def _input_stats(dataset: Dataset) -> LengthStats | None:
 
 
 def _score(
-    test_dir: Path, dataset: Dataset, bench: Benchmark, tokenizer: Tokenizer | None, rnd: Round, say: Printer, reasons: list[str]
+    test_dir: Path,
+    dataset: Dataset,
+    bench: Benchmark,
+    tokenizer: Tokenizer | None,
+    code_execution: CodeExecution | None,
+    say: Printer,
+    reasons: list[str],
 ) -> dict[str, Any] | None:
     log = test_dir / "mlperf_log_accuracy.json"
     if tokenizer is None:
         reasons.append("accuracy: no tokenizer to detokenize outputs (give --tokenizer DIR)")
         return None
-    score = score_accuracy(log, dataset, bench, tokenizer.decode)
+    score = score_accuracy(log, dataset, bench, tokenizer.decode, code_execution=code_execution)
     write_accuracy_txt(score, test_dir / "accuracy.txt", log)
     judged = score.findings(bench)
     for f in judged:

@@ -20,7 +20,7 @@ from pathlib import Path
 from checker.findings import EXIT_INVALID, EXIT_OK, EXIT_UNUSABLE, Severity, UnusableInput
 from checker.parsers.accuracy_log import TokenDtype
 from loadgen_sut.accuracy import AccuracyScore, score_accuracy, write_accuracy_txt
-from loadgen_sut.code_exec import REFERENCE_TEST_TIMEOUT_S, CodeExecution, code_execution
+from loadgen_sut.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.datasets import load_dataset
 from loadgen_sut.engines.tokenizers import HFTokenizer
 from rules.registry import UnknownBenchmark, UnknownRound, find_benchmark, latest_round
@@ -48,41 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--dtype", default="int32", choices=[d.value for d in TokenDtype], help="token id type in the log"
     )
     parser.add_argument("--accuracy-txt", type=Path, default=None, help="write accuracy.txt here")
-    code = parser.add_argument_group("deepseek-r1 code samples (LiveCodeBench): RUNS model-generated code")
-    code.add_argument(
-        "--allow-code-execution", action="store_true", help="execute generated programs against the tests"
-    )
-    code.add_argument(
-        "--lcb-problems",
-        type=Path,
-        default=None,
-        help="LiveCodeBench code_generation_lite JSONL (file or directory)",
-    )
-    code.add_argument(
-        "--code-timeout-s",
-        type=int,
-        default=REFERENCE_TEST_TIMEOUT_S,
-        help="seconds per test (reference: 60)",
-    )
-    code.add_argument("--code-memory-mb", type=int, default=4096, help="address-space limit of a program run")
-    code.add_argument("--code-workers", type=int, default=1, help="programs run at the same time")
-
-
-def _code_execution(args: argparse.Namespace) -> CodeExecution | None:
-    if not args.allow_code_execution:
-        if args.lcb_problems is not None:
-            raise UnusableInput("--lcb-problems needs --allow-code-execution (it runs model-generated code)")
-        return None
-    if args.lcb_problems is None:
-        raise UnusableInput(
-            "--allow-code-execution needs --lcb-problems FILE (LiveCodeBench code_generation_lite)"
-        )
-    return code_execution(
-        args.lcb_problems,
-        test_timeout_s=args.code_timeout_s,
-        memory_bytes=args.code_memory_mb * 1024**2,
-        workers=args.code_workers,
-    )
+    add_code_execution_arguments(parser)
 
 
 def _summary(score: AccuracyScore) -> list[str]:
@@ -110,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         _, bench = find_benchmark(args.round or latest_round(), args.benchmark)
     except (UnknownRound, UnknownBenchmark) as exc:
         raise UnusableInput(str(exc)) from exc
-    code = _code_execution(args)
+    code = code_execution_from_args(args)
     tokenizer = HFTokenizer(args.tokenizer)
     dataset = load_dataset(args.dataset)
     score = score_accuracy(

@@ -30,6 +30,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Future
+from functools import partial
 from typing import Any, TypeVar
 
 import mlperf_loadgen as lg
@@ -49,6 +50,7 @@ from loadgen_sut.engines.base import (
     FirstToken,
     GenerationEvent,
     GenerationRequest,
+    single_event,
 )
 
 T = TypeVar("T")
@@ -194,14 +196,28 @@ class LoadGenSUT:
         self.stats.issued += len(ids)
         self._inflight.update(ids)
         for qid, idx in zip(ids, indices, strict=True):
-            sample = _Sample(self, qid, idx, issued_ns)
+            sample = _Sample(qid, idx, issued_ns)
             try:  # may send the request right here (see Engine.generate)
-                events = self.engine.generate(self._make_request(idx), sample.first_token)
+                events = self.engine.generate(self._make_request(idx), partial(self._on_first_token, sample))
             except Exception as exc:  # an engine bug must not hang LoadGen: fail the sample visibly
-                events = _failed(EngineError(kind=ErrorKind.ENGINE, message=f"{type(exc).__name__}: {exc}"))
+                events = single_event(
+                    Failed(error=EngineError(kind=ErrorKind.ENGINE, message=f"{type(exc).__name__}: {exc}"))
+                )
             task = loop.create_task(self._run_sample(sample, events))
             self._tasks.add(task)  # the loop keeps only weak references to tasks
             task.add_done_callback(self._tasks.discard)
+
+    def _on_first_token(self, sample: _Sample, token_ids: Sequence[int]) -> None:
+        """The engine's on_first_token callback, and the FirstToken event's handler: the first call counts."""
+        if sample.ft_sent:
+            return
+        sample.ft_sent = True
+        sample.ft_ns = time.perf_counter_ns()
+        sample.partial = token_ids
+        if self._report_ft:
+            self._first_token(sample.qid, token_ids)
+        self.stats.first_tokens += 1
+        self.stats.ttft_ms.append((sample.ft_ns - sample.issued_ns) / 1e6)
 
     def _first_token(self, qid: int, token_ids: Sequence[int]) -> None:
         arr = np.asarray(token_ids, dtype=np.int32)
@@ -233,10 +249,10 @@ class LoadGenSUT:
         try:
             async for ev in events:
                 if isinstance(ev, FirstToken):
-                    sample.first_token(ev.token_ids)
+                    self._on_first_token(sample, ev.token_ids)
                 elif isinstance(ev, Finished):
                     if not sample.ft_sent:  # an engine that skipped the first-token event
-                        sample.first_token(ev.token_ids[:1])
+                        self._on_first_token(sample, ev.token_ids[:1])
                     self._complete(qid, ev.token_ids, ev.n_tokens)
                     completed = True
                     s = self.stats
@@ -251,60 +267,43 @@ class LoadGenSUT:
                     break
                 elif isinstance(ev, Failed):
                     self._record_failure(idx, ev.error)
-                    self._fail_complete(qid, sample.ft_sent, ev.partial_token_ids or sample.partial)
+                    self._fail_complete(sample, ev.partial_token_ids or sample.partial)
                     completed = True
                     break
         except asyncio.CancelledError:
             if not completed:
                 self._record_failure(idx, EngineError(kind=ErrorKind.ENGINE, message="cancelled at shutdown"))
-                self._fail_complete(qid, sample.ft_sent, sample.partial)
+                self._fail_complete(sample, sample.partial)
                 completed = True
             raise
         except Exception as exc:  # an engine bug must not hang LoadGen: fail the sample visibly
             if not completed:
                 self._record_failure(idx, EngineError(kind=ErrorKind.ENGINE, message=f"{type(exc).__name__}: {exc}"))
-                self._fail_complete(qid, sample.ft_sent, sample.partial)
+                self._fail_complete(sample, sample.partial)
                 completed = True
         finally:
             if not completed:
                 self._record_failure(
                     idx, EngineError(kind=ErrorKind.TRUNCATED, message="engine stream ended without a terminal event")
                 )
-                self._fail_complete(qid, sample.ft_sent, sample.partial)
+                self._fail_complete(sample, sample.partial)
 
-    def _fail_complete(self, qid: int, ft_sent: bool, partial: Sequence[int]) -> None:
-        if not ft_sent and self._report_ft:
-            self._first_token(qid, partial[:1])
-        self._complete(qid, partial, len(partial))
+    def _fail_complete(self, sample: _Sample, partial: Sequence[int]) -> None:
+        """Complete a failed sample with what it got (LoadGen still needs its first token first)."""
+        if not sample.ft_sent and self._report_ft:
+            self._first_token(sample.qid, partial[:1])
+        self._complete(sample.qid, partial, len(partial))
 
 
 class _Sample:
-    """One issued sample: reports its first token once, from whichever path sees it first."""
+    """One issued sample's state on the loop thread."""
 
-    __slots__ = ("ft_ns", "ft_sent", "idx", "issued_ns", "partial", "qid", "sut")
+    __slots__ = ("ft_ns", "ft_sent", "idx", "issued_ns", "partial", "qid")
 
-    def __init__(self, sut: LoadGenSUT, qid: int, idx: int, issued_ns: int) -> None:
-        self.sut = sut
+    def __init__(self, qid: int, idx: int, issued_ns: int) -> None:
         self.qid = qid
         self.idx = idx
         self.issued_ns = issued_ns
         self.ft_sent = False
         self.ft_ns = 0
         self.partial: Sequence[int] = ()
-
-    def first_token(self, token_ids: Sequence[int]) -> None:
-        """The engine's on_first_token callback, and the FirstToken event's handler: the first call counts."""
-        if self.ft_sent:
-            return
-        self.ft_sent = True
-        self.ft_ns = time.perf_counter_ns()
-        self.partial = token_ids
-        sut = self.sut
-        if sut._report_ft:
-            sut._first_token(self.qid, token_ids)
-        sut.stats.first_tokens += 1
-        sut.stats.ttft_ms.append((self.ft_ns - self.issued_ns) / 1e6)
-
-
-async def _failed(error: EngineError) -> AsyncIterator[GenerationEvent]:
-    yield Failed(error=error)

@@ -83,6 +83,11 @@ FirstTokenCallback = Callable[[tuple[int, ...]], None]
 """Called at most once, on the SUT's loop thread, with the first output token id(s)."""
 
 
+async def single_event(event: GenerationEvent) -> AsyncIterator[GenerationEvent]:
+    """An event stream of one event (a request that failed before it started)."""
+    yield event
+
+
 class EngineInfo(_Frozen):
     """What a run record says about the engine."""
 

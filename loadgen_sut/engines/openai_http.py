@@ -36,6 +36,7 @@ from loadgen_sut.engines.base import (
     FirstTokenCallback,
     GenerationEvent,
     GenerationRequest,
+    single_event,
 )
 from loadgen_sut.engines.http_client import Endpoint, HttpClient, HttpError
 from loadgen_sut.engines.sse_protocol import PendingRequest, SSEStreamClient
@@ -111,10 +112,6 @@ class Slots:
                 fut.set_result(None)  # the slot goes to this waiter
                 return
         self.free += 1
-
-
-async def _one(event: GenerationEvent) -> AsyncIterator[GenerationEvent]:
-    yield event
 
 
 class OpenAIEngine(Engine):
@@ -275,7 +272,7 @@ class OpenAIEngine(Engine):
         try:
             path, payload = self._encoded(request)
         except ValueError as exc:
-            return _one(Failed(error=EngineError(kind=ErrorKind.ENGINE, message=str(exc))))
+            return single_event(Failed(error=EngineError(kind=ErrorKind.ENGINE, message=str(exc))))
         if self._slots.try_acquire():
             ep, pending = self._begin(path, payload, on_first_token)
             return self._follow(ep, pending)

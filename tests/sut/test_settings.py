@@ -193,3 +193,22 @@ def test_cli_refuses_a_submission_without_system_before_running(tmp_path: Path, 
     assert main(args) == 2
     assert "--system" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("code_args", "message"),
+    [
+        (["--lcb-problems", "problems.jsonl"], "needs --allow-code-execution"),
+        (["--allow-code-execution"], "needs --lcb-problems"),
+        (["--allow-code-execution", "--lcb-problems", "missing.jsonl"], "missing.jsonl"),
+    ],
+)
+def test_cli_refuses_half_a_code_execution_opt_in_before_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], code_args: list[str], message: str
+) -> None:
+    args = ["run", "--engine", "simulated", "--benchmark", "deepseek-r1", "--scenario", "Offline"]
+    args += ["--round", ROUND, "--mode", "accuracy", "--out", str(tmp_path / "out")]
+    args += [a if not a.endswith(".jsonl") else str(tmp_path / a) for a in code_args]
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
