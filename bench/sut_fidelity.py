@@ -11,7 +11,10 @@ this script
    ``result_time_per_output_token_{50,99}``, ``result_validity``, completed samples per second);
 3. reads what the server observed for the same requests, and the SUT process tree's CPU time;
 4. drives the same server at the same rate, with the same number of requests, with each installed peer
-   (AIPerf, GuideLLM from PyPI, see ``bench/peers/setup_peers.sh``), and reads the same numbers.
+   (AIPerf, GuideLLM from PyPI, see ``bench/peers/setup_peers.sh``), and reads the same numbers;
+5. measures LoadGen's own floor at that rate (``bench/loadgen_floor.py``: a Python SUT that reports the first
+   token inside the issue callback), the part of any LoadGen SUT's TTFT that is LoadGen's issue lateness
+   (``--no-floor`` skips it).
 
 Timestamps, explicitly:
 
@@ -71,6 +74,7 @@ from checker.parsers.mllog import DetailLog, parse_detail_file
 
 REPO = Path(__file__).resolve().parents[1]
 SERVER_SCRIPT = REPO / "bench" / "token_server.py"
+FLOOR_SCRIPT = REPO / "bench" / "loadgen_floor.py"
 FULL_LEVELS = (10.0, 25.0, 44.0, 100.0, 200.0, 340.0)
 QUICK_LEVELS = (50.0,)
 # LoadGen needs >= 459 queries for early stopping to pass at p99 with no over-latency query
@@ -332,6 +336,25 @@ def sut_command(args: argparse.Namespace, url: str, conf: Path, out_dir: Path) -
     ]  # fmt: skip
 
 
+def run_floor(
+    args: argparse.Namespace, qps: float, duration_s: float, level_dir: Path, env: dict[str, str], timeout_s: float
+) -> dict[str, Any]:
+    """LoadGen's TTFT with a do-nothing Python SUT at this rate: the issue lateness no SUT can remove."""
+    print(f"  level {qps:g} req/s: LoadGen floor (null SUT) ...", file=sys.stderr, flush=True)
+    cmd = [sys.executable, str(FLOOR_SCRIPT), "--qps", f"{qps:g}", "--duration-s", f"{duration_s:g}",
+           "--out", str(level_dir / "loadgen_floor")]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s,
+                              preexec_fn=_niceness(args.nice), check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return {"problem": f"timed out after {timeout_s:g} s"}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return {"problem": f"exit status {proc.returncode}: {proc.stderr.strip()[-300:]}"}
+    floor: dict[str, Any] = json.loads(lines[-1])
+    return floor
+
+
 # ------------------------------------------------------------------------------------------- the ladder
 def run_level(
     args: argparse.Namespace, server: TokenServer, qps: float, peers: list[str], work: Path, round_no: int = 1
@@ -358,6 +381,8 @@ def run_level(
         "sut": {"run": sut_run.to_json(), "reported": sut.to_json()},
         "peers": {},
     }
+    if args.floor:
+        result["loadgen_floor"] = run_floor(args, qps, duration_s, level_dir, env, timeout_s)
     n_requests = sut_run.server.requests or max(int(qps * duration_s), 1)
     for name in peers:
         peer_dir = level_dir / name
@@ -418,6 +443,14 @@ def table_rows(level: dict[str, Any], with_round: bool = False) -> list[list[str
             _f(srv["ttft_late"]["p99_ms"]),
             _f(run["server_cpu_per_query_ms"], "{:.2f}"),
         ])  # fmt: skip
+    floor = level.get("loadgen_floor")
+    if floor is not None:
+        blank = "-"
+        rows.append([
+            rows[0][0], "LG floor", f"{_f(floor.get('ttft_p50_ms'), '{:.2f}')} / -",
+            f"{_f(floor.get('ttft_p99_ms'), '{:.2f}')} / -", blank, f"{floor.get('count', '-')}/-", blank, blank,
+            blank, blank, "failed" if floor.get("problem") else blank, blank, blank, blank,
+        ])  # fmt: skip
     return rows
 
 
@@ -438,7 +471,8 @@ def print_table(levels: list[dict[str, Any]]) -> None:
     print(
         "times in ms; rep = what the client reported, srv = what the token server observed for the same requests; "
         "err = rep - srv; CPU ms/q = client process-tree CPU over the load window per request; verdict: LoadGen's "
-        "for the SUT, for a peer 'held' when the server saw >= 90 % of the rate"
+        "for the SUT, for a peer 'held' when the server saw >= 90 % of the rate; LG floor = LoadGen's TTFT with a "
+        "do-nothing Python SUT at that rate (its issue lateness, part of every LoadGen SUT's TTFT)"
     )
 
 
@@ -522,6 +556,9 @@ def summary(levels: list[dict[str, Any]]) -> dict[str, Any]:
             "sut_cpu_per_query_ms": _median([r["sut"]["run"]["cpu_per_query_ms"] for r in rounds]),
             "peer_cpu_per_query_ms": peer_cpu,
             "server_late_p99_ms_rounds": [r["sut"]["run"]["server"]["ttft_late"]["p99_ms"] for r in rounds],
+            "loadgen_floor_ttft_p99_ms": _median(
+                [(r.get("loadgen_floor") or {}).get("ttft_p99_ms") for r in rounds]
+            ),
         })  # fmt: skip
     out["highest_valid_sut_rate"] = best_sut_valid
     out["highest_rate_a_peer_held"] = best_peer_ok
@@ -537,10 +574,12 @@ def print_summary(s: dict[str, Any]) -> None:
         cpus = ", ".join(f"{k} {_f(v, '{:.2f}')}" for k, v in lv["peer_cpu_per_query_ms"].items())
         met = {True: "met", False: "NOT met", None: "n/a"}[lv["ttft_error_target_met"]]
         lo, hi = lv["sut_ttft_p99_error_ms_min_max"]
+        floor = lv.get("loadgen_floor_ttft_p99_ms")
+        floor_text = f"; LoadGen floor p99 {floor:.2f} ms" if floor is not None else ""
         spread = f" [{_err(lo)} .. {_err(hi)} over {lv['rounds']} rounds]" if lv["rounds"] > 1 else ""
         print(f"  {lv['target_qps']:>6g} req/s: SUT p99 TTFT error {_err(lv['sut_ttft_p99_error_ms'])} ms{spread} "
               f"({met}); peers {peers}; CPU ms/query SUT {_f(lv['sut_cpu_per_query_ms'], '{:.2f}')}"
-              + (f", {cpus}" if cpus else ""))  # fmt: skip
+              + (f", {cpus}" if cpus else "") + floor_text)  # fmt: skip
     print(f"highest VALID SUT rate: {_f(s['highest_valid_sut_rate'], '{:g}')} req/s; highest rate a peer held "
           f"(>= 90 % of target, no failure): {_f(s['highest_rate_a_peer_held'], '{:g}')} req/s")  # fmt: skip
 
@@ -582,6 +621,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--nice", type=int, default=0,
                    help="nice value for the server and every client, and for this session's autogroup while it runs "
                         "(e.g. -10 as root on a shared machine; default 0)")  # fmt: skip
+    p.add_argument("--no-floor", dest="floor", action="store_false",
+                   help="skip LoadGen's floor (a do-nothing SUT at each rate)")  # fmt: skip
     p.add_argument("--repeat", type=int, default=1,
                    help="rounds per level, SUT and peers taking turns; targets judged on the medians (default 1)")  # fmt: skip
     p.add_argument("--out", type=Path, default=REPO / "out" / "fidelity", help="work and result directory")

@@ -28,6 +28,7 @@ from loadgen_sut.engines.factory import EngineSpec, build_engine, build_tokenize
 from loadgen_sut.progress import Progress
 from loadgen_sut.settings import TestMode, TestSettingsModel, compare_with_loadgen, from_loadgen, to_loadgen
 from loadgen_sut.sut import LoadGenSUT, LoopThread, percentile_with_count
+from loadgen_sut.timer_slack import tighten_timer_slack, timer_slack_ns
 
 RESULT_FILE = "sut_result.json"
 EXIT_ENGINE_UNAVAILABLE = 3
@@ -161,6 +162,9 @@ def run_test(spec: TestSpec, workdir: Path) -> int:
     sut_handle = sut.construct()
     progress = Progress(spec.name, sut.stats, spec.progress_interval_s)
     usage0 = resource.getrusage(resource.RUSAGE_SELF)
+    # this thread runs LoadGen's issue loop: wake at each scheduled time, not up to 50 us after it
+    tighten_timer_slack()
+    slack_ns = timer_slack_ns()
     t0 = time.perf_counter()
     progress.start()
     status = "finished"
@@ -191,6 +195,7 @@ def run_test(spec: TestSpec, workdir: Path) -> int:
             "error": error,
             "engine": engine.info().model_dump(),
             "event_loop": loop_thread.kind,
+            "issue_timer_slack_ns": slack_ns,
             "dataset": {"name": dataset.name, "samples": n, "simulated": bool(dataset.simulated)},
             "input_tokens": _length_stats([len(s.input_ids) for s in dataset.samples if s.input_ids is not None]),
             "output_tokens": _length_stats(out_lens),

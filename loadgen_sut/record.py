@@ -100,6 +100,7 @@ class TestRecord(_Frozen):
     process_cpu_s: float | None = None
     cpu_us_per_query: float | None = None
     event_loop: str | None = None  # the SUT's event loop, e.g. "uvloop 0.22.1" or "asyncio"
+    issue_timer_slack_ns: int | None = None  # Linux timer slack of LoadGen's issue thread (None: not known)
     loadgen_settings: TestSettingsModel | None = None
 
 

@@ -292,6 +292,7 @@ def _test_record(
         process_cpu_s=data.get("process_cpu_s"),
         cpu_us_per_query=data.get("cpu_us_per_query"),
         event_loop=data.get("event_loop"),
+        issue_timer_slack_ns=data.get("issue_timer_slack_ns"),
         loadgen_settings=TestSettingsModel.model_validate(settings) if settings else None,
     ), data
 

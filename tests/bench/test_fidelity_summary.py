@@ -29,6 +29,8 @@ def _round(qps: float, n: int, sut_err: float, peer_err: float, validity: str = 
 
 def test_targets_are_judged_on_the_median_round() -> None:
     rounds = [_round(50.0, 1, 6.0, 4.0), _round(50.0, 2, 1.5, 5.0), _round(50.0, 3, 1.0, 3.0)]
+    for r, floor_ms in zip(rounds, (2.5, 0.8, 1.1), strict=True):
+        r["loadgen_floor"] = {"ttft_p99_ms": floor_ms, "count": 1000}
     s = summary(rounds)
     (lv,) = s["levels"]
     assert lv["rounds"] == 3
@@ -37,6 +39,7 @@ def test_targets_are_judged_on_the_median_round() -> None:
     assert lv["peer_ttft_p99_error_ms"] == {"aiperf": 4.0}
     assert lv["ttft_error_target_met"] is True  # 1.5 <= 2 ms at 50 req/s
     assert lv["sut_cpu_per_query_ms"] == 4.0  # median of 3, 4, 5
+    assert lv["loadgen_floor_ttft_p99_ms"] == 1.1
     assert s["highest_valid_sut_rate"] == 50.0
 
 
@@ -45,6 +48,7 @@ def test_a_rate_counts_as_valid_only_when_every_round_is_valid() -> None:
     s = summary([_round(100.0, 1, 5.0, 300.0), *rounds])
     assert s["highest_valid_sut_rate"] == 100.0
     by_rate = {lv["target_qps"]: lv for lv in s["levels"]}
+    assert by_rate[100.0]["loadgen_floor_ttft_p99_ms"] is None  # not measured
     assert by_rate[200.0]["sut_valid_rounds"] == 1
     assert by_rate[200.0]["sut_ttft_p99_error_ms"] == 11.0  # mean of the two middle values
     assert by_rate[200.0]["ttft_error_target_met"] is True  # 11 <= 0.25 * 450
