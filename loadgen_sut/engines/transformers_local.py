@@ -150,6 +150,7 @@ class TransformersEngine(Engine):
         self._proc: Any = None
         self._conn: Connection | None = None
         self._queues: dict[int, asyncio.Queue[tuple[str, Any]]] = {}
+        self._on_first: dict[int, FirstTokenCallback] = {}  # reported from _dispatch, before the task wakes
         self._next_key = 0
         self._reader: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -195,6 +196,10 @@ class TransformersEngine(Engine):
             self._loop.call_soon_threadsafe(self._dispatch, msg)
 
     def _dispatch(self, msg: tuple[Any, ...]) -> None:
+        if msg[0] == "first":
+            on_first = self._on_first.pop(msg[1], None)
+            if on_first is not None:
+                on_first(tuple(msg[2]))
         q = self._queues.get(msg[1])
         if q is not None:
             q.put_nowait((msg[0], msg[2]))
@@ -249,6 +254,8 @@ class TransformersEngine(Engine):
         self._next_key += 1
         q: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._queues[key] = q
+        if on_first_token is not None:
+            self._on_first[key] = on_first_token
         try:
             self._conn.send(
                 (
@@ -281,3 +288,4 @@ class TransformersEngine(Engine):
             yield Failed(error=EngineError(kind=ErrorKind.ENGINE, message=f"pipe to worker broken: {exc}"))
         finally:
             self._queues.pop(key, None)
+            self._on_first.pop(key, None)
