@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from nltk.tokenize import sent_tokenize
@@ -444,57 +445,52 @@ def score_accuracy(
             )
         references.append(sample.reference)
     ids = _decode_all(unique, dtype, accuracy_log)
+    texts = [detokenize(x) for x in ids]
+    gen_tok_len = sum(len(x) for x in ids)
+    common: dict[str, Any] = {  # what every benchmark's score holds
+        "benchmark": benchmark.name,
+        "dataset": dataset.name,
+        "dataset_samples": len(dataset.samples),
+        "simulated": dataset.simulated or simulated,
+        "dtype": dtype,
+        "accuracy_log": str(accuracy_log),
+        "accuracy_log_sha256": log.sha256,
+        "gen_num": len(unique),
+        "duplicate_entries": len(log.entries) - len(unique),
+        "missing_samples": len(set(by_index) - {e.qsl_idx for e in unique}),
+        "gen_tok_len": gen_tok_len,
+    }
     if uses_deepseek_evaluators(benchmark.name):
-        return _score_deepseek(
-            accuracy_log, log.sha256, dataset, benchmark, [detokenize(x) for x in ids], ids, unique, references,
-            dtype=dtype, simulated=simulated, duplicates=len(log.entries) - len(unique), code=code_execution,
-        )  # fmt: skip
+        return AccuracyScore(**common, **_deepseek_fields(dataset, texts, ids, unique, references, code_execution))
     splitter = SentenceSplitter()
-    preds = postprocess([detokenize(x) for x in ids], splitter)
+    preds = postprocess(texts, splitter)
     refs = postprocess(references, splitter)
     rouge = rouge_scores(preds, refs)
-    gen_tok_len = sum(len(x) for x in ids)
     exact = None
     if any(t.metric == "exact_match" for t in benchmark.accuracy_targets):
         exact = round(float(np.mean([qa_exact_match(r, p) for p, r in zip(preds, refs, strict=True)])), 4)
     return AccuracyScore(
-        benchmark=benchmark.name,
-        dataset=dataset.name,
-        dataset_samples=len(dataset.samples),
-        simulated=dataset.simulated or simulated,
-        dtype=dtype,
+        **common,
         sentence_splitter=splitter.name,
-        accuracy_log=str(accuracy_log),
-        accuracy_log_sha256=log.sha256,
-        gen_num=len(unique),
-        duplicate_entries=len(log.entries) - len(unique),
-        missing_samples=len(set(by_index) - {e.qsl_idx for e in unique}),
         rouge1=rouge["rouge1"],
         rouge2=rouge["rouge2"],
         rougeL=rouge["rougeL"],
         rougeLsum=rouge["rougeLsum"],
         exact_match=exact,
         gen_len=sum(len(p) for p in preds),
-        gen_tok_len=gen_tok_len,
         tokens_per_sample=round(gen_tok_len / len(unique), 1),
     )
 
 
-def _score_deepseek(
-    accuracy_log: Path,
-    log_sha256: str,
+def _deepseek_fields(
     dataset: Dataset,
-    benchmark: Benchmark,
     texts: Sequence[str],
     ids: Sequence[tuple[int, ...]],
     unique: Sequence[AccuracyEntry],
     references: Sequence[str],
-    *,
-    dtype: TokenDtype,
-    simulated: bool,
-    duplicates: int,
     code: CodeExecution | None,
-) -> AccuracyScore:
+) -> dict[str, Any]:
+    """deepseek-r1's part of a score: its evaluators per sub-data set (no ROUGE, no sentence split)."""
     by_index = {s.index: s for s in dataset.samples}
     subsets = []
     for e in unique:
@@ -510,27 +506,16 @@ def _score_deepseek(
         ds = score_deepseek([e.qsl_idx for e in unique], texts, [len(x) for x in ids], references, subsets, code)
     except ValueError as err:
         raise UnusableInput(str(err), dataset.source) from err
-    return AccuracyScore(
-        benchmark=benchmark.name,
-        dataset=dataset.name,
-        dataset_samples=len(dataset.samples),
-        simulated=dataset.simulated or simulated,
-        dtype=dtype,
-        sentence_splitter=SPLITTER_NOT_USED,
-        accuracy_log=str(accuracy_log),
-        accuracy_log_sha256=log_sha256,
-        gen_num=len(unique),
-        duplicate_entries=duplicates,
-        missing_samples=len(set(by_index) - {e.qsl_idx for e in unique}),
-        exact_match=ds.exact_match,
-        gen_len=sum(len(t.strip()) for t in texts),
-        gen_tok_len=sum(len(x) for x in ids),
-        tokens_per_sample=ds.tokens_per_sample,
-        not_scored=ds.not_scored,
-        exact_match_scored=ds.exact_match_scored,
-        subsets=ds.subsets,
-        code_execution=ds.code_execution,
-    )
+    return {
+        "sentence_splitter": SPLITTER_NOT_USED,
+        "exact_match": ds.exact_match,
+        "gen_len": sum(len(t.strip()) for t in texts),
+        "tokens_per_sample": ds.tokens_per_sample,
+        "not_scored": ds.not_scored,
+        "exact_match_scored": ds.exact_match_scored,
+        "subsets": ds.subsets,
+        "code_execution": ds.code_execution,
+    }
 
 
 def accuracy_txt(score: AccuracyScore, log_hash: str) -> str:
