@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# GPU smoke run: a random-weight Llama (~1 B parameters, bf16) through `inference-audit run --engine
+# transformers`, one short Offline and one short Server performance trial under the real LoadGen, and
+# TTFT/TPOT/tokens-per-second in $OUT/gpu_smoke.json. Made for the H200 device tool (one `run` call):
+#
+#   command: bash bench/device/gpu_smoke.sh     carry: ["bench/device/wheels"]     timeout_s: 540
+#
+# (bench/device/fetch_wheels.sh fills bench/device/wheels beforehand, here, where PyPI is reachable.)
+# Nothing is downloaded: the wheels are installed offline, the tokenizer is trained from the standard
+# library's sources and the weights are random. Every step has a timeout and the whole script a
+# deadline (TOTAL_S), so it ends inside the device tool's 10-minute command limit with what it has.
+#
+# $OUT receives at most 7 flat files: gpu_smoke.json, {offline,server}-run-record.json,
+# {offline,server}-mlperf_log_summary.txt, nvidia-smi.txt and smoke.log (this script's whole output).
+#
+# Settings (environment); the CPU test of the script:
+#   DEVICE=cpu OUT=/tmp/gpusmoke bash bench/device/gpu_smoke.sh     (MODEL_SIZE tiny, shorter runs)
+set -uo pipefail
+
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$REPO" || exit 2
+DEVICE=${DEVICE:-cuda}
+if [[ $DEVICE == cpu ]]; then
+    # the CPU test: a tiny model, short runs, fewer tokens and a smaller batch
+    d_size=tiny d_dtype=float32 d_off_s=8 d_srv_s=8 d_mnt=16 d_batch=8
+else
+    d_size=1b d_dtype=bfloat16 d_off_s=15 d_srv_s=30 d_mnt=64 d_batch=64
+fi
+OUT=${OUT:-$REPO/out/gpu_smoke}
+WORK=${WORK:-/tmp/gpu_smoke_work}
+MODEL_DIR=${MODEL_DIR:-$WORK/model}
+MODEL_SIZE=${MODEL_SIZE:-$d_size}            # tiny | 0.5b | 1b (bench/device/build_model.py)
+DTYPE=${DTYPE:-$d_dtype}
+WHEELS=${WHEELS:-$REPO/bench/device/wheels}
+PY=${PY:-python3}
+BENCHMARK=${BENCHMARK:-llama3.1-8b}
+ROUND=${ROUND:-}                              # empty: the harness's default round
+MAX_NEW_TOKENS=${MAX_NEW_TOKENS:-$d_mnt}
+BATCH_SIZE=${BATCH_SIZE:-$d_batch}
+# Offline expected QPS (LoadGen issues about QPS x OFFLINE_S x 1.1 samples at once); auto: OFFLINE_HEADROOM x
+# the samples/s of a calibration run of CALIBRATION_BATCHES full batches, so that the run lasts its min_duration
+OFFLINE_QPS=${OFFLINE_QPS:-auto}
+OFFLINE_HEADROOM=${OFFLINE_HEADROOM:-2}
+CALIBRATION_BATCHES=${CALIBRATION_BATCHES:-3}
+OFFLINE_QPS_FALLBACK=${OFFLINE_QPS_FALLBACK:-20}
+OFFLINE_S=${OFFLINE_S:-$d_off_s}              # Offline min_duration (s)
+OFFLINE_MIN_QUERIES=${OFFLINE_MIN_QUERIES:-64}
+SERVER_QPS=${SERVER_QPS:-auto}                # auto: SERVER_LOAD x the Offline run's samples/s
+SERVER_LOAD=${SERVER_LOAD:-0.5}
+SERVER_QPS_FALLBACK=${SERVER_QPS_FALLBACK:-4}
+SERVER_S=${SERVER_S:-$d_srv_s}                # Server min_duration (s)
+SERVER_MIN_QUERIES=${SERVER_MIN_QUERIES:-500} # LoadGen's early stopping needs >= 459 queries at p99
+TOTAL_S=${TOTAL_S:-480}                       # deadline for the whole script (s)
+
+export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
+mkdir -p "$OUT" "$WORK"
+rm -rf "$WORK/calibration" "$WORK/offline" "$WORK/server" "$WORK/steps.tsv"
+exec > >(tee -a "$OUT/smoke.log") 2>&1
+t_start=$SECONDS
+echo "gpu_smoke: $(date -u +%FT%TZ) DEVICE=$DEVICE MODEL_SIZE=$MODEL_SIZE DTYPE=$DTYPE BATCH_SIZE=$BATCH_SIZE" \
+     "MAX_NEW_TOKENS=$MAX_NEW_TOKENS OFFLINE_QPS=$OFFLINE_QPS/${OFFLINE_S}s SERVER_QPS=$SERVER_QPS/${SERVER_S}s" \
+     "SERVER_MIN_QUERIES=$SERVER_MIN_QUERIES TOTAL_S=$TOTAL_S"
+
+# step NAME CAP_S CMD...: run CMD with a timeout of min(CAP_S, time left before the deadline less 30 s
+# for the report); record "name<TAB>exit status<TAB>seconds" in $WORK/steps.tsv; return the exit status
+step() {
+    local name=$1 cap=$2 t0=$SECONDS rc
+    shift 2
+    local left=$((TOTAL_S - (SECONDS - t_start) - 30))
+    local limit=$((cap < left ? cap : left))
+    if ((limit < 10)); then
+        echo "== $name: skipped, ${left} s left before the deadline"
+        printf '%s\t%d\t%d\n' "$name" 124 0 >>"$WORK/steps.tsv"
+        return 124
+    fi
+    echo "== $name (timeout ${limit} s): $*"
+    timeout -k 10 "$limit" "$@"
+    rc=$?
+    ((rc == 124 || rc == 137)) && echo "== $name: TIMED OUT after ${limit} s"
+    printf '%s\t%d\t%d\n' "$name" "$rc" $((SECONDS - t0)) >>"$WORK/steps.tsv"
+    echo "== $name: exit $rc after $((SECONDS - t0)) s"
+    return $rc
+}
+
+# 1. the machine
+if command -v nvidia-smi >/dev/null; then
+    { nvidia-smi; nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv; } \
+        >"$OUT/nvidia-smi.txt" 2>&1
+    head -n 20 "$OUT/nvidia-smi.txt"
+else
+    echo "nvidia-smi not found (DEVICE=$DEVICE)" | tee "$OUT/nvidia-smi.txt"
+fi
+
+# 2. what the image must have (not carried): torch, transformers, tokenizers, numpy, pandas, scipy
+if ! "$PY" - <<'EOF'
+import importlib, sys
+missing = []
+for name in ("torch", "transformers", "tokenizers", "numpy", "pandas", "scipy"):
+    try:
+        mod = importlib.import_module(name)
+        print(f"  {name} {getattr(mod, '__version__', '?')}")
+    except Exception as exc:
+        missing.append(f"{name} ({type(exc).__name__}: {exc})")
+if missing:
+    print("gpu_smoke: the image lacks " + ", ".join(missing) + "; these are not carried: add their cp312 wheels "
+          "to bench/device/wheels (fetch_wheels.sh, SKIP_RE) or run where they are installed", file=sys.stderr)
+    sys.exit(3)
+import torch
+print(f"  python {sys.version.split()[0]}, cuda available: {torch.cuda.is_available()}, "
+      f"device: {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none'}")
+EOF
+then
+    echo "gpu_smoke: stopping: a package of the image is missing"
+    exit 3
+fi
+
+# 3. the project's own dependencies, offline from the carried wheels (skipped where all import already)
+if "$PY" -c "import mlperf_loadgen, pydantic, jsonschema, yaml, rouge_score, nltk, sympy, pylatexenc" 2>/dev/null; then
+    echo "== install: not needed (all the project's dependencies import)"
+    printf '%s\t%d\t%d\n' install 0 0 >>"$WORK/steps.tsv"
+elif [[ ! -d $WHEELS ]]; then
+    echo "gpu_smoke: the project's dependencies are missing and $WHEELS does not exist:" \
+         "run bench/device/fetch_wheels.sh here and carry bench/device/wheels"
+    exit 3
+else
+    # pyproject.toml's dependencies, LoadGen pinned to the 6.0.x series the wheels hold
+    mapfile -t reqs < <("$PY" - <<'EOF'
+import tomllib
+deps = tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]
+print("\n".join(d for d in deps if not d.startswith("mlcommons-loadgen")))
+print("mlcommons-loadgen==6.0.*")
+EOF
+)
+    step install 180 "$PY" -m pip install -q --no-index --no-cache-dir --find-links "$WHEELS" "${reqs[@]}" || {
+        echo "gpu_smoke: stopping: the offline install failed"
+        exit 3
+    }
+fi
+
+# 4. the model: byte-level BPE tokenizer trained here + random Llama weights (a previous build is replaced)
+[[ -f $MODEL_DIR/build.json ]] && rm -rf "$MODEL_DIR"
+step build-model 240 "$PY" bench/device/build_model.py "$MODEL_DIR" --size "$MODEL_SIZE" --device "$DEVICE" || {
+    echo "gpu_smoke: stopping: the model could not be built"
+    exit 3
+}
+
+run_args=(--engine transformers --model "$MODEL_DIR" --device "$DEVICE" --dtype "$DTYPE" --batch-size "$BATCH_SIZE"
+          --benchmark "$BENCHMARK" --mode performance --dataset builtin --max-new-tokens "$MAX_NEW_TOKENS" --ignore-eos
+          --progress-interval 10)
+[[ -n $ROUND ]] && run_args+=(--round "$ROUND")
+
+# 5. Offline: calibrate the expected QPS (a few full batches), then the run itself
+if [[ $OFFLINE_QPS == auto ]]; then
+    mkdir -p "$WORK/calibration"
+    cat >"$WORK/calibration/user.conf" <<EOF
+# gpu_smoke.sh: Offline calibration, $CALIBRATION_BATCHES batches of $BATCH_SIZE (sets the Offline run's expected QPS)
+*.Offline.target_qps = 1
+*.Offline.min_duration = 0
+*.Offline.min_query_count = $((CALIBRATION_BATCHES * BATCH_SIZE))
+EOF
+    step offline-calibration 150 "$PY" -m loadgen_sut.cli run "${run_args[@]}" --scenario Offline \
+        --user-conf "$WORK/calibration/user.conf" --out "$WORK/calibration"
+    OFFLINE_QPS=$("$PY" bench/device/smoke_report.py --offline "$WORK/calibration" --suggest-qps "$OFFLINE_HEADROOM") \
+        || OFFLINE_QPS=$OFFLINE_QPS_FALLBACK
+    echo "== offline expected QPS: $OFFLINE_QPS ($OFFLINE_HEADROOM x the calibration's samples/s)"
+fi
+mkdir -p "$WORK/offline"
+cat >"$WORK/offline/user.conf" <<EOF
+# gpu_smoke.sh: a short Offline performance trial (not compliant: shortened on purpose)
+*.Offline.target_qps = $OFFLINE_QPS
+*.Offline.min_duration = $((OFFLINE_S * 1000))
+*.Offline.min_query_count = $OFFLINE_MIN_QUERIES
+EOF
+step offline 180 "$PY" -m loadgen_sut.cli run "${run_args[@]}" --scenario Offline \
+    --user-conf "$WORK/offline/user.conf" --out "$WORK/offline"
+
+# 6. Server at a rate the engine holds (auto: a fraction of the Offline throughput)
+qps=$SERVER_QPS
+if [[ $qps == auto ]]; then
+    qps=$("$PY" bench/device/smoke_report.py --offline "$WORK/offline" --suggest-qps "$SERVER_LOAD") \
+        || qps=$SERVER_QPS_FALLBACK
+    echo "== server rate: $qps QPS ($SERVER_LOAD x the Offline run's samples/s)"
+fi
+mkdir -p "$WORK/server"
+cat >"$WORK/server/user.conf" <<EOF
+# gpu_smoke.sh: a short Server performance trial (not compliant: shortened on purpose)
+*.Server.target_qps = $qps
+*.Server.min_duration = $((SERVER_S * 1000))
+*.Server.min_query_count = $SERVER_MIN_QUERIES
+EOF
+step server 240 "$PY" -m loadgen_sut.cli run "${run_args[@]}" --scenario Server \
+    --user-conf "$WORK/server/user.conf" --out "$WORK/server"
+
+# 7. the report: LoadGen's own percentiles, read with the checker's mllog parser
+report_args=(--offline "$WORK/offline" --server "$WORK/server" --model "$MODEL_DIR" --steps "$WORK/steps.tsv")
+[[ -d $WORK/calibration ]] && report_args+=(--calibration "$WORK/calibration")
+"$PY" bench/device/smoke_report.py "${report_args[@]}" --device "$DEVICE" --out "$OUT"
+rc=$?
+echo "gpu_smoke: done in $((SECONDS - t_start)) s, report exit $rc; files in $OUT:"
+ls -l "$OUT"
+exit $rc
