@@ -3,7 +3,7 @@
 # transformers`, one short Offline and one short Server performance trial under the real LoadGen, and
 # TTFT/TPOT/tokens-per-second in $OUT/gpu_smoke.json. Made for the H200 device tool (one `run` call):
 #
-#   command: bash bench/device/gpu_smoke.sh     carry: ["bench/device/wheels"]     timeout_s: 540
+#   command: bash bench/device/gpu_smoke.sh     carry: ["bench/device/wheels"]     timeout_s: 480
 #
 # (bench/device/fetch_wheels.sh fills bench/device/wheels beforehand, here, where PyPI is reachable.)
 # Nothing is downloaded: the wheels are installed offline, the tokenizer is trained from the standard
@@ -50,13 +50,19 @@ SERVER_LOAD=${SERVER_LOAD:-0.5}
 SERVER_QPS_FALLBACK=${SERVER_QPS_FALLBACK:-4}
 SERVER_S=${SERVER_S:-$d_srv_s}                # Server min_duration (s)
 SERVER_MIN_QUERIES=${SERVER_MIN_QUERIES:-500} # LoadGen's early stopping needs >= 459 queries at p99
-TOTAL_S=${TOTAL_S:-480}                       # deadline for the whole script (s)
+TOTAL_S=${TOTAL_S:-420}                       # deadline for the whole script (s)
+# the image's packages that are checked, never carried; STOP_AFTER=install ends after the offline install
+# (both for testing the install where torch is absent: IMAGE_PACKAGES="numpy pandas scipy" STOP_AFTER=install)
+IMAGE_PACKAGES=${IMAGE_PACKAGES:-torch transformers tokenizers numpy pandas scipy}
+STOP_AFTER=${STOP_AFTER:-}
 
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$OUT" "$WORK"
 rm -rf "$WORK/calibration" "$WORK/offline" "$WORK/server" "$WORK/steps.tsv"
 exec > >(tee -a "$OUT/smoke.log") 2>&1
+tee_pid=$!
+trap 'exec 1>&- 2>&-; wait "$tee_pid"' EXIT  # smoke.log complete before the device tool collects $OUT
 t_start=$SECONDS
 echo "gpu_smoke: $(date -u +%FT%TZ) DEVICE=$DEVICE MODEL_SIZE=$MODEL_SIZE DTYPE=$DTYPE BATCH_SIZE=$BATCH_SIZE" \
      "MAX_NEW_TOKENS=$MAX_NEW_TOKENS OFFLINE_QPS=$OFFLINE_QPS/${OFFLINE_S}s SERVER_QPS=$SERVER_QPS/${SERVER_S}s" \
@@ -93,10 +99,10 @@ else
 fi
 
 # 2. what the image must have (not carried): torch, transformers, tokenizers, numpy, pandas, scipy
-if ! "$PY" - <<'EOF'
-import importlib, sys
+if ! IMAGE_PACKAGES=$IMAGE_PACKAGES "$PY" - <<'EOF'
+import importlib, os, sys
 missing = []
-for name in ("torch", "transformers", "tokenizers", "numpy", "pandas", "scipy"):
+for name in os.environ["IMAGE_PACKAGES"].split():
     try:
         mod = importlib.import_module(name)
         print(f"  {name} {getattr(mod, '__version__', '?')}")
@@ -106,9 +112,11 @@ if missing:
     print("gpu_smoke: the image lacks " + ", ".join(missing) + "; these are not carried: add their cp312 wheels "
           "to bench/device/wheels (fetch_wheels.sh, SKIP_RE) or run where they are installed", file=sys.stderr)
     sys.exit(3)
-import torch
-print(f"  python {sys.version.split()[0]}, cuda available: {torch.cuda.is_available()}, "
-      f"device: {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none'}")
+print(f"  python {sys.version.split()[0]}")
+if "torch" in sys.modules:
+    import torch
+    print(f"  cuda available: {torch.cuda.is_available()}, "
+          f"device: {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none'}")
 EOF
 then
     echo "gpu_smoke: stopping: a package of the image is missing"
@@ -136,6 +144,16 @@ EOF
         echo "gpu_smoke: stopping: the offline install failed"
         exit 3
     }
+fi
+# the harness imports with what is installed now (the runner pulls in every runtime dependency)
+"$PY" -c "import mlperf_loadgen, loadgen_sut.runner, checker.engine; from importlib.metadata import version; \
+print('  harness imports; mlcommons-loadgen', version('mlcommons-loadgen'), '| pydantic', version('pydantic'))" || {
+    echo "gpu_smoke: stopping: the harness does not import"
+    exit 3
+}
+if [[ $STOP_AFTER == install ]]; then
+    echo "gpu_smoke: STOP_AFTER=install: stopping after the install"
+    exit 0
 fi
 
 # 4. the model: byte-level BPE tokenizer trained here + random Llama weights (a previous build is replaced)
