@@ -101,6 +101,7 @@ class TestRecord(_Frozen):
     cpu_us_per_query: float | None = None
     event_loop: str | None = None  # the SUT's event loop, e.g. "uvloop 0.22.1" or "asyncio"
     issue_timer_slack_ns: int | None = None  # Linux timer slack of LoadGen's issue thread (None: not known)
+    gc_frozen_objects: int | None = None  # objects moved out of the cyclic GC's reach before LoadGen started
     loadgen_settings: TestSettingsModel | None = None
 
 

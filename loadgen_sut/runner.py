@@ -293,6 +293,7 @@ def _test_record(
         cpu_us_per_query=data.get("cpu_us_per_query"),
         event_loop=data.get("event_loop"),
         issue_timer_slack_ns=data.get("issue_timer_slack_ns"),
+        gc_frozen_objects=data.get("gc_frozen_objects"),
         loadgen_settings=TestSettingsModel.model_validate(settings) if settings else None,
     ), data
 

@@ -6,6 +6,7 @@ the failures counted by kind, and the run never reported valid.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,11 @@ def test_load_is_spread_over_replicas(tmp_path: Path) -> None:
     assert perf.sut.failed == 0 and perf.loadgen is not None and perf.loadgen.result_validity == "VALID"
     assert a.stats.completions + b.stats.completions == perf.sut.issued
     assert min(a.stats.completions, b.stats.completions) > perf.sut.issued // 4
+    # how the measuring process was set up is on record
+    assert perf.event_loop is not None and perf.event_loop.split()[0] in ("uvloop", "asyncio")
+    assert perf.gc_frozen_objects is not None and perf.gc_frozen_objects > 0
+    if sys.platform.startswith("linux"):
+        assert perf.issue_timer_slack_ns == 1
 
 
 @pytest.mark.parametrize(
