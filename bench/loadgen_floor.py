@@ -15,25 +15,20 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import mlperf_loadgen as lg
 import numpy as np
 
-from checker.parsers.mllog import parse_detail_file
+from checker.parsers.mllog import DetailLog, parse_detail_file
 from loadgen_sut.timer_slack import tighten_timer_slack
 
 
-def run(qps: float, duration_s: float, out: Path) -> dict[str, object]:
+def run_server_test(sut: Any, qps: float, duration_s: float, out: Path) -> DetailLog:
+    """One short Server test with token latencies (llama3.1-8b's 2 s / 100 ms gates), set up as
+    ``loadgen_sut.lgtest`` sets up its own (GIL switch interval, issue-thread timer slack); LoadGen's
+    detail log from ``out``. Shared with ``bench/sut_hops.py``."""
     out.mkdir(parents=True, exist_ok=True)
-    sys.setswitchinterval(0.0005)  # as loadgen_sut.lgtest
-    tokens = np.array([1, 2], dtype=np.int32)
-    ptr = tokens.ctypes.data
-
-    def issue(ids: list[int], _indices: list[int]) -> None:
-        for qid in ids:
-            lg.FirstTokenComplete([lg.QuerySampleResponse(qid, ptr, 4)])
-            lg.QuerySamplesComplete([lg.QuerySampleResponse(qid, ptr, 8, 2)])
-
     ts = lg.TestSettings()
     ts.scenario = lg.TestScenario.Server
     ts.mode = lg.TestMode.PerformanceOnly
@@ -48,19 +43,42 @@ def run(qps: float, duration_s: float, out: Path) -> dict[str, object]:
     log_out.copy_summary_to_stdout = False
     log_settings = lg.LogSettings()
     log_settings.log_output = log_out
-    sut = lg.ConstructFastSUT(issue, lambda: None)
     qsl = lg.ConstructQSL(32, 32, lambda _s: None, lambda _s: None)
+    sys.setswitchinterval(0.0005)
     tighten_timer_slack()
     lg.StartTestWithLogSettings(sut, qsl, ts, log_settings)
     lg.DestroyQSL(qsl)
-    lg.DestroyFastSUT(sut)
-    detail = parse_detail_file(out / "mlperf_log_detail.txt")
+    return parse_detail_file(out / "mlperf_log_detail.txt")
+
+
+def first_token_ms(detail: DetailLog) -> dict[str, float | int | None]:
+    """LoadGen's TTFT p50/p99 in ms, with the count they are over."""
     p50, p99 = detail.percentile_ns("first_token", 50), detail.percentile_ns("first_token", 99)
     return {
-        "qps": qps,
-        "ttft_p50_ms": None if p50 is None else p50 / 1e6,
-        "ttft_p99_ms": None if p99 is None else p99 / 1e6,
+        "p50": None if p50 is None else p50 / 1e6,
+        "p99": None if p99 is None else p99 / 1e6,
         "count": detail.int_value("result_query_count"),
+    }
+
+
+def run(qps: float, duration_s: float, out: Path) -> dict[str, object]:
+    tokens = np.array([1, 2], dtype=np.int32)
+    ptr = tokens.ctypes.data
+
+    def issue(ids: list[int], _indices: list[int]) -> None:
+        for qid in ids:
+            lg.FirstTokenComplete([lg.QuerySampleResponse(qid, ptr, 4)])
+            lg.QuerySamplesComplete([lg.QuerySampleResponse(qid, ptr, 8, 2)])
+
+    sut = lg.ConstructFastSUT(issue, lambda: None)
+    detail = run_server_test(sut, qps, duration_s, out)
+    lg.DestroyFastSUT(sut)
+    ttft = first_token_ms(detail)
+    return {
+        "qps": qps,
+        "ttft_p50_ms": ttft["p50"],
+        "ttft_p99_ms": ttft["p99"],
+        "count": ttft["count"],
         "detail_log": str(out / "mlperf_log_detail.txt"),
     }
 

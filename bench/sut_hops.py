@@ -29,15 +29,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import mlperf_loadgen as lg
 import numpy as np
+from loadgen_floor import first_token_ms, run_server_test
 
-from checker.parsers.mllog import parse_detail_file
 from loadgen_sut import sut as sut_module
 from loadgen_sut.engines import sse_protocol
 from loadgen_sut.engines.base import GenerationRequest
 from loadgen_sut.engines.openai_http import OpenAIConfig, OpenAIEngine
-from loadgen_sut.timer_slack import tighten_timer_slack
 
 REPO = Path(__file__).resolve().parents[1]
 HOPS = (
@@ -177,28 +175,9 @@ def run(qps: float, duration_s: float, ttft_ms: float, tpot_ms: float, tokens: i
         }
         engine.prepare(requests)
         sut = sut_module.LoadGenSUT(engine, requests.__getitem__, report_first_token=True, loop_thread=loop_thread)
-        ts = lg.TestSettings()
-        ts.scenario = lg.TestScenario.Server
-        ts.mode = lg.TestMode.PerformanceOnly
-        ts.server_target_qps = qps
-        ts.min_duration_ms = int(duration_s * 1000)
-        ts.min_query_count = 100
-        ts.use_token_latencies = True
-        ts.ttft_latency = 2_000_000_000
-        ts.tpot_latency = 100_000_000
-        log_out = lg.LogOutputSettings()
-        log_out.outdir = str(work)
-        log_out.copy_summary_to_stdout = False
-        log_settings = lg.LogSettings()
-        log_settings.log_output = log_out
-        qsl = lg.ConstructQSL(32, 32, lambda _s: None, lambda _s: None)
-        handle = sut.construct()
-        sys.setswitchinterval(0.0005)  # as loadgen_sut.lgtest
-        tighten_timer_slack()
-        lg.StartTestWithLogSettings(handle, qsl, ts, log_settings)
+        detail = run_server_test(sut.construct(), qps, duration_s, work)
         loop_thread.run(engine.close(), timeout_s=30)
         sut.destroy()
-        lg.DestroyQSL(qsl)
         with urllib.request.urlopen(url + "/_bench/records?reset=1", timeout=60) as resp:
             records = json.loads(resp.read())["records"]
     finally:
@@ -206,16 +185,10 @@ def run(qps: float, duration_s: float, ttft_ms: float, tpot_ms: float, tokens: i
         undo()
         server.terminate()
         server.wait(10)
-    detail = parse_detail_file(work / "mlperf_log_detail.txt")
-    p50, p99 = detail.percentile_ns("first_token", 50), detail.percentile_ns("first_token", 99)
     return {
         "qps": qps,
         "event_loop": loop_thread.kind,
-        "loadgen_ttft_ms": {
-            "p50": None if p50 is None else p50 / 1e6,
-            "p99": None if p99 is None else p99 / 1e6,
-            "count": detail.int_value("result_query_count"),
-        },
+        "loadgen_ttft_ms": first_token_ms(detail),
         "validity": detail.result_validity,
         **hop_table(stamps, records),
     }
