@@ -168,30 +168,31 @@ run_args=(--engine transformers --model "$MODEL_DIR" --device "$DEVICE" --dtype 
           --progress-interval 10)
 [[ -n $ROUND ]] && run_args+=(--round "$ROUND")
 
+# One performance trial: STEP TIMEOUT_S SCENARIO DIR QPS MIN_DURATION_S MIN_QUERIES COMMENT; writes the trial's
+# user.conf into $WORK/DIR and runs the harness there.
+trial() {
+    local name=$1 timeout_s=$2 scenario=$3 dir=$WORK/$4 qps=$5 duration_s=$6 min_queries=$7 comment=$8
+    mkdir -p "$dir"
+    cat >"$dir/user.conf" <<EOF
+# gpu_smoke.sh: $comment
+*.$scenario.target_qps = $qps
+*.$scenario.min_duration = $((duration_s * 1000))
+*.$scenario.min_query_count = $min_queries
+EOF
+    step "$name" "$timeout_s" "$PY" -m loadgen_sut.cli run "${run_args[@]}" --scenario "$scenario" \
+        --user-conf "$dir/user.conf" --out "$dir"
+}
+
 # 5. Offline: calibrate the expected QPS (a few full batches), then the run itself
 if [[ $OFFLINE_QPS == auto ]]; then
-    mkdir -p "$WORK/calibration"
-    cat >"$WORK/calibration/user.conf" <<EOF
-# gpu_smoke.sh: Offline calibration, $CALIBRATION_BATCHES batches of $BATCH_SIZE (sets the Offline run's expected QPS)
-*.Offline.target_qps = 1
-*.Offline.min_duration = 0
-*.Offline.min_query_count = $((CALIBRATION_BATCHES * BATCH_SIZE))
-EOF
-    step offline-calibration 150 "$PY" -m loadgen_sut.cli run "${run_args[@]}" --scenario Offline \
-        --user-conf "$WORK/calibration/user.conf" --out "$WORK/calibration"
+    trial offline-calibration 150 Offline calibration 1 0 $((CALIBRATION_BATCHES * BATCH_SIZE)) \
+        "Offline calibration, $CALIBRATION_BATCHES batches of $BATCH_SIZE (sets the Offline run's expected QPS)"
     OFFLINE_QPS=$("$PY" bench/device/smoke_report.py --offline "$WORK/calibration" --suggest-qps "$OFFLINE_HEADROOM") \
         || OFFLINE_QPS=$OFFLINE_QPS_FALLBACK
     echo "== offline expected QPS: $OFFLINE_QPS ($OFFLINE_HEADROOM x the calibration's samples/s)"
 fi
-mkdir -p "$WORK/offline"
-cat >"$WORK/offline/user.conf" <<EOF
-# gpu_smoke.sh: a short Offline performance trial (not compliant: shortened on purpose)
-*.Offline.target_qps = $OFFLINE_QPS
-*.Offline.min_duration = $((OFFLINE_S * 1000))
-*.Offline.min_query_count = $OFFLINE_MIN_QUERIES
-EOF
-step offline 180 "$PY" -m loadgen_sut.cli run "${run_args[@]}" --scenario Offline \
-    --user-conf "$WORK/offline/user.conf" --out "$WORK/offline"
+trial offline 180 Offline offline "$OFFLINE_QPS" "$OFFLINE_S" "$OFFLINE_MIN_QUERIES" \
+    "a short Offline performance trial (not compliant: shortened on purpose)"
 
 # 6. Server at a rate the engine holds (auto: a fraction of the Offline throughput)
 qps=$SERVER_QPS
@@ -200,15 +201,8 @@ if [[ $qps == auto ]]; then
         || qps=$SERVER_QPS_FALLBACK
     echo "== server rate: $qps QPS ($SERVER_LOAD x the Offline run's samples/s)"
 fi
-mkdir -p "$WORK/server"
-cat >"$WORK/server/user.conf" <<EOF
-# gpu_smoke.sh: a short Server performance trial (not compliant: shortened on purpose)
-*.Server.target_qps = $qps
-*.Server.min_duration = $((SERVER_S * 1000))
-*.Server.min_query_count = $SERVER_MIN_QUERIES
-EOF
-step server 240 "$PY" -m loadgen_sut.cli run "${run_args[@]}" --scenario Server \
-    --user-conf "$WORK/server/user.conf" --out "$WORK/server"
+trial server 240 Server server "$qps" "$SERVER_S" "$SERVER_MIN_QUERIES" \
+    "a short Server performance trial (not compliant: shortened on purpose)"
 
 # 7. the report: LoadGen's own percentiles, read with the checker's mllog parser
 report_args=(--offline "$WORK/offline" --server "$WORK/server" --model "$MODEL_DIR" --steps "$WORK/steps.tsv")
