@@ -274,16 +274,13 @@ class OpenAIEngine(Engine):
         except ValueError as exc:
             return single_event(Failed(error=EngineError(kind=ErrorKind.ENGINE, message=str(exc))))
         if self._slots.try_acquire():
-            ep, pending = self._begin(path, payload, on_first_token)
-            return self._follow(ep, pending)
+            return self._follow(self._begin(path, payload, on_first_token))
         return self._queued(path, payload, on_first_token)
 
-    def _begin(
-        self, path: str, payload: bytes, on_first_token: FirstTokenCallback | None
-    ) -> tuple[Endpoint, PendingRequest]:
+    def _begin(self, path: str, payload: bytes, on_first_token: FirstTokenCallback | None) -> PendingRequest:
         ep = self._pick()
         ep.outstanding += 1
-        pending = self._sse.begin(
+        return self._sse.begin(
             ep,
             path,
             payload,
@@ -292,24 +289,22 @@ class OpenAIEngine(Engine):
             tokenizer=self._tok,
             on_first=on_first_token,
         )
-        return ep, pending
 
     async def _queued(
         self, path: str, payload: bytes, on_first_token: FirstTokenCallback | None
     ) -> AsyncIterator[GenerationEvent]:
         assert self._slots is not None
         await self._slots.acquire()
-        ep, pending = self._begin(path, payload, on_first_token)
-        async for ev in self._follow(ep, pending):
+        async for ev in self._follow(self._begin(path, payload, on_first_token)):
             yield ev
 
-    async def _follow(self, ep: Endpoint, pending: PendingRequest) -> AsyncIterator[GenerationEvent]:
+    async def _follow(self, pending: PendingRequest) -> AsyncIterator[GenerationEvent]:
         assert self._slots is not None
         try:
             async for ev in self._sse.follow(pending):
                 yield ev
         finally:
-            ep.outstanding -= 1
+            pending.ep.outstanding -= 1
             self._slots.release()
 
 

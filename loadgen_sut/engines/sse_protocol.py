@@ -10,7 +10,7 @@ are handled inside ``data_received``; the sample's task wakes twice: at the firs
 The measured path is kept free of loop hops: :meth:`SSEStreamClient.begin` writes the request at once
 on an idle kept-alive connection (the caller runs it inside the loop callback that LoadGen's issue
 handed over), and the first token is passed to ``on_first`` from inside ``data_received``, before the
-sample's task is even woken (see ``bench/sut_fidelity.py`` for what each hop cost).
+sample's task is even woken (``bench/sut_hops.py`` measures what each hop costs).
 
 Behaviour (the same as the stream client it replaces):
 
@@ -609,8 +609,8 @@ class SSEStreamClient:
         ``data_received``."""
         loop = asyncio.get_running_loop()
         st = _Stream(loop, chat, engine_ids, on_first, tokenizer)
-        pending = PendingRequest(ep, self._request_bytes(ep, path, payload), st, chat, engine_ids, tokenizer)
-        pending.dog = _Watchdog(loop, st, self.request_timeout_s, self.idle_timeout_s)
+        dog = _Watchdog(loop, st, self.request_timeout_s, self.idle_timeout_s)
+        pending = PendingRequest(ep, self._request_bytes(ep, path, payload), st, dog)
         conn = self._idle(ep)
         if conn is not None:
             conn.start(st, pending.raw)
@@ -627,8 +627,7 @@ class SSEStreamClient:
         loop = asyncio.get_running_loop()
         st = pending.st
         dog = pending.dog
-        assert dog is not None
-        tokenizer = pending.tokenizer
+        tokenizer = st.tokenizer
         try:
             written = pending.reused
             for attempt in (0, 1):
@@ -654,7 +653,7 @@ class SSEStreamClient:
                     and st.error[0] is ErrorKind.RESET
                     and not st.got_bytes
                 ):
-                    st = _Stream(loop, pending.chat, pending.engine_ids, st.on_first, tokenizer)
+                    st = _Stream(loop, st.chat, st.engine_ids, st.on_first, tokenizer)  # nothing came: all as begun
                     dog.stream = st
                     written = False
                     continue
@@ -721,16 +720,11 @@ class SSEStreamClient:
 class PendingRequest:
     """A request :meth:`SSEStreamClient.begin` started (``reused``: already written on a kept-alive connection)."""
 
-    __slots__ = ("chat", "dog", "engine_ids", "ep", "raw", "reused", "st", "tokenizer")
+    __slots__ = ("dog", "ep", "raw", "reused", "st")
 
-    def __init__(
-        self, ep: Endpoint, raw: bytes, st: _Stream, chat: bool, engine_ids: bool, tokenizer: Tokenizer | None
-    ) -> None:
+    def __init__(self, ep: Endpoint, raw: bytes, st: _Stream, dog: _Watchdog) -> None:
         self.ep = ep
         self.raw = raw
         self.st = st
-        self.chat = chat
-        self.engine_ids = engine_ids
-        self.tokenizer = tokenizer
+        self.dog = dog
         self.reused = False
-        self.dog: _Watchdog | None = None
