@@ -17,6 +17,7 @@ from pathlib import Path
 
 from checker.findings import Finding, Severity
 from checker.safe_io import SafeTree, join
+from rules.models import ResultLocation
 
 IGNORED_TOP_LEVEL = (".git", ".github", "assets")
 MB = 1024 * 1024
@@ -61,14 +62,9 @@ class ResultDir:
         return f"{self.path}/performance/ranging"
 
     @property
-    def measurement_dir(self) -> str:
-        return f"{self.submitter_path}/measurements/{self.system}/{self.benchmark}/{self.scenario}"
-
-    def compliance_dir(self, in_results_dir: bool = False) -> str:
-        """v5.x: ``<sub>/compliance/<sys>/<bm>/<scen>``; v6.x layout: the result dir itself."""
-        if in_results_dir:
-            return self.path
-        return f"{self.submitter_path}/compliance/{self.system}/{self.benchmark}/{self.scenario}"
+    def location(self) -> ResultLocation:
+        """The names the round's :class:`rules.models.Layout` places this result's other parts by."""
+        return ResultLocation(self.division, self.submitter, self.system, self.benchmark, self.scenario)
 
 
 @dataclass(frozen=True, slots=True)

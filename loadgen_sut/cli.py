@@ -22,6 +22,7 @@ from checker.findings import EXIT_UNUSABLE, UnusableInput
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("check a submission tree (same as check-submission)", "checker.cli"),
     "run": ("run an engine under the official LoadGen and lay out a submission", "loadgen_sut.run_cli"),
+    "package": ("lay finished submission runs out as the round's tree, without rerunning", "loadgen_sut.package_cli"),
     "score": ("score an accuracy log against a data set as the reference scripts do", "loadgen_sut.score_cli"),
     "rules": ("show a round's rules", "rules.cli"),
     "table": ("validate a published result table against the rules and the logs", "checker.audit.table_cli"),

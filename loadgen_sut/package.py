@@ -1,37 +1,35 @@
-"""Lay out a submission run as the official results tree.
+"""Lay out a submission run as the official results tree of its round.
 
-::
+Where each file goes is the round's :class:`rules.models.Layout` (``Round.structure.layout``), the same data the
+checker reads: v5.x keeps ``measurements/<system>/<benchmark>/<scenario>/`` and ``compliance/…``; v6.x puts
+``user.conf``, ``mlperf.conf``, ``README.md`` and ``measurements.json`` and the TESTxx directories inside
+``results/<system>/<benchmark>/<scenario>/`` and the code under ``src/``.
 
-  <tree>/<division>/<submitter>/
-    systems/<system>.json                       the user's system description (validated)
-    results/<system>/<benchmark>/<scenario>/
-      performance/run_1/{mlperf_log_summary.txt, mlperf_log_detail.txt}
-      accuracy/{mlperf_log_summary.txt, mlperf_log_detail.txt, accuracy.txt, mlperf_log_accuracy.json}
-      TEST06/...                                (v6.x layout: compliance inside the result dir)
-    compliance/<system>/<benchmark>/<scenario>/TEST06/{verify_accuracy.txt, accuracy/, performance/run_1/}
-                                                (v5.x layout)
-    measurements/<system>/<benchmark>/<scenario>/{user.conf, mlperf.conf, README.md, <system>_<scenario>.json}
-    documentation/calibration.md
-    code/<benchmark>/README.md                  (``src/`` from v6.x)
-
-Nothing the user already has is overwritten: an existing result directory refuses the package;
-an existing system description must be identical; existing calibration/code READMEs are kept.
-The accuracy log is truncated the way ``tools/submission/truncate_accuracy_log.py`` does (first
-and last 4096 bytes) when it exceeds the round's size limit; its hash is already in accuracy.txt.
+Everything a package needs (names, system and implementation descriptions) is validated by :func:`plan_package`
+before the first query. A package is assembled in a staging directory beside the tree and moved into place only
+when complete; a failure (a missing file, a full disk, Ctrl-C) removes what was staged and undoes what was moved, so
+a rerun starts clean. Nothing the user already has is overwritten: an existing result refuses the package, an
+existing system description must be identical, existing calibration/code READMEs are kept. The accuracy log is
+truncated the way ``tools/submission/truncate_accuracy_log.py`` does (first and last 4096 bytes) when it exceeds the
+round's size limit; its hash is already in accuracy.txt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from checker.findings import UnusableInput
+from loadgen_sut.mlperf_conf import MLPERF_CONF_FILE, compiled_mlperf_conf
 from loadgen_sut.record import RunRecord
-from loadgen_sut.settings import TestSettingsModel
-from rules.models import Round, Scenario
+from loadgen_sut.settings import TestSettingsModel, installed_loadgen_version
+from rules.models import ResultLocation, Round, Scenario
 from schemas import schema_errors
 
 VIEWABLE_BYTES = 4096
@@ -46,7 +44,8 @@ class PackageRequest:
     submitter: str
     system_json: Path | None  # None only for the simulated engine (a simulated description is written)
     system_name: str | None = None  # directory name; default: the system JSON's file stem
-    implementation: dict[str, str] | None = None  # measurements <system>_<scenario>.json fields
+    implementation: dict[str, Any] | None = None  # the implementation JSON's fields the user gave
+    implementation_source: Path | None = None  # the file they came from (named in errors)
 
 
 @dataclass
@@ -125,20 +124,6 @@ def _safe_name(name: str, what: str) -> str:
     return name
 
 
-def _write_new(path: Path, text: str, written: list[Path]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    written.append(path)
-
-
-def _copy(src: Path, dst: Path, written: list[Path]) -> None:
-    if not src.is_file():
-        raise UnusableInput("expected LoadGen output is missing", path=str(src))
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src, dst)
-    written.append(dst)
-
-
 def mlperf_conf_text(settings: TestSettingsModel, loadgen_version: str | None) -> str:
     """The compiled mlperf.conf values LoadGen applied for this model and scenario, in conf format.
 
@@ -173,10 +158,25 @@ def mlperf_conf_text(settings: TestSettingsModel, loadgen_version: str | None) -
     return "\n".join(lines) + "\n"
 
 
-def _implementation(record: RunRecord, given: dict[str, str] | None) -> dict[str, str]:
-    eng = record.engine
-    if record.simulated:
-        base = {
+IMPLEMENTATION_FIELDS = (
+    "input_data_types",
+    "retraining",
+    "starting_weights_filename",
+    "weight_data_types",
+    "weight_transformations",
+)
+
+
+def implementation_description(
+    simulated: bool, model: str | None, precision: str | None, given: dict[str, Any] | None, source: str | None = None
+) -> dict[str, Any]:
+    """The implementation JSON (measurements): what the run knows, then the user's fields; refused when incomplete.
+
+    ``precision`` is what the engine spec says before the run (``--dtype`` of the transformers engine) or what the
+    engine reported after it; an OpenAI-compatible server does not say, so its weight data types must be given.
+    """
+    if simulated:
+        base: dict[str, Any] = {
             "input_data_types": "int32 (token ids)",
             "retraining": "no",
             "starting_weights_filename": "SIMULATED: no weights (inference-audit simulated engine)",
@@ -187,20 +187,31 @@ def _implementation(record: RunRecord, given: dict[str, str] | None) -> dict[str
         base = {
             "input_data_types": "int32 (token ids)",
             "retraining": "no",
-            "starting_weights_filename": (eng.model if eng else "") or "",
-            "weight_data_types": (eng.precision if eng else "") or "",
+            "starting_weights_filename": model or "",
+            "weight_data_types": precision if precision and precision != "auto" else "",
             "weight_transformations": "none",
         }
     base.update(given or {})
-    missing = [k for k, v in base.items() if not str(v).strip()]
+    missing = [k for k in IMPLEMENTATION_FIELDS if not str(base.get(k, "")).strip()]
     if missing:
         raise UnusableInput(
-            f"the implementation description needs {', '.join(missing)} (pass --implementation-json FILE)"
+            f"the implementation description needs {', '.join(missing)}: write them in a JSON file "
+            "(`inference-audit init implementation --out impl.json` writes a template) and pass "
+            "--implementation-json FILE",
+            path=source,
         )
+    errs = schema_errors(base, MEASUREMENTS_SCHEMA)
+    if errs:
+        raise UnusableInput("invalid implementation description:\n  " + "\n  ".join(errs), path=source)
     return base
 
 
-def _measurement_readme(record: RunRecord, system: str, scenario_dir: str) -> str:
+def _known(value: object) -> str:
+    """A fact for a README: never the string 'None'."""
+    return "not reported" if value is None or str(value).strip() in ("", "None") else str(value)
+
+
+def _measurement_readme(record: RunRecord, system: str, implementation: dict[str, Any]) -> str:
     eng = record.engine
     sim = " (SIMULATED ENGINE: not a measurement of any system)" if record.simulated else ""
     lines = [
@@ -218,14 +229,16 @@ def _measurement_readme(record: RunRecord, system: str, scenario_dir: str) -> st
         "",
         f"- run id: `{record.run_id}` ({record.created_utc})",
         f"- round: {record.round}; LoadGen {record.loadgen_version}",
-        f"- engine: {eng.name if eng else 'n/a'} {eng.version or '' if eng else ''}".rstrip(),
-        f"- model: {eng.model if eng else 'n/a'}; precision: {eng.precision if eng else 'n/a'}; tokenizer: {eng.tokenizer if eng else 'n/a'}",
+        f"- engine: {_known(eng.name if eng else None)} {eng.version or '' if eng else ''}".rstrip(),
+        f"- model: {_known(eng.model if eng else None)}; precision: {_known(eng.precision if eng else None)}; "
+        f"tokenizer: {_known(eng.tokenizer if eng else None)}",
         f"- generation: {json.dumps(record.generation, sort_keys=True)}",
         f"- dataset: {record.dataset.name if record.dataset else 'n/a'} ({record.dataset.samples if record.dataset else 0} samples"
         + (", SIMULATED/builtin data" if record.dataset and record.dataset.simulated else "")
         + ")",
         f"- hardware: {record.hardware.cpu_model}, {record.hardware.cpu_count} CPUs, {record.hardware.memory_gib} GiB"
         + (f"; {', '.join(record.hardware.accelerators)}" if record.hardware.accelerators else ""),
+        f"- weight data types: {_known(implementation.get('weight_data_types'))}",
         f"- verdict of the run: {record.verdict.status}",
     ]
     if eng and eng.parameters:
@@ -244,39 +257,169 @@ def _code_readme(record: RunRecord) -> str:
     )
 
 
-def _calibration(record: RunRecord) -> str:
+def _calibration(record: RunRecord, implementation: dict[str, Any]) -> str:
     if record.simulated:
         return "# Calibration\n\nSIMULATED engine: no model, no quantization, no calibration.\n"
-    prec = record.engine.precision if record.engine else "unknown"
     return (
         "# Calibration\n\n"
-        f"The harness serves the weights as the engine loads them (precision: {prec}). If the weights were "
-        "quantized, describe the calibration data set and procedure here before submitting.\n"
+        f"The harness serves the weights as the engine loads them (weight data types: "
+        f"{_known(implementation.get('weight_data_types'))}; transformations: "
+        f"{_known(implementation.get('weight_transformations'))}). If the weights were quantized, describe the "
+        "calibration data set and procedure here before submitting.\n"
     )
 
 
-def preflight_package(req: PackageRequest, rnd: Round, benchmark: str, scenario: str, simulated: bool) -> Path:
-    """Refuse a package before a long run: bad system description, names, or an existing result."""
+@dataclass(frozen=True)
+class PackagePlan:
+    """A package validated before the first query: where it goes and the descriptions it writes."""
+
+    location: ResultLocation
+    system_description: dict[str, Any]
+    implementation: dict[str, Any]
+
+
+def plan_package(
+    req: PackageRequest,
+    rnd: Round,
+    benchmark: str,
+    scenario: str,
+    simulated: bool,
+    *,
+    model: str | None = None,
+    precision: str | None = None,
+) -> PackagePlan:
+    """Refuse a package before a long run: bad names, descriptions, or a result that already exists."""
     bench = rnd.benchmark(benchmark)
     if bench is None:
         raise UnusableInput(f"round {rnd.name} has no benchmark {benchmark!r}")
-    if req.division.lower() not in rnd.structure.divisions:
+    scen = Scenario.parse(scenario)
+    if scen is None:
+        raise UnusableInput(f"unknown scenario {scenario!r} (Offline, Server, Interactive, SingleStream)")
+    division = req.division.lower()
+    if division not in rnd.structure.divisions:
         raise UnusableInput(f"division must be one of {', '.join(rnd.structure.divisions)}")
     submitter = _safe_name(req.submitter, "submitter")
     system, desc = _load_system(req, rnd, simulated)
     system = _safe_name(system, "system name")
-    base = req.tree / req.division.lower() / submitter
-    result_dir = base / "results" / system / bench.name / scenario
-    if result_dir.exists():
-        raise UnusableInput("already exists: not overwriting results; use another --tree or remove it yourself", path=str(result_dir))
-    sys_path = base / "systems" / f"{system}.json"
-    if sys_path.exists() and json.loads(sys_path.read_text(encoding="utf-8")) != desc:
-        raise UnusableInput("a different system description already exists there; not overwriting", path=str(sys_path))
-    return result_dir
+    loc = ResultLocation(division, submitter, system, bench.name, scen.value)
+    impl = implementation_description(
+        simulated, model, precision, req.implementation, str(req.implementation_source) if req.implementation_source else None
+    )
+    plan = PackagePlan(location=loc, system_description=desc, implementation=impl)
+    _refuse_existing(req.tree, rnd, plan)
+    return plan
 
 
-def package_run(record: RunRecord, run_dir: Path, rnd: Round, req: PackageRequest) -> PackageResult:
-    """Copy a finished submission run into the official tree (refuses to overwrite results)."""
+def _new_dirs(rnd: Round, loc: ResultLocation, compliance: bool) -> list[str]:
+    """The directories a package creates whole (never merged into an existing one), in install order."""
+    lay = rnd.structure.layout
+    dirs = [lay.result_path(loc)]
+    if not lay.measurements_in_result_dir:
+        dirs.append(lay.measurements_path(loc))
+    if compliance and not lay.compliance_in_result_dir:
+        dirs.append(lay.compliance_path(loc))
+    return dirs
+
+
+def _refuse_existing(tree: Path, rnd: Round, plan: PackagePlan) -> None:
+    for rel in _new_dirs(rnd, plan.location, compliance=True):
+        if os.path.lexists(tree / rel):
+            raise UnusableInput(
+                "already exists: not overwriting results; use another --tree or remove it yourself", path=str(tree / rel)
+            )
+    sys_path = tree / rnd.structure.layout.system_path(plan.location)
+    if os.path.lexists(sys_path):
+        try:
+            same = sys_path.is_file() and json.loads(sys_path.read_text(encoding="utf-8")) == plan.system_description
+        except (OSError, ValueError):
+            same = False
+        if not same:
+            raise UnusableInput("a different system description already exists there; not overwriting", path=str(sys_path))
+
+
+class _Staging:
+    """Files written under a staging directory beside the tree, then moved into the tree as a whole."""
+
+    def __init__(self, tree: Path) -> None:
+        tree.parent.mkdir(parents=True, exist_ok=True)
+        self.tree = tree
+        self.root = Path(tempfile.mkdtemp(prefix=f".{tree.name}.staging-", dir=tree.parent))
+        self.files: list[str] = []
+
+    def write(self, rel: str, text: str) -> None:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        self.files.append(rel)
+
+    def copy(self, src: Path, rel: str) -> None:
+        if not src.is_file():
+            raise UnusableInput("expected LoadGen output is missing", path=str(src))
+        dst = self.root / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+        self.files.append(rel)
+
+    def install(self, new_dirs: list[str], shared_files: list[str]) -> list[Path]:
+        """Move the new directories and the absent shared files into the tree; on any failure undo every move."""
+        moved: list[tuple[Path, Path]] = []
+        made: list[Path] = []
+        try:
+            for rel in new_dirs + shared_files:
+                src, dst = self.root / rel, self.tree / rel
+                if not os.path.lexists(src):
+                    continue
+                if os.path.lexists(dst):
+                    if rel in shared_files:
+                        continue  # kept as the user has it (checked identical where that matters)
+                    raise UnusableInput("appeared while packaging: not overwriting", path=str(dst))
+                made += _make_parents(dst.parent, self.tree.parent)
+                if src.is_dir():
+                    os.rename(src, dst)
+                else:
+                    os.link(src, dst)  # fails rather than replace a file that appeared meanwhile
+                moved.append((src, dst))
+        except BaseException:
+            for src, dst in reversed(moved):
+                if dst.is_dir() and not dst.is_symlink():
+                    os.rename(dst, src)
+                else:
+                    dst.unlink(missing_ok=True)
+            for d in reversed(made):
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+            raise
+        return [self.tree / rel for rel in self.files if (self.tree / rel).is_file()]
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _make_parents(path: Path, stop: Path) -> list[Path]:
+    """mkdir -p, returning the directories it created (outermost first)."""
+    missing: list[Path] = []
+    cur = path
+    while not cur.exists() and cur != stop and cur != cur.parent:
+        missing.append(cur)
+        cur = cur.parent
+    for d in reversed(missing):
+        d.mkdir()
+    return list(reversed(missing))
+
+
+def _mlperf_conf(run_dir: Path, record: RunRecord, settings: TestSettingsModel) -> str:
+    """The mlperf.conf the run's LoadGen applied: the copy the run kept, else the one compiled into that release."""
+    kept = run_dir / MLPERF_CONF_FILE
+    if kept.is_file():
+        return kept.read_text(encoding="utf-8")
+    compiled = compiled_mlperf_conf() if installed_loadgen_version() == record.loadgen_version else None
+    return compiled if compiled is not None else mlperf_conf_text(settings, record.loadgen_version)
+
+
+def package_run(
+    record: RunRecord, run_dir: Path, rnd: Round, req: PackageRequest, plan: PackagePlan | None = None
+) -> PackageResult:
+    """Copy a finished submission run into the official tree of its round (atomically; never overwrites)."""
     tests = {t.name: t for t in record.tests}
     for needed in ("performance", "accuracy"):
         if needed not in tests or tests[needed].status != "finished":
@@ -287,71 +430,88 @@ def package_run(record: RunRecord, run_dir: Path, rnd: Round, req: PackageReques
             f"{failed} sample(s) failed in the engine during the run: not packaging it (LoadGen's logs would hide them)",
             path=str(run_dir),
         )
-    bench = rnd.benchmark(record.benchmark)
-    if bench is None:  # pragma: no cover - the run resolved it
-        raise UnusableInput(f"unknown benchmark {record.benchmark}")
-    division = req.division.lower()
-    if division not in rnd.structure.divisions:
-        raise UnusableInput(f"division must be one of {', '.join(rnd.structure.divisions)}")
-    submitter = _safe_name(req.submitter, "submitter")
-    system, desc = _load_system(req, rnd, record.simulated)
-    system = _safe_name(system, "system name")
-    scenario = record.scenario
-    base = req.tree / division / submitter
-    result_dir = base / "results" / system / bench.name / scenario
-    if result_dir.exists():
-        raise UnusableInput("already exists: not overwriting results; use another --tree or remove it yourself", path=str(result_dir))
-    res = PackageResult(tree=req.tree, result_dir=result_dir)
-    w = res.written
-
-    sys_path = base / "systems" / f"{system}.json"
-    sys_text = json.dumps(desc, indent=2) + "\n"
-    if sys_path.exists():
-        if json.loads(sys_path.read_text(encoding="utf-8")) != desc:
-            raise UnusableInput("a different system description already exists there; not overwriting", path=str(sys_path))
+    if plan is None:
+        eng = record.engine
+        plan = plan_package(
+            req,
+            rnd,
+            record.benchmark,
+            record.scenario,
+            record.simulated,
+            model=eng.model if eng else None,
+            precision=eng.precision if eng else None,
+        )
     else:
-        _write_new(sys_path, sys_text, w)
+        _refuse_existing(req.tree, rnd, plan)
+    bench = rnd.benchmark(record.benchmark)
+    if bench is None:  # pragma: no cover - the plan resolved it
+        raise UnusableInput(f"unknown benchmark {record.benchmark}")
+    lay = rnd.structure.layout
+    loc = plan.location
+    result = lay.result_path(loc)
+    stage = _Staging(req.tree)
+    try:
+        perf = run_dir / tests["performance"].directory
+        for f in rnd.structure.performance_run_files:
+            stage.copy(perf / f, f"{result}/performance/run_1/{f}")
+        acc = run_dir / tests["accuracy"].directory
+        for f in ("mlperf_log_summary.txt", "mlperf_log_detail.txt", "accuracy.txt"):
+            stage.copy(acc / f, f"{result}/accuracy/{f}")
+        acc_log = f"{result}/accuracy/mlperf_log_accuracy.json"
+        (stage.root / acc_log).parent.mkdir(parents=True, exist_ok=True)
+        truncate_accuracy_log(acc / "mlperf_log_accuracy.json", stage.root / acc_log, rnd.structure.max_accuracy_log_bytes)
+        stage.files.append(acc_log)
+        has_compliance = False
+        for test in bench.compliance_tests:
+            t = tests.get(test)
+            if t is None or t.status != "finished":
+                continue  # the checker reports the missing test
+            has_compliance = True
+            src = run_dir / t.directory
+            sources = {
+                "verify_accuracy.txt": src / "verification" / "verify_accuracy.txt",
+                "accuracy/mlperf_log_accuracy.json": src / "mlperf_log_accuracy.json",
+            }
+            for rel in lay.compliance_files.get(test, ()):
+                stage.copy(sources.get(rel, src / rel.removeprefix("performance/run_1/")), f"{lay.compliance_path(loc)}/{test}/{rel}")
+        meas = lay.measurements_path(loc)
+        settings = tests["performance"].loadgen_settings or record.settings
+        stage.write(f"{meas}/user.conf", record.user_conf or "# no user.conf settings\n")
+        stage.write(f"{meas}/mlperf.conf", _mlperf_conf(run_dir, record, settings))
+        stage.write(f"{meas}/README.md", _measurement_readme(record, loc.system, plan.implementation))
+        stage.write(lay.measurements_json_path(loc), json.dumps(plan.implementation, indent=2) + "\n")
+        system_file = lay.system_path(loc)
+        stage.write(system_file, json.dumps(plan.system_description, indent=2) + "\n")
+        shared = [system_file]
+        sub = f"{loc.division}/{loc.submitter}"
+        if not any((req.tree / sub / p).exists() for p in rnd.structure.calibration_paths):
+            stage.write(lay.calibration_path(loc), _calibration(record, plan.implementation))
+            shared.append(lay.calibration_path(loc))
+        code_readme = f"{lay.code_path(loc)}/README.md"
+        stage.write(code_readme, _code_readme(record))
+        shared.append(code_readme)
+        written = stage.install(_new_dirs(rnd, loc, has_compliance), shared)
+    except OSError as exc:
+        raise UnusableInput(
+            f"packaging failed, nothing was written to the tree: {exc.strerror or exc}", path=str(req.tree)
+        ) from exc
+    finally:
+        stage.remove()
+    return PackageResult(tree=req.tree, result_dir=req.tree / result, written=written)
 
-    perf = run_dir / tests["performance"].directory
-    for f in rnd.structure.performance_run_files:
-        _copy(perf / f, result_dir / "performance" / "run_1" / f, w)
-    acc = run_dir / tests["accuracy"].directory
-    acc_dst = result_dir / "accuracy"
-    for f in ("mlperf_log_summary.txt", "mlperf_log_detail.txt", "accuracy.txt"):
-        _copy(acc / f, acc_dst / f, w)
-    acc_dst.mkdir(parents=True, exist_ok=True)
-    truncate_accuracy_log(acc / "mlperf_log_accuracy.json", acc_dst / "mlperf_log_accuracy.json", rnd.structure.max_accuracy_log_bytes)
-    w.append(acc_dst / "mlperf_log_accuracy.json")
 
-    for test in bench.compliance_tests:
-        t = tests.get(test)
-        if t is None or t.status != "finished":
-            continue  # the checker reports the missing test
-        src = run_dir / t.directory
-        if rnd.structure.compliance_in_results_dir:
-            cdir = result_dir / test
-        else:
-            cdir = base / "compliance" / system / bench.name / scenario / test
-        _copy(src / "verification" / "verify_accuracy.txt", cdir / "verify_accuracy.txt", w)
-        _copy(src / "mlperf_log_accuracy.json", cdir / "accuracy" / "mlperf_log_accuracy.json", w)
-        for f in rnd.structure.compliance_performance_files:
-            _copy(src / f, cdir / "performance" / "run_1" / f, w)
-
-    mdir = base / "measurements" / system / bench.name / scenario
-    settings = tests["performance"].loadgen_settings or record.settings
-    _write_new(mdir / "user.conf", record.user_conf or "# no user.conf settings\n", w)
-    _write_new(mdir / "mlperf.conf", mlperf_conf_text(settings, record.loadgen_version), w)
-    _write_new(mdir / "README.md", _measurement_readme(record, system, scenario), w)
-    impl = _implementation(record, req.implementation)
-    errs = schema_errors(impl, MEASUREMENTS_SCHEMA)
-    if errs:
-        raise UnusableInput("invalid implementation description: " + "; ".join(errs))
-    _write_new(mdir / f"{system}_{scenario}.json", json.dumps(impl, indent=2) + "\n", w)
-
-    calib = base / "documentation" / "calibration.md"
-    if not calib.exists() and not (base / "calibration.md").exists():
-        _write_new(calib, _calibration(record), w)
-    code = base / rnd.structure.code_dir / bench.name / "README.md"
-    if not code.exists():
-        _write_new(code, _code_readme(record), w)
-    return res
+def read_implementation_json(path: Path) -> dict[str, Any]:
+    """The user's implementation description file (an object of field -> value), read with bounded size."""
+    try:
+        if not path.is_file():
+            raise UnusableInput("not a regular file", path=str(path))
+        if path.stat().st_size > 1024 * 1024:
+            raise UnusableInput("larger than 1 MiB: not an implementation description", path=str(path))
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UnusableInput(f"cannot read it: {exc.strerror or exc}", path=str(path)) from exc
+    except (ValueError, RecursionError) as exc:
+        raise UnusableInput(f"not JSON: {exc}", path=str(path)) from exc
+    if not isinstance(value, dict):
+        raise UnusableInput("an implementation description is a JSON object", path=str(path))
+    return value

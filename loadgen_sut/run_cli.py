@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -14,12 +13,11 @@ from checker.report.terminal import render_terminal
 from loadgen_sut.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.engines.openai_http import FLAVORS
-from loadgen_sut.package import PackageRequest, package_run, preflight_package
+from loadgen_sut.package import PackageRequest, package_run, plan_package, read_implementation_json
 from loadgen_sut.runner import RunRequest
 from loadgen_sut.runner import run as run_mode
 from loadgen_sut.settings import RunMode
 from rules import load_round
-from rules.models import Scenario
 from rules.registry import latest_round
 
 ENGINE_KINDS = {"openai": "openai", "transformers": "transformers", "simulated": "simulated"}
@@ -88,7 +86,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tree", type=Path, default=None, help="where to lay out the tree (default: OUT/submission or OUT/trial-submission)"
     )
-    p.add_argument("--implementation-json", type=Path, default=None, help="measurements <system>_<scenario>.json fields")
+    p.add_argument(
+        "--implementation-json",
+        type=Path,
+        default=None,
+        help="the implementation description (input_data_types, retraining, starting_weights_filename, "
+        "weight_data_types, weight_transformations): the round's measurements JSON; "
+        "'inference-audit init implementation' writes a template",
+    )
 
 
 def _engine_spec(args: argparse.Namespace) -> EngineSpec:
@@ -138,12 +143,7 @@ def run(args: argparse.Namespace) -> int:
         extra.append(f"*.{lg_scn}.target_qps = {args.target_qps:g}")
     if mode.is_submission_flow and not args.submitter:
         raise UnusableInput(f"--mode {mode.value} needs --submitter NAME")
-    implementation = None
-    if args.implementation_json is not None:
-        try:
-            implementation = json.loads(args.implementation_json.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UnusableInput(f"cannot read it: {exc}", path=str(args.implementation_json)) from exc
+    implementation = read_implementation_json(args.implementation_json) if args.implementation_json else None
     request = RunRequest(
         round_name=round_name,
         benchmark=args.benchmark,
@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     )
     rnd = load_round(round_name)
     tree = args.tree or (args.out / ("submission" if mode is RunMode.SUBMISSION else "trial-submission"))
-    package_request = None
+    package_request = plan = None
     if mode.is_submission_flow:
         package_request = PackageRequest(
             tree=tree,
@@ -173,22 +173,33 @@ def run(args: argparse.Namespace) -> int:
             system_json=args.system,
             system_name=args.system_name,
             implementation=implementation,
+            implementation_source=args.implementation_json,
         )
-        scenario = Scenario.parse(args.scenario)
-        if scenario is None:
-            raise UnusableInput(f"unknown scenario {args.scenario!r} (Offline, Server, Interactive, SingleStream)")
-        # refuse now rather than after a 10-minute run
-        preflight_package(package_request, rnd, args.benchmark, scenario.value, request.engine.kind == "simulated")
+        # refuse now rather than after a 10-minute run: names, both descriptions, an existing result
+        eng = request.engine
+        plan = plan_package(
+            package_request,
+            rnd,
+            args.benchmark,
+            args.scenario,
+            eng.kind == "simulated",
+            model=eng.model,
+            precision=eng.dtype if eng.kind == "transformers" else None,
+        )
     outcome = run_mode(request)
     if not mode.is_submission_flow:
         return EXIT_OK if outcome.record.verdict.status in ("VALID", "NOT_SUBMITTABLE") else EXIT_INVALID
     if outcome.record.verdict.status == "INCOMPLETE":
         print("not packaging an incomplete run", file=sys.stderr)
         return EXIT_INVALID
-    assert package_request is not None
-    pkg = package_run(outcome.record, outcome.run_dir, rnd, package_request)
+    assert package_request is not None and plan is not None
+    pkg = package_run(outcome.record, outcome.run_dir, rnd, package_request, plan)
     print(f"submission tree: {pkg.result_dir} ({len(pkg.written)} files written)")
     report = check_tree(tree, rnd, workers=1)
     print(render_terminal(report, quiet=True), end="")
+    if mode is RunMode.SUBMISSION_TRIAL:
+        # a rehearsal: the tree's errors (trial durations, a small data set, a simulated system) are expected and
+        # printed; the exit code says whether the run itself went through (NOT_SUBMITTABLE, as the README says)
+        return EXIT_OK if outcome.record.verdict.status == "NOT_SUBMITTABLE" else EXIT_INVALID
     code = exit_code(report)
     return code if code != EXIT_OK or outcome.valid else EXIT_INVALID

@@ -32,6 +32,7 @@ from loadgen_sut.engines.base import EngineInfo
 from loadgen_sut.engines.factory import EngineSpec, build_tokenizer
 from loadgen_sut.engines.tokenizers import Tokenizer
 from loadgen_sut.lgtest import AUDIT_CONFIG, EXIT_ENGINE_UNAVAILABLE, RESULT_FILE, GenerationSpec, TestSpec
+from loadgen_sut.mlperf_conf import MLPERF_CONF_FILE, compiled_mlperf_conf
 from loadgen_sut.record import (
     RECORD_FILE,
     DatasetRecord,
@@ -50,6 +51,7 @@ from loadgen_sut.settings import (
     RunMode,
     TestMode,
     TestSettingsModel,
+    UserConf,
     compare_with_loadgen,
     gates_text,
     installed_loadgen_version,
@@ -169,6 +171,9 @@ def preflight(
     for f in planned.conf_problems:
         findings.append(f if submission else f.model_copy(update={"severity": Severity.WARNING}))
     findings += override_findings(planned, request.mode)
+    findings += _interactive_line_findings(user_conf, scenario, submission)
+    if submission:
+        findings += _submission_input_findings(request, bench)
     if request.mode is RunMode.FIND_PEAK and scenario.loadgen_scenario is not Scenario.SERVER:
         findings.append(
             Finding(rule="RUN-MODE", severity=Severity.ERROR, message="find-peak works only for Server/Interactive")
@@ -183,6 +188,53 @@ def preflight(
             )
         )
     return planned, findings
+
+
+def _interactive_line_findings(user_conf: UserConf, scenario: Scenario, submission: bool) -> list[Finding]:
+    """LoadGen knows no Interactive scenario: it runs Interactive as Server and reads ``*.Server.*`` keys only."""
+    lines = [e for e in user_conf.entries if e.scenario.lower() == "interactive"]
+    if not lines:
+        return []
+    sev = Severity.ERROR if submission else Severity.WARNING
+    return [
+        Finding(
+            rule="RUN-CONF-INTERACTIVE",
+            severity=sev,
+            message=f"{e.text!r}: LoadGen has no Interactive scenario and ignores this line"
+            + (" (this Interactive run reads the <model>-interactive conf model's Server keys)" if scenario is Scenario.INTERACTIVE else ""),
+            path=user_conf.path,
+            line=e.line,
+            fix="write the key for the Server scenario ('<model>.Server.<key> = value'); for an Interactive run "
+            "LoadGen reads it under the interactive conf model",
+        )
+        for e in lines
+    ]
+
+
+def _submission_input_findings(request: RunRequest, bench: Benchmark) -> list[Finding]:
+    """What can only fail a submission after a 10-minute run: the data set and the generation settings."""
+    out: list[Finding] = []
+    if request.dataset == "builtin" or request.dataset_limit is not None:
+        what = "the built-in sample set" if request.dataset == "builtin" else f"{request.dataset_limit} samples"
+        out.append(
+            Finding(
+                rule="RUN-DATASET",
+                severity=Severity.ERROR,
+                message=f"--mode submission with {what}: the accuracy run must cover the official {bench.name} data set"
+                + (f" ({bench.dataset_size} samples)" if bench.dataset_size else ""),
+                fix="pass --dataset <the official data set file> without --dataset-limit, or use --mode submission-trial",
+            )
+        )
+    if request.max_new_tokens is not None and bench.max_new_tokens is not None and request.max_new_tokens != bench.max_new_tokens:
+        out.append(
+            Finding(
+                rule="RUN-GENERATION",
+                severity=Severity.ERROR,
+                message=f"--max-new-tokens {request.max_new_tokens}: the round fixes {bench.max_new_tokens} for {bench.name}",
+                fix=f"drop --max-new-tokens (the default is {bench.max_new_tokens}), or use --mode submission-trial",
+            )
+        )
+    return out
 
 
 def _print_findings(findings: Sequence[Finding], say: Printer) -> None:
@@ -403,6 +455,9 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     run_id, run_dir = new_run_dir(request.out)
     conf_path = run_dir / "user.conf"
     conf_path.write_text(conf_text, encoding="utf-8")
+    compiled_conf = compiled_mlperf_conf()
+    if compiled_conf is not None:  # the mlperf.conf LoadGen applies, kept for the submission tree
+        (run_dir / MLPERF_CONF_FILE).write_text(compiled_conf, encoding="utf-8")
     max_new = request.max_new_tokens or bench.max_new_tokens or 1024
     gen = GenerationSpec(
         max_new_tokens=max_new,
@@ -424,57 +479,64 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     test06: dict[str, Any] | None = None
     engine_info = None
     probed = False
-    for name, lg_mode, audit in _tests_for(request.mode):
-        test_dir = run_dir / name
-        test_dir.mkdir()
-        settings = planned.effective.model_copy(update={"mode": lg_mode})
-        spec = TestSpec(
-            name=name,
-            round_name=rnd.name,
-            settings=settings,
-            user_conf=str(conf_path),
-            dataset=request.dataset,
-            dataset_limit=request.dataset_limit,
-            engine=request.engine,
-            generation=gen,
-            audit=audit,
-            progress_interval_s=request.progress_interval_s,
-        )
-        spec_path = run_dir / f"{name}.spec.json"
-        spec_path.write_text(spec.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        if not probed:
-            probed = True
-            pr = _probe(settings, conf_path, run_dir)
-            if pr.returncode != 0:
-                raise UnusableInput(f"LoadGen could not read the settings: {pr.stderr.strip()[-500:]}", path=str(conf_path))
-            actual = TestSettingsModel.model_validate_json(pr.stdout.strip().splitlines()[-1])
-            overridden = frozenset(o.setting for o in planned.overrides)
-            mismatches = compare_with_loadgen(planned.official, actual, rnd.name, skip=overridden)
-            if mismatches:
-                sev = Severity.ERROR if request.mode is RunMode.SUBMISSION else Severity.WARNING
-                mismatches = [m.model_copy(update={"severity": sev}) for m in mismatches]
-                _print_findings(mismatches, say)
-                findings += mismatches
-                if sev is Severity.ERROR:
-                    raise UnusableInput("refusing to run: the installed LoadGen does not apply this round's settings")
-        if audit:
-            (test_dir / AUDIT_CONFIG).write_text(test06_audit_config(rnd, bench), encoding="utf-8")
-        say(f"-- {name} ({lg_mode.value}) --")
-        rc = _run_child(spec_path, test_dir)
-        detail = test_dir / "mlperf_log_detail.txt"
-        lgr = loadgen_result(parse_detail_file(detail), rnd, bench, scenario) if detail.is_file() else None
-        trec, data = _test_record(name, test_dir, run_dir, rc, lgr)
-        if data.get("engine") and engine_info is None:
-            engine_info = data["engine"]
-        tests.append(trec)
-        _summarize_test(trec, say)
-        reasons += _judge_test(trec)
-        if rc == EXIT_ENGINE_UNAVAILABLE or trec.status in ("engine_unavailable", "setup_error"):
-            break
-        if name == "accuracy" and trec.status == "finished":
-            accuracy = _score(test_dir, dataset, bench, tokenizer, request.code_execution, say, reasons)
-        if name == "TEST06" and trec.status == "finished":
-            test06 = _verify_test06(test_dir, tokenizer, bench, say, reasons)
+    interrupted = False
+    try:
+        for name, lg_mode, audit in _tests_for(request.mode):
+            test_dir = run_dir / name
+            test_dir.mkdir()
+            settings = planned.effective.model_copy(update={"mode": lg_mode})
+            spec = TestSpec(
+                name=name,
+                round_name=rnd.name,
+                settings=settings,
+                user_conf=str(conf_path),
+                dataset=request.dataset,
+                dataset_limit=request.dataset_limit,
+                engine=request.engine,
+                generation=gen,
+                audit=audit,
+                progress_interval_s=request.progress_interval_s,
+            )
+            spec_path = run_dir / f"{name}.spec.json"
+            spec_path.write_text(spec.model_dump_json(indent=2) + "\n", encoding="utf-8")
+            if not probed:
+                probed = True
+                pr = _probe(settings, conf_path, run_dir)
+                if pr.returncode != 0:
+                    raise UnusableInput(f"LoadGen could not read the settings: {pr.stderr.strip()[-500:]}", path=str(conf_path))
+                actual = TestSettingsModel.model_validate_json(pr.stdout.strip().splitlines()[-1])
+                overridden = frozenset(o.setting for o in planned.overrides)
+                mismatches = compare_with_loadgen(planned.official, actual, rnd.name, skip=overridden)
+                if mismatches:
+                    sev = Severity.ERROR if request.mode is RunMode.SUBMISSION else Severity.WARNING
+                    mismatches = [m.model_copy(update={"severity": sev}) for m in mismatches]
+                    _print_findings(mismatches, say)
+                    findings += mismatches
+                    if sev is Severity.ERROR:
+                        raise UnusableInput("refusing to run: the installed LoadGen does not apply this round's settings")
+            if audit:
+                (test_dir / AUDIT_CONFIG).write_text(test06_audit_config(rnd, bench), encoding="utf-8")
+            say(f"-- {name} ({lg_mode.value}) --")
+            rc = _run_child(spec_path, test_dir)
+            detail = test_dir / "mlperf_log_detail.txt"
+            lgr = loadgen_result(parse_detail_file(detail), rnd, bench, scenario) if detail.is_file() else None
+            trec, data = _test_record(name, test_dir, run_dir, rc, lgr)
+            if data.get("engine") and engine_info is None:
+                engine_info = data["engine"]
+            tests.append(trec)
+            _summarize_test(trec, say)
+            reasons += _judge_test(trec)
+            if rc == EXIT_ENGINE_UNAVAILABLE or trec.status in ("engine_unavailable", "setup_error"):
+                break
+            if name == "accuracy" and trec.status == "finished":
+                accuracy = _score(test_dir, dataset, bench, tokenizer, request.code_execution, say, reasons)
+            if name == "TEST06" and trec.status == "finished":
+                test06 = _verify_test06(test_dir, tokenizer, bench, say, reasons)
+
+    except KeyboardInterrupt:  # Ctrl-C: the child stopped; keep a record of what ran
+        interrupted = True
+        say("interrupted (Ctrl-C): writing the run record of what finished")
+        reasons.append("interrupted (Ctrl-C) before every test finished")
 
     for f in findings:
         if f.severity is Severity.ERROR:
@@ -492,7 +554,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
             reasons.append("SIMULATED engine: no system was measured")
     else:
         status = "VALID"
-    if status == "INVALID" and not tests:
+    if (status == "INVALID" and not tests) or interrupted:
         status = "INCOMPLETE"
     record = RunRecord(
         tool_version=tool_version(),
@@ -530,6 +592,8 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     for r in reasons:
         say(f"  - {r}")
     say(f"run record: {run_dir / RECORD_FILE}")
+    if interrupted:
+        raise KeyboardInterrupt
     return RunOutcome(record=record, run_dir=run_dir, dataset=dataset, tokenizer=tokenizer, findings=findings)
 
 

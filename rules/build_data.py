@@ -352,6 +352,51 @@ ENFORCED_OVERRIDES: dict[tuple[str, str], dict[str, tuple[int, str, str]]] = {
     ("v5.1", "deepseek-r1"): {"max_new_tokens": (20000, "REF_DSR1_v5.1.1:8", "D-14")},
 }
 
+# The tree layout of each round family, as the official checkers' path constants spell it (one home: the packager
+# and every structure/measurement/compliance check read Round.structure.layout).
+_RESULT = "{division}/{submitter}/results/{system}/{benchmark}/{scenario}"
+_TEST06_FILES = {
+    "TEST06": (
+        "verify_accuracy.txt",
+        "accuracy/mlperf_log_accuracy.json",
+        "performance/run_1/mlperf_log_summary.txt",
+        "performance/run_1/mlperf_log_detail.txt",
+    )
+}
+LAYOUTS: dict[str, dict[str, Any]] = {
+    "v5": {
+        "result_dir": _RESULT,
+        "measurements_dir": "{division}/{submitter}/measurements/{system}/{benchmark}/{scenario}",
+        "measurements_json": "{system}_{scenario}.json",
+        "measurements_json_prefix_fallback": True,
+        "measurement_optional_files": ["mlperf.conf"],
+        "compliance_dir": "{division}/{submitter}/compliance/{system}/{benchmark}/{scenario}",
+        "system_file": "{division}/{submitter}/systems/{system}.json",
+        "code_dir": "{division}/{submitter}/code/{benchmark}",
+        "calibration_file": "{division}/{submitter}/documentation/calibration.md",
+        "compliance_files": _TEST06_FILES,
+        "result_dir_document_suffixes": [],
+        "cite": check_cite("CHK_v5.1.1:2572-2580,2797-2800,2985-3052; CATALOGUE:73,118"),
+    },
+    "v6": {
+        "result_dir": _RESULT,
+        "measurements_dir": _RESULT,
+        "measurements_json": "measurements.json",
+        "measurements_json_prefix_fallback": False,
+        "measurement_optional_files": ["mlperf.conf"],
+        "compliance_dir": _RESULT,
+        "system_file": "{division}/{submitter}/systems/{system}.json",
+        "code_dir": "{division}/{submitter}/src/{benchmark}",
+        "calibration_file": "{division}/{submitter}/documentation/calibration.md",
+        "compliance_files": _TEST06_FILES,
+        "result_dir_document_suffixes": [".md", ".adoc", ".pdf", ".txt"],
+        "cite": check_cite(
+            "CHK_CONST#MEASUREMENTS_PATH; CHK_CONST#COMPLIANCE_PATH; CHK_CONST#SRC_PATH; "
+            "CHK_CONST#REQUIRED_MEASURE_FILES; CATALOGUE:73,118"
+        ),
+    },
+}
+
 # Per round: checker family, LoadGen series, layout.
 ROUND_SETTINGS: dict[str, dict[str, Any]] = {
     "v5.0": {
@@ -360,32 +405,28 @@ ROUND_SETTINGS: dict[str, dict[str, Any]] = {
         "(LLM TTFT/TPOT and compliance lists of tag v5.0.1)",
         "loadgen_versions": ("5.0.",),
         "loadgen_cite": "PYPI_LOADGEN#5.0",
-        "compliance_in_results_dir": False,
-        "code_dir": "code",
+        "layout": "v5",
     },
     "v5.1": {
         "family": "v5",
         "checker": "submission_checker.py at inference tag v5.1.1, --version v5.1",
         "loadgen_versions": ("5.0.", "5.1."),
         "loadgen_cite": "DATA_v5.1#loadgen_version; PYPI_LOADGEN#5.1",
-        "compliance_in_results_dir": False,
-        "code_dir": "code",
+        "layout": "v5",
     },
     "v6.0": {
         "family": "head",
         "checker": "modular submission_checker (inference HEAD), --version v6.0",
         "loadgen_versions": ("6.0.",),
         "loadgen_cite": "PYPI_LOADGEN#6.0",
-        "compliance_in_results_dir": True,
-        "code_dir": "src",
+        "layout": "v6",
     },
     "v6.1": {
         "family": "head",
         "checker": "modular submission_checker (inference HEAD), --version v6.1 (draft round)",
         "loadgen_versions": ("6.0.", "6.1."),
         "loadgen_cite": "PYPI_LOADGEN#6.0",
-        "compliance_in_results_dir": True,
-        "code_dir": "src",
+        "layout": "v6",
     },
 }
 
@@ -871,8 +912,6 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
                 "mlperf_log_accuracy.json",
             ],
             "accuracy_optional_files": ["mlperf_log_trace.json", "results.json", ".gitkeep"],
-            "compliance_in_results_dir": settings["compliance_in_results_dir"],
-            "code_dir": settings["code_dir"],
             "ignored_top_level": [".git", ".github", "assets"],
             "root_allowed_suffixes": [".md", ".pdf"],
             "power_run_files": ["spl.txt"],
@@ -894,12 +933,7 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
             ],
             "calibration_paths": ["calibration.md", "documentation/calibration.md"],
             "network_sut_name_substring": "Network SUT",
-            "compliance_path_template": (
-                "{division}/{submitter}/results/{system}/{benchmark}/{scenario}/"
-                if settings["compliance_in_results_dir"]
-                else "{division}/{submitter}/compliance/{system}/{benchmark}/{scenario}/"
-            ),
-            "layout_cite": "CHK_CONST#COMPLIANCE_PATH; CHK_CONST#SRC_PATH; CATALOGUE:73,118",
+            "layout": LAYOUTS[settings["layout"]],
             "cite": check_cite(
                 "CATALOGUE:29-44,69-73,80,105,110,118,126-133; CHK_v5.1.1:2231-2418"
                 if v5

@@ -10,6 +10,7 @@ where SOURCE_ID is a key of :attr:`Round.sources`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -183,6 +184,100 @@ class SystemDescriptionRules(Cited):
     valid_system_types: tuple[str, ...] = ("datacenter", "edge", "datacenter,edge", "edge,datacenter")
 
 
+@dataclass(frozen=True, slots=True)
+class ResultLocation:
+    """Which result a path is for: the five names of ``<division>/<submitter>/results/<system>/<benchmark>/<scenario>``.
+
+    ``benchmark`` and ``scenario`` are the directory names as written in the tree (the packager writes the round's
+    benchmark name and the scenario's canonical spelling).
+    """
+
+    division: str
+    submitter: str
+    system: str
+    benchmark: str
+    scenario: str
+
+    def fields(self) -> dict[str, str]:
+        return {
+            "division": self.division,
+            "submitter": self.submitter,
+            "system": self.system,
+            "benchmark": self.benchmark,
+            "scenario": self.scenario,
+        }
+
+
+class Layout(Cited):
+    """Where each part of a submission lives in one round's tree: the single answer for the packager and the checker.
+
+    Every ``*_dir`` / ``*_file`` is a path template relative to the repository root, with the placeholders
+    ``{division} {submitter} {system} {benchmark} {scenario}`` (the official checker's ``*_PATH`` constants
+    spell them the same way); ``measurements_json`` is a file name inside ``measurements_dir``.
+    """
+
+    result_dir: str = "{division}/{submitter}/results/{system}/{benchmark}/{scenario}"
+    measurements_dir: str = "{division}/{submitter}/measurements/{system}/{benchmark}/{scenario}"
+    measurements_json: str = "{system}_{scenario}.json"
+    # v5.1.1 takes any ``{system}*.json`` in the measurement directory when the exact name is missing
+    measurements_json_prefix_fallback: bool = True
+    measurement_optional_files: tuple[str, ...] = ("mlperf.conf",)
+    compliance_dir: str = "{division}/{submitter}/compliance/{system}/{benchmark}/{scenario}"
+    system_file: str = "{division}/{submitter}/systems/{system}.json"
+    code_dir: str = "{division}/{submitter}/code/{benchmark}"
+    calibration_file: str = "{division}/{submitter}/documentation/calibration.md"
+    # files of a compliance TESTxx directory the packager writes (relative to it) -> the run file it copies
+    compliance_files: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    # what a result directory may hold besides performance/, accuracy/ and TESTxx/ (the measurement files when they
+    # live there) and the suffixes of documents the official loader ignores there
+    result_dir_document_suffixes: tuple[str, ...] = ()
+
+    def path(self, template: str, loc: ResultLocation) -> str:
+        return template.format(**loc.fields())
+
+    def result_path(self, loc: ResultLocation) -> str:
+        return self.path(self.result_dir, loc)
+
+    def measurements_path(self, loc: ResultLocation) -> str:
+        return self.path(self.measurements_dir, loc)
+
+    def measurements_json_path(self, loc: ResultLocation) -> str:
+        return f"{self.measurements_path(loc)}/{self.measurements_json.format(**loc.fields())}"
+
+    def compliance_path(self, loc: ResultLocation) -> str:
+        return self.path(self.compliance_dir, loc)
+
+    def system_path(self, loc: ResultLocation) -> str:
+        return self.path(self.system_file, loc)
+
+    def code_path(self, loc: ResultLocation) -> str:
+        return self.path(self.code_dir, loc)
+
+    def calibration_path(self, loc: ResultLocation) -> str:
+        return self.path(self.calibration_file, loc)
+
+    @property
+    def measurements_in_result_dir(self) -> bool:
+        """v6.x: user.conf, README.md, mlperf.conf and measurements.json sit in the result directory."""
+        return self.measurements_dir == self.result_dir
+
+    @property
+    def compliance_in_result_dir(self) -> bool:
+        """v6.x: TESTxx directories sit in the result directory (v5.x: under ``compliance/``)."""
+        return self.compliance_dir == self.result_dir
+
+    @property
+    def has_measurements_tree(self) -> bool:
+        """v5.x: a submitter-level ``measurements/`` tree."""
+        return "/measurements/" in self.measurements_dir
+
+    @property
+    def code_root(self) -> str:
+        """The submitter-relative code directory name (``code`` in v5.x, ``src`` from v6.x)."""
+        rel = self.code_dir.removeprefix("{division}/{submitter}/")
+        return rel.split("/", 1)[0]
+
+
 class StructureRules(Cited):
     divisions: tuple[str, ...] = ("closed", "open", "network")
     file_size_limit_mb: int = 50
@@ -193,8 +288,6 @@ class StructureRules(Cited):
     performance_optional_files: tuple[str, ...] = ()
     accuracy_files: tuple[str, ...] = ()
     accuracy_optional_files: tuple[str, ...] = ()
-    compliance_in_results_dir: bool = False  # v6.x layout: compliance under the results dir
-    code_dir: str = "code"  # "src" from v6.x
     # --- added by the rules data build (additive) ---
     ignored_top_level: tuple[str, ...] = (".git", ".github", "assets")
     root_allowed_suffixes: tuple[str, ...] = (".md", ".pdf")
@@ -206,9 +299,7 @@ class StructureRules(Cited):
     test01_fallback_accuracy_files: tuple[str, ...] = ()
     calibration_paths: tuple[str, ...] = ()
     network_sut_name_substring: str | None = None
-    # checker path templates ({division}/{submitter}/...): where compliance TESTxx dirs live
-    compliance_path_template: str | None = None
-    layout_cite: str | None = None
+    layout: Layout = Field(default_factory=Layout)
 
 
 class Round(_Model):

@@ -59,6 +59,9 @@ _RULES = (
     RuleInfo("TREE-REQUIRED-SCENARIOS", "A18", "a required scenario has no valid result"),
     RuleInfo("TREE-SERVER-OR-INTERACTIVE", "A19", "neither Server nor Interactive has a valid result"),
     RuleInfo("TREE-UNKNOWN-ENTRY", "-", "entry of a result directory no rule expects", WARN, beyond=True),
+    RuleInfo(
+        "TREE-OTHER-LAYOUT", "-", "measurements/ or compliance/ tree of the v5.x layout in a v6.x round", WARN, beyond=True
+    ),
     # B. system description
     RuleInfo("SYS-MISSING", "A14", "result system without systems/<system>.json"),
     RuleInfo("SYS-JSON", "B", "system description unreadable or not a JSON object"),

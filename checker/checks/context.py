@@ -227,4 +227,10 @@ class ResultContext:
         return self.exists_dir(self.rd.power_dir)
 
     def compliance_dir(self) -> str:
-        return self.rd.compliance_dir(self.round.structure.compliance_in_results_dir)
+        """Where this result's TESTxx directories live in the round's layout."""
+        return self.round.structure.layout.compliance_path(self.rd.location)
+
+    @property
+    def measurement_dir(self) -> str:
+        """Where user.conf, README.md, mlperf.conf and the implementation JSON live in the round's layout."""
+        return self.round.structure.layout.measurements_path(self.rd.location)

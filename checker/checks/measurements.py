@@ -1,4 +1,4 @@
-"""Measurement directory checks (catalogue C1-C6).
+"""Measurement checks (catalogue C1-C6), wherever the round's layout puts the measurement files.
 
 Sets ``ctx.computed["weight_data_types"]`` from the measurement JSON (summary CSV column).
 """
@@ -9,30 +9,57 @@ from checker.checks.context import ResultContext
 from checker.findings import Finding
 
 OLD = "official checker v5.1.1"
+HEAD = "HEAD checker measurements_checks.py"
+
+
+def _sources(ctx: ResultContext) -> dict[str, str]:
+    """Where each measurement rule is enforced in the round's official checker (v5.x: one function; v6.x: a class)."""
+    lay = ctx.round.structure.layout
+    if lay.has_measurements_tree:
+        return {
+            "dir": f"{lay.cite}; {OLD}: check_results_dir L2572-2580",
+            "files": f"{OLD}: check_measurement_dir L2991-3000",
+            "json": f"{OLD}: check_measurement_dir L3042-3052",
+            "fields": f"SYSTEM_IMP_REQUIRED_FILES; {OLD}: check_measurement_dir L3054-3066",
+            "code": f"{OLD}: check_measurement_dir L3068-3080",
+        }
+    return {
+        "dir": f"{lay.cite}; HEAD loader.py (MEASUREMENTS_PATH)",
+        "files": f"CHK_CONST#REQUIRED_MEASURE_FILES; {HEAD}: required_files_check",
+        "json": f"CHK_CONST#MEASUREMENTS_PATH; {HEAD}: missing_check ('measurements json file not found')",
+        "fields": f"CHK_CONST#SYSTEM_IMP_REQUIRED_FILES; {HEAD}: required_fields_check",
+        "code": f"CHK_CONST#SRC_PATH; {HEAD}: directory_exist_check ('src directory does not exist')",
+    }
 
 
 def _measurement_json(ctx: ResultContext, d: str) -> str | None:
+    """The implementation JSON, found as the round's official checker finds it."""
+    lay = ctx.round.structure.layout
     files = ctx.list_files(d)
-    want = f"{ctx.rd.system}_{ctx.rd.scenario}.json"
-    if want in files:
-        return f"{d}/{want}"
-    for f in files:
-        if f.startswith(ctx.rd.system) and f.endswith(".json"):
-            return f"{d}/{f}"
+    want = lay.measurements_json_path(ctx.rd.location)
+    if want.rsplit("/", 1)[-1] in files:
+        return want
+    if lay.measurements_json_prefix_fallback:
+        for f in files:  # v5.1.1: the first <system>*_<scenario>.json, else <system>*.json, in listing order
+            if f.startswith(ctx.rd.system) and f.endswith(".json"):
+                return f"{d}/{f}"
     return None
 
 
 def check_measurements(ctx: ResultContext) -> list[Finding]:
     out: list[Finding] = []
-    d = ctx.rd.measurement_dir
+    lay = ctx.round.structure.layout
+    src = _sources(ctx)
+    d = ctx.measurement_dir
+    want_json = lay.measurements_json.format(**ctx.rd.location.fields())
     if not ctx.exists_dir(d):
         out.append(
             ctx.finding(
                 "MEAS-DIR",
                 f"no measurement directory {d}",
                 path=d,
-                source=f"{OLD}: check_results_dir L2572-2580",
-                fix="add measurements/<system>/<benchmark>/<scenario>/ with user.conf, README.md and <system>.json",
+                source=src["dir"],
+                fix=f"add {d}/ with {', '.join(ctx.round.structure.measurement_required_files)} and {want_json}",
             )
         )
         return out
@@ -46,8 +73,8 @@ def check_measurements(ctx: ResultContext) -> list[Finding]:
                     "MEAS-FILES",
                     f"{rel} is missing",
                     path=rel,
-                    source=f"{OLD}: check_measurement_dir L2991-3000",
-                    fix=f"add {name} (the settings / instructions used for this run)",
+                    source=src["files"],
+                    fix=f"add {name} (the settings / instructions used for this run) in {d}/",
                 )
             )
         elif size == 0:
@@ -56,7 +83,7 @@ def check_measurements(ctx: ResultContext) -> list[Finding]:
                     "MEAS-FILES",
                     f"{rel} is empty",
                     path=rel,
-                    source=f"{OLD}: check_measurement_dir L2991-3000 (--skip-empty-files-check)",
+                    source=src["files"] + " (--skip-empty-files-check)",
                     fix=f"fill in {name}",
                 )
             )
@@ -86,10 +113,12 @@ def check_measurements(ctx: ResultContext) -> list[Finding]:
         out.append(
             ctx.finding(
                 "MEAS-JSON",
-                f"no {ctx.rd.system}_{ctx.rd.scenario}.json or {ctx.rd.system}*.json in {d}",
+                f"no {want_json}"
+                + (f" or {ctx.rd.system}*.json" if lay.measurements_json_prefix_fallback else "")
+                + f" in {d}",
                 path=d,
-                source=f"{OLD}: check_measurement_dir L3042-3052",
-                fix=f"add {ctx.rd.system}.json describing the implementation (weights, data types, retraining)",
+                source=src["json"],
+                fix=f"add {d}/{want_json} describing the implementation (weights, data types, retraining)",
             )
         )
     else:
@@ -108,22 +137,20 @@ def check_measurements(ctx: ResultContext) -> list[Finding]:
                         "MEAS-JSON-FIELDS",
                         f"{mj}: missing or empty field(s) {', '.join(empty)}",
                         path=mj,
-                        source=f"SYSTEM_IMP_REQUIRED_FILES; {OLD}: check_measurement_dir L3054-3066",
+                        source=src["fields"],
                         fix="fill in every implementation field",
                     )
                 )
     # C6 code directory
-    sub = ctx.sctx.sub.path
-    code = ctx.round.structure.code_dir
-    bm_code = f"{sub}/{code}/{ctx.rd.benchmark}"
-    if not (ctx.exists_dir(bm_code) or ctx.exists_file(bm_code)):
+    code = lay.code_path(ctx.rd.location)
+    if not (ctx.exists_dir(code) or ctx.exists_file(code)):
         out.append(
             ctx.finding(
                 "MEAS-CODE",
-                f"no {code}/{ctx.rd.benchmark} for this benchmark",
-                path=f"{sub}/{code}",
-                source=f"{OLD}: check_measurement_dir L3068-3080",
-                fix=f"add the implementation under {code}/{ctx.rd.benchmark}/",
+                f"no {lay.code_root}/{ctx.rd.benchmark} for this benchmark",
+                path=code,
+                source=src["code"],
+                fix=f"add the implementation (or its README) under {code}/",
             )
         )
     return out

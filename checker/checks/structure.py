@@ -58,7 +58,9 @@ def submitter_findings(sctx: SubmitterContext) -> list[Finding]:
     r = sctx.round
     out: list[Finding] = []
     results = set(sub.result_systems)
-    for name, kind in [(s, "measurements") for s in sub.measurement_systems] + [
+    lay = r.structure.layout
+    measurement_systems = sub.measurement_systems if lay.has_measurements_tree else ()
+    for name, kind in [(s, "measurements") for s in measurement_systems] + [
         (s, "systems") for s in sub.systems
     ]:
         if name not in results:
@@ -78,6 +80,7 @@ def submitter_findings(sctx: SubmitterContext) -> list[Finding]:
                     fix=f"remove {path} or add the results of '{name}'",
                 )
             )
+    out += _other_layout_findings(sctx)
     if sctx.closed_or_network:
         paths = r.structure.calibration_paths or ("calibration.md", "documentation/calibration.md")
         if not any(f"{sub.path}/{p}" in sub.files for p in paths):
@@ -92,6 +95,33 @@ def submitter_findings(sctx: SubmitterContext) -> list[Finding]:
                     fix="document the quantization/calibration in documentation/calibration.md",
                 )
             )
+    return out
+
+
+def _other_layout_findings(sctx: SubmitterContext) -> list[Finding]:
+    """Beyond official: a submitter directory laid out for another round family (v5.x ``measurements/`` or
+    ``compliance/`` trees in a v6.x round, which its checker never reads, so their files count as missing)."""
+    lay = sctx.round.structure.layout
+    sub = sctx.sub
+    out: list[Finding] = []
+    for name, used in (("measurements", lay.has_measurements_tree), ("compliance", not lay.compliance_in_result_dir)):
+        rel = f"{sub.path}/{name}"
+        if used or not sub.is_dir(rel):
+            continue
+        where = lay.result_dir.replace("{division}/{submitter}/", "")
+        out.append(
+            Finding(
+                rule="TREE-OTHER-LAYOUT",
+                severity=Severity.WARNING,
+                message=f"{name}/ is the v5.x layout; round {sctx.round.name}'s checker does not read it (its files "
+                f"belong in {where}/)",
+                scope=sub.path,
+                path=rel,
+                source=f"{lay.cite}; beyond the official checker, which ignores the directory",
+                fix=f"move each {name}/<system>/<benchmark>/<scenario>/ into {where}/",
+                beyond_official=True,
+            )
+        )
     return out
 
 
@@ -209,12 +239,20 @@ def required_scenario_findings(
 
 def unknown_entry_findings(sctx: SubmitterContext, result_path: str) -> list[Finding]:
     """Beyond official: entries of a result directory that no rule expects (the official checker ignores them)."""
-    names = sctx.sub.list_dirs(result_path) + sctx.sub.list_files(result_path)
+    lay = sctx.round.structure.layout
+    files = set(sctx.sub.list_files(result_path))
+    allowed_files: set[str] = set()
+    if lay.measurements_in_result_dir:
+        allowed_files |= set(sctx.round.structure.measurement_required_files) | set(lay.measurement_optional_files)
+        allowed_files.add(lay.measurements_json)
+    allowed_files |= {f for f in files if f.lower().endswith(lay.result_dir_document_suffixes)}
+    names = sctx.sub.list_dirs(result_path) + sorted(files - allowed_files)
     return [
         Finding(
             rule="TREE-UNKNOWN-ENTRY",
             severity=Severity.WARNING,
-            message=f"'{name}' is not part of a result directory (performance/, accuracy/, TESTxx/); not checked",
+            message=f"'{name}' is not part of a result directory in round {sctx.round.name}'s layout "
+            f"(performance/, accuracy/, TESTxx/{', measurement files' if lay.measurements_in_result_dir else ''}); not checked",
             result=result_path,
             path=f"{result_path}/{name}",
             source="beyond the official checker, which ignores unknown entries here",

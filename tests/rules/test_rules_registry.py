@@ -154,7 +154,7 @@ def test_every_group_cites_a_listed_source() -> None:
                 rnd.acc_patterns_cite,
                 rnd.result_fields_cite,
                 rnd.aliases_cite,
-                rnd.structure.layout_cite,
+                rnd.structure.layout.cite,
                 rnd.units_cite,
                 rnd.compliance_delta_pct_cite,
             )
@@ -205,9 +205,9 @@ def test_system_and_structure_lists() -> None:
         assert len(rnd.system.power_fields) == 15
         assert rnd.structure.max_accuracy_log_bytes == 10240
         assert rnd.structure.file_size_limit_mb == 50
-    assert load_round("v5.1").structure.code_dir == "code"
-    assert not load_round("v5.1").structure.compliance_in_results_dir
-    assert load_round("v6.0").structure.code_dir == "src"
+    assert load_round("v5.1").structure.layout.code_root == "code"
+    assert not load_round("v5.1").structure.layout.compliance_in_result_dir
+    assert load_round("v6.0").structure.layout.code_root == "src"
 
 
 def test_units_llm_tokens_and_llama31_8b_interactive_queries() -> None:

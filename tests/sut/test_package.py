@@ -1,8 +1,11 @@
-"""The submission tree: official layout, passes the checker's structure checks, never overwrites."""
+"""The submission tree: the round's official layout, passes the checker's structure checks, atomic, never overwrites."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,14 @@ from sut_helpers import sim_engine, trial
 
 from checker.engine import check_tree
 from checker.findings import Severity, UnusableInput
-from loadgen_sut.package import PackageRequest, package_run, truncate_accuracy_log
+from loadgen_sut.mlperf_conf import compiled_mlperf_conf
+from loadgen_sut.package import (
+    PackageRequest,
+    package_run,
+    plan_package,
+    simulated_system_description,
+    truncate_accuracy_log,
+)
 from loadgen_sut.runner import RunOutcome
 from loadgen_sut.settings import RunMode
 from rules import load_round
@@ -55,18 +65,17 @@ def test_layout_is_the_official_tree(trial_tree: tuple[Path, list[RunOutcome]]) 
             "mlperf_log_detail.txt",
             "mlperf_log_summary.txt",
         }
-        # v6.x layout: TEST06 inside the result directory
+        # v6.x layout: TEST06 and the measurement files inside the result directory (HEAD checker MEASUREMENTS_PATH)
         assert (res / "TEST06" / "verify_accuracy.txt").is_file()
         assert (res / "TEST06" / "accuracy" / "mlperf_log_accuracy.json").is_file()
-        meas = sub / "measurements" / "simulated_system" / "llama3.1-8b" / scen
-        assert {p.name for p in meas.iterdir()} == {
-            "user.conf",
-            "mlperf.conf",
-            "README.md",
-            f"simulated_system_{scen}.json",
-        }
-        assert "SIMULATED" in (meas / "README.md").read_text(encoding="utf-8")
-        assert "qsl_rng_seed" in (meas / "mlperf.conf").read_text(encoding="utf-8")
+        assert {p.name for p in res.iterdir() if p.is_file()} == {"user.conf", "mlperf.conf", "README.md", "measurements.json"}
+        assert "SIMULATED" in (res / "README.md").read_text(encoding="utf-8")
+        # the mlperf.conf LoadGen compiled in, byte for byte: no user.conf override leaks into it
+        conf = (res / "mlperf.conf").read_text(encoding="utf-8")
+        assert conf == compiled_mlperf_conf()
+        assert "min_query_count = 32" not in conf and "qsl_rng_seed" in conf
+        assert "None" not in (res / "README.md").read_text(encoding="utf-8")
+    assert not (sub / "measurements").exists() and not (sub / "compliance").exists()
     system = json.loads((sub / "systems" / "simulated_system.json").read_text(encoding="utf-8"))
     assert "SIMULATED" in system["system_name"] and system["division"] == "closed"
     assert (sub / "documentation" / "calibration.md").is_file()
@@ -137,3 +146,74 @@ def test_accuracy_log_truncation_matches_official_tool(tmp_path: Path) -> None:
     small = tmp_path / "s.json"
     small.write_bytes(b"[]\n")
     assert not truncate_accuracy_log(small, tmp_path / "s2.json", 10240)
+
+
+def test_v5_layout(tmp_path: Path) -> None:
+    """v5.1 keeps measurements/ and compliance/ trees, <system>_<scenario>.json and code/ (v5.1.1 checker paths)."""
+    out = trial(tmp_path, sim_engine(), scenario="Offline", mode=RunMode.SUBMISSION_TRIAL, round_name="v5.1")
+    tree = tmp_path / "tree"
+    _package(out, tree)
+    sub = tree / "closed" / "Demo"
+    meas = sub / "measurements" / "simulated_system" / "llama3.1-8b" / "Offline"
+    assert {p.name for p in meas.iterdir()} == {"user.conf", "mlperf.conf", "README.md", "simulated_system_Offline.json"}
+    comp = sub / "compliance" / "simulated_system" / "llama3.1-8b" / "Offline" / "TEST06"
+    assert (comp / "verify_accuracy.txt").is_file() and (comp / "accuracy" / "mlperf_log_accuracy.json").is_file()
+    res = sub / "results" / "simulated_system" / "llama3.1-8b" / "Offline"
+    assert sorted(p.name for p in res.iterdir()) == ["accuracy", "performance"]
+    assert (sub / "code" / "llama3.1-8b" / "README.md").is_file()
+    report = check_tree(tree, load_round("v5.1"), workers=1)
+    rules = {f.rule for r in report.results for f in r.findings} | {f.rule for f in report.findings}
+    assert not {r for r in rules if r.startswith(("MEAS-", "TREE-UNKNOWN", "TREE-OTHER", "COMPL-DIR", "COMPL-TEST"))}
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")) if root.exists() else []
+
+
+def test_failed_packaging_leaves_nothing_and_a_rerun_works(
+    trial_tree: tuple[Path, list[RunOutcome]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Disk full while staging, Ctrl-C while moving into place: no partial tree, no staging left, rerun works."""
+    _, outs = trial_tree
+    tree = tmp_path / "tree"
+    real_copy = shutil.copyfile
+    calls = {"n": 0}
+
+    def full_disk(src: object, dst: object) -> object:
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_copy(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(shutil, "copyfile", full_disk)
+    with pytest.raises(UnusableInput, match="nothing was written"):
+        _package(outs[0], tree)
+    monkeypatch.setattr(shutil, "copyfile", real_copy)
+    assert _files(tree) == [] and _files(tmp_path) == []  # no tree, no staging directory beside it
+
+    real_link = os.link
+
+    def interrupted(src: object, dst: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "link", interrupted)  # the result directory moved, then Ctrl-C on the first file
+    with pytest.raises(KeyboardInterrupt):
+        _package(outs[0], tree)
+    monkeypatch.setattr(os, "link", real_link)
+    assert _files(tree) == [] and [p.name for p in tmp_path.iterdir()] == []
+
+    result = _package(outs[0], tree)  # the rerun works
+    assert (result / "measurements.json").is_file()
+    assert [p.name for p in tmp_path.iterdir()] == ["tree"]
+
+
+def test_missing_implementation_fields_are_refused_before_the_run(tmp_path: Path) -> None:
+    """A real engine that does not report its weights' precision: refused before the first query, fields named."""
+    rnd = load_round("v6.1")
+    system = tmp_path / "box.json"
+    system.write_text(json.dumps(simulated_system_description("closed", "Demo", rnd.system.required_fields)), encoding="utf-8")
+    req = PackageRequest(tree=tmp_path / "t", division="closed", submitter="Demo", system_json=system)
+    with pytest.raises(UnusableInput) as exc:
+        plan_package(req, rnd, "llama3.1-8b", "Offline", simulated=False, model="served-model")
+    assert "weight_data_types" in str(exc.value) and "--implementation-json" in str(exc.value)
+    assert "init implementation" in str(exc.value)
