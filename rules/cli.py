@@ -51,6 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p_show.add_argument("--round", dest="round_name", help="round (default: the latest round with data)")
     p_show.add_argument("--json", action="store_true", help="machine-readable output")
     p_show.set_defaults(_rules_action=_run_show)
+    p_layout = sub.add_parser("layout", help="where each file of a submission goes in one round's tree")
+    p_layout.add_argument("--round", dest="round_name", help="round (default: the latest round with data)")
+    p_layout.add_argument("--json", action="store_true", help="machine-readable output")
+    p_layout.set_defaults(_rules_action=_run_layout)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -114,6 +118,52 @@ def _scenario_summary(b: Benchmark) -> str:
             req += " +(" + "|".join(s.value for s in sset.one_of) + ")"
         parts.append(f"{st}: {req}")
     return "; ".join(parts)
+
+
+# ------------------------------------------------------------------------------------------- layout
+
+
+def _run_layout(args: argparse.Namespace, out: TextIO) -> int:
+    rnd = load_round(args.round_name or latest_round())
+    st = rnd.structure
+    lay = st.layout
+    if args.json:
+        payload = {
+            "round": rnd.name,
+            "layout": lay.model_dump(mode="json"),
+            "measurement_required_files": list(st.measurement_required_files),
+            "performance_run_files": list(st.performance_run_files),
+            "accuracy_files": list(st.accuracy_files),
+        }
+        json.dump(payload, out, indent=2)
+        out.write("\n")
+        return EXIT_OK
+    rows = [
+        ("result", lay.result_dir),
+        (
+            "performance run",
+            lay.result_dir + "/performance/run_1/{" + ", ".join(st.performance_run_files) + "}",
+        ),
+        ("accuracy run", lay.result_dir + "/accuracy/{" + ", ".join(st.accuracy_files) + "}"),
+        (
+            "measurement files",
+            lay.measurements_dir
+            + "/{"
+            + ", ".join((*st.measurement_required_files, *lay.measurement_optional_files))
+            + "}",
+        ),
+        ("implementation JSON", lay.measurements_dir + "/" + lay.measurements_json),
+        ("compliance tests", lay.compliance_dir + "/TESTxx/"),
+        ("system description", lay.system_file),
+        ("code", lay.code_dir),
+        ("calibration", lay.calibration_file),
+    ]
+    out.write(f"{rnd.name} tree layout ({rnd.checker})\n")
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        out.write(f"  {k:<{width}}  {v}\n")
+    out.write(f"  source: {lay.cite}\n")
+    return EXIT_OK
 
 
 # ------------------------------------------------------------------------------------------- show

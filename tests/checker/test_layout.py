@@ -75,3 +75,16 @@ def test_v5_layout_in_a_v6_round_is_named(shared_dir: Path, tmp_path: Path) -> N
     # the same files in the v5.1 layout: no measurement finding for that result
     v5 = _layout_findings(tmp_path, "v5.1")
     assert not [f for f in v5 if "SingleStream" in f and f.startswith("MEAS-")], v5
+
+
+def test_rules_layout_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from loadgen_sut.cli import main
+
+    assert main(["rules", "layout", "--round", "v6.1"]) == 0
+    text = capsys.readouterr().out
+    assert "{division}/{submitter}/results/{system}/{benchmark}/{scenario}/measurements.json" in text
+    assert main(["rules", "layout", "--round", "v5.1", "--json"]) == 0
+    import json
+
+    data = json.loads(capsys.readouterr().out)
+    assert data["layout"]["measurements_json"] == "{system}_{scenario}.json"
