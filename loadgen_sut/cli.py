@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "rules": ("show a round's rules", "rules.cli"),
     "table": ("validate a published result table against the rules and the logs", "checker.audit.table_cli"),
     "claim": ("audit a performance claim for comparability", "checker.audit.claim_cli"),
+    "init": ("write a system or implementation description template", "loadgen_sut.describe"),
 }
 
 

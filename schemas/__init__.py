@@ -20,10 +20,24 @@ def load_schema(name: str) -> dict[str, Any]:
 
 
 def schema_errors(instance: Any, name: str) -> list[str]:
-    """Every violation of schema ``name`` as ``<json path>: <message>``, sorted by path."""
+    """Every violation of schema ``name`` as ``<json path>: <message>``, sorted by path.
+
+    Where the failing (sub)schema carries ``"x-message": {<keyword>: <text>}`` (an annotation validators ignore),
+    the message is that text followed by the value found, instead of jsonschema's generic wording
+    (``... is not valid under any of the given schemas``).
+    """
     validator = jsonschema.Draft202012Validator(load_schema(name))
     errors = []
     for err in validator.iter_errors(instance):
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        errors.append(f"{where}: {err.message}")
+        errors.append(f"{where}: {_message(err)}")
     return sorted(errors)
+
+
+def _message(err: jsonschema.ValidationError) -> str:
+    hints = err.schema.get("x-message") if isinstance(err.schema, dict) else None
+    hint = hints.get(str(err.validator)) if isinstance(hints, dict) else None
+    if not isinstance(hint, str):
+        return err.message
+    found = repr(err.instance)
+    return f"{hint} (found {found if len(found) <= 80 else found[:77] + '...'})"

@@ -73,6 +73,13 @@ _RULES = (
     RuleInfo("SYS-UNKNOWN-FIELD", "B7", "unknown field", WARN),
     RuleInfo("SYS-SUBMITTER", "B8", "submitter field differs from the directory"),
     RuleInfo("SYS-DIVISION", "B9", "division field differs from the directory"),
+    RuleInfo(
+        "SYS-FIELD-TYPE",
+        "-",
+        "value the official checkers crash on or misread while writing the summary CSV",
+        official="v5.1.1/HEAD raise TypeError/ValueError and stop the run",
+        beyond=True,
+    ),
     # C. measurements
     RuleInfo("MEAS-DIR", "C1", "measurement directory missing"),
     RuleInfo("MEAS-FILES", "C2", "user.conf / README.md missing or empty"),

@@ -1,5 +1,8 @@
 """System description checks (catalogue B1-B9; B10 is disabled in the official checker, B11/B12 are HEAD-only).
 
+SYS-FIELD-TYPE (beyond the catalogue): values the official checkers crash on, or misread, while writing the summary
+CSV (a non-string concatenated as a string, int() of a count, a double quote in a quoted column).
+
 System-level findings carry ``scope`` = the system JSON path; the engine copies ERRORs into every result of that
 system (the official checker skips all of them).
 """
@@ -13,6 +16,19 @@ from checker.checks.context import SYSTEM_TYPE_KEYS, SubmitterContext
 from checker.findings import Finding, Severity
 
 OLD = "official checker v5.1.1"
+HEAD = "HEAD checker"
+
+# fields both official checkers concatenate into the summary CSV as strings ('"' + value + '"'), where a
+# non-string raises TypeError (v5.1.1 log_result, no try: the whole run stops) and a double quote breaks the row
+_CSV_TEXT_FIELDS = (
+    ("system_name", "log_result L2168/L2202 (value from L2828)"),
+    ("host_processor_model_name", "log_result L2176/L2210"),
+    ("accelerator_model_name", "log_result L2179/L2213"),
+    ("framework", "log_result L2182/L2216"),
+    ("operating_system", "log_result L2183/L2217"),
+)
+# counts v5.1.1 writes into the summary CSV unquoted (log_result L2175-2178 / L2209-2212)
+_CSV_BARE_FIELDS = ("number_of_nodes", "host_processors_per_node", "host_processor_core_count")
 
 
 def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
@@ -68,27 +84,50 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             )
         return out
     js: dict[str, Any] = jr.value
-    status = str(js.get("status", "")).strip().lower()
-    if status not in rules.valid_status:
+    raw_status = js.get("status")
+    if not isinstance(raw_status, str):
         add(
             "SYS-STATUS",
-            f"status {js.get('status')!r} is not one of {list(rules.valid_status)}",
-            f"{OLD}: check_results_dir L2437-2443",
+            f"status {raw_status!r} is not a string: the official checkers call .lower() on it "
+            "(v5.1.1 stops the whole run with AttributeError; HEAD fails the result)",
+            f"{OLD}: check_results_dir L2445 (system_json.get('status').lower()); {HEAD} system_check.py:89",
+            'write status as a string: "available", "preview" or "rdi"',
+            field="status",
+        )
+    elif raw_status.lower() not in rules.valid_status:
+        add(
+            "SYS-STATUS",
+            f"status {raw_status!r} is not one of {list(rules.valid_status)} (any case, no surrounding spaces)",
+            f"{OLD}: check_results_dir L2445-2451; {HEAD} system_check.py:89-95",
             "set status to available, preview or rdi",
             field="status",
         )
     st = js.get("system_type")
-    if not isinstance(st, str) or st.strip().lower() not in rules.valid_system_types:
+    if not isinstance(st, str) or st not in rules.valid_system_types:
+        near = isinstance(st, str) and st.strip().lower().replace(" ", "") in rules.valid_system_types
         add(
             "SYS-TYPE",
-            f"system_type {st!r} is not one of {list(rules.valid_system_types)}",
-            f"{OLD}: check_results_dir L2444-2456",
-            "set system_type to datacenter, edge or datacenter,edge",
+            f"system_type {st!r} is not one of {list(rules.valid_system_types)}"
+            + (" (both official checkers compare it exactly: case and spaces count)" if near else "")
+            + "; in closed/network HEAD's loader raises ValueError('invalid system type') and stops the whole run",
+            f"{OLD}: check_results_dir L2452-2463; {HEAD} system_check.py:106-110, loader.py:301,336-338 -> "
+            "configuration.py:62-75 (set_type)",
+            "set system_type to datacenter, edge or datacenter,edge (lower case, no spaces)",
             field="system_type",
         )
     # B3 network mode
     is_net_raw = js.get("is_network")
-    is_net = str(is_net_raw).strip().lower() == "true" if is_net_raw is not None else False
+    if is_net_raw is not None and not isinstance(is_net_raw, str):
+        add(
+            "SYS-NETWORK",
+            f"is_network {is_net_raw!r} is not a string: the official checkers call .lower() on it "
+            "(v5.1.1 stops the whole run with AttributeError; HEAD fails the result)",
+            f"{OLD}: is_system_over_network L1991-1995; {HEAD} system_check.py:131-136, performance_check.py:405-410",
+            'write it as a string, "true" or "false" (or leave it out for a system that is not over the network)',
+            field="is_network",
+        )
+    # as the official checkers read it (.lower() == "true", no strip); a non-string is reported above
+    is_net = is_net_raw.lower() == "true" if isinstance(is_net_raw, str) else is_net_raw is True
     if sub.division == "network" and not is_net:
         add(
             "SYS-NETWORK",
@@ -113,15 +152,37 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             f"{rules.cite or 'SYSTEM_DESC_REQUIRED_FIELDS'}; {OLD}: check_system_desc_id L2881-2899",
             "add every required field (see the round's system description template)",
         )
+    elif is_net_raw and not is_net:
+        # HEAD tests `if is_network:` (truthiness), so "false" (a non-empty string) still asks for the 13 fields
+        net_missing = [f for f in rules.network_fields if f not in js]
+        if net_missing:
+            head_round = "HEAD" in (sctx.round.checker or "")
+            add(
+                "SYS-FIELDS",
+                f"is_network is {is_net_raw!r} but the HEAD checker requires the network-mode fields whenever "
+                f"is_network is a non-empty value; missing: {', '.join(net_missing)}"
+                + ("" if head_round else " (v5.1.1 does not ask for them)"),
+                f"{HEAD} system_check.py:159-161 (if is_network: required_fields += ..._NETWORK_MODE)",
+                "leave is_network out for a system that is not over the network",
+                sev=Severity.ERROR if head_round else Severity.WARNING,
+                field="is_network",
+            )
     empty = [f for f in rules.meaningful_fields if f in js and not js.get(f)]
     if empty:
+        zero = [f for f in empty if js.get(f) == 0 and not isinstance(js.get(f), bool)]
         add(
             "SYS-EMPTY-FIELDS",
-            f"field(s) that need a meaningful value are empty: {', '.join(empty)}",
-            f"SYSTEM_DESC_MEANINGFUL_RESPONSE_REQUIRED_FIELDS; {OLD}: L2903-2915",
+            f"field(s) that need a meaningful value are empty: {', '.join(empty)}"
+            + (
+                f' (the number 0 counts as empty: `not 0` is true; write the string "0" in {", ".join(zero)})'
+                if zero
+                else ""
+            ),
+            f"SYSTEM_DESC_MEANINGFUL_RESPONSE_REQUIRED_FIELDS; {OLD}: L2903-2915; {HEAD} system_check.py:169-177",
             "fill in these fields",
             field=empty[0],
         )
+    _check_field_types(js, add)
     known = set(rules.required_fields) | set(rules.network_fields) | set(rules.power_fields)
     for f in js:
         if f not in known:
@@ -134,11 +195,16 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
                 field=f,
             )
     sub_field = js.get("submitter")
-    if str(sub_field).lower() != sub.name.lower():
+    if not isinstance(sub_field, str) or sub_field.lower() != sub.name.lower():
         add(
             "SYS-SUBMITTER",
-            f"submitter {sub_field!r} does not match the submitter directory {sub.name!r}",
-            f"{OLD}: check_system_desc_id L2925-2932",
+            f"submitter {sub_field!r} does not match the submitter directory {sub.name!r}"
+            + (
+                ""
+                if isinstance(sub_field, str)
+                else " and is not a string (v5.1.1 .lower() stops the whole run; HEAD fails the result)"
+            ),
+            f"{OLD}: check_system_desc_id L2925-2932; {HEAD} system_check.py:197",
             "make the submitter field equal the directory name",
             field="submitter",
         )
@@ -146,12 +212,115 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
     if div_field != sub.division:
         add(
             "SYS-DIVISION",
-            f"division {div_field!r} does not match the division directory {sub.division!r}",
-            f"{OLD}: check_system_desc_id L2933-2940 (case-sensitive)",
+            f"division {div_field!r} does not match the division directory {sub.division!r}"
+            + ("" if isinstance(div_field, str) else " and is not a string (HEAD .lower() fails the result)"),
+            f"{OLD}: check_system_desc_id L2933-2940 (case-sensitive); {HEAD} system_check.py:216",
             "make the division field equal the division directory",
             field="division",
         )
     return out
+
+
+def _int_like(v: Any) -> bool:
+    """True when ``int(v)`` gives v's own whole value (as HEAD's summary needs it), not a crash or a truncation."""
+    if isinstance(v, bool):
+        return False  # int(True) == 1: a flag is not a count
+    if isinstance(v, int):
+        return True
+    if isinstance(v, float):
+        return v.is_integer()
+    if isinstance(v, str):
+        try:
+            int(v)
+        except ValueError:
+            return False
+        return True
+    return False
+
+
+def _check_field_types(js: dict[str, Any], add: Any) -> None:
+    """SYS-FIELD-TYPE: values the official checkers crash on (or silently misread) while writing the summary."""
+    for f in ("number_of_nodes", "accelerators_per_node"):
+        v = js.get(f)
+        if f in js and v and not _int_like(v):  # an empty one is SYS-EMPTY-FIELDS
+            add(
+                "SYS-FIELD-TYPE",
+                f"{f} {v!r} is not a whole number: HEAD computes int(number_of_nodes) * int(accelerators_per_node) "
+                "for the summary CSV's total_accelerators"
+                + (" and truncates it" if isinstance(v, float) else ", which raises and stops the whole run"),
+                f"{HEAD} results.py:104-105 (ResultExporter.add_result, not inside a check: no try)",
+                f'write {f} as a whole number, e.g. 8 or "8"',
+                field=f,
+            )
+    for f, where in _CSV_TEXT_FIELDS:
+        v = js.get(f)
+        if f in js and not isinstance(v, str):
+            add(
+                "SYS-FIELD-TYPE",
+                f"{f} {v!r} is not a string: v5.1.1 concatenates it into the summary CSV ('\"' + value + '\"'), "
+                "a TypeError that stops the whole run",
+                f"{OLD}: {where}",
+                f"write {f} as text",
+                field=f,
+            )
+        elif isinstance(v, str) and '"' in v:
+            add(
+                "SYS-FIELD-TYPE",
+                f"{f} contains a double quote: both official checkers write it between double quotes without "
+                "escaping, which breaks the summary CSV row",
+                f"{OLD}: {where}; {HEAD} results.py:148 (export_row)",
+                "use single quotes",
+                sev=Severity.WARNING,
+                field=f,
+            )
+    hw, sw = js.get("hw_notes", ""), js.get("sw_notes")
+    bad_notes = [("sw_notes", sw)] if sw and not isinstance(sw, str) else []
+    if (sw and hw and not isinstance(hw, str)) or (not sw and not isinstance(hw, str)):
+        bad_notes.insert(0, ("hw_notes", hw))
+    for f, v in bad_notes:
+        add(
+            "SYS-FIELD-TYPE",
+            f"{f} {v!r} is not a string: both official checkers join hw_notes and sw_notes into the notes column "
+            "with +, a TypeError that stops the whole run",
+            f"{OLD}: log_result L2099-2102, L2184/L2218; {HEAD} results.py:110-113",
+            f"write {f} as text",
+            field=f,
+        )
+    for f in ("hw_notes", "sw_notes"):
+        v = js.get(f)
+        if isinstance(v, str) and '"' in v:
+            add(
+                "SYS-FIELD-TYPE",
+                f"{f} contains a double quote, which breaks the official summary CSV row (written between double "
+                "quotes without escaping)",
+                f"{OLD}: log_result L2184/L2218; {HEAD} results.py:148 (export_row)",
+                "use single quotes",
+                sev=Severity.WARNING,
+                field=f,
+            )
+    for f in _CSV_BARE_FIELDS:
+        v = js.get(f)
+        if isinstance(v, str) and any(c in v for c in ',"\n\r'):
+            add(
+                "SYS-FIELD-TYPE",
+                f"{f} {v!r} holds a comma, quote or line break: v5.1.1 writes it into the summary CSV unquoted, "
+                "which shifts the row's columns",
+                f"{OLD}: log_result L2175-2178/L2209-2212",
+                "write the count without commas, quotes or line breaks",
+                sev=Severity.WARNING,
+                field=f,
+            )
+    spo = js.get("system_power_only")
+    if spo is not None and not isinstance(spo, (bool, str, int)):
+        add(
+            "SYS-FIELD-TYPE",
+            f"system_power_only {spo!r} is not a bool, string or integer: for a power result v5.1.1 raises "
+            "TypeError in get_boolean and stops the whole run",
+            f"{OLD}: get_boolean L1323-1335, called from log_result L2160",
+            'write it as "true"/"false" or a JSON boolean',
+            sev=Severity.WARNING,
+            field="system_power_only",
+        )
 
 
 def _line_of_field(sctx: SubmitterContext, rel: str, field: str | None) -> int | None:

@@ -1,0 +1,476 @@
+"""``inference-audit init system|implementation``: write a submission's description templates.
+
+``init system`` writes ``systems/<system>.json`` as the official checkers read it (the fields of
+``schemas/system-description.json``), filled with what this host shows: CPU model, sockets, cores per
+socket, memory, OS, Python and kernel, and the GPUs ``nvidia-smi`` lists when it is installed.
+``--from-sysinfo FILE`` takes the values of a ``system_desc.json`` written by MLCommons' own capture tool
+(``mlperf-sysinfo capture``, PyPI ``mlperf-sysinfo``) first. ``init implementation`` writes the
+implementation description (``schemas/measurements.json``: weight data types, starting weights, ...).
+
+Whatever cannot be read is written as ``"<FILL IN: ...>"``, a placeholder the schema refuses, so an
+unfilled template cannot be packaged; the command lists those fields, and the probed values to review.
+
+The output is a new file, or an existing regular file with ``--force``; ``-`` writes to stdout.
+Exit status: 0 written, 2 unusable input (bad option, existing file, directory, FIFO, device, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import json
+import os
+import platform
+import shutil
+import stat
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checker.findings import EXIT_OK, UnusableInput
+from schemas import load_schema, schema_errors
+
+SYSTEM_SCHEMA = "system-description"
+IMPLEMENTATION_SCHEMA = "measurements"
+PLACEHOLDER_PREFIX = "<FILL IN"  # the schemas refuse strings that start with it ($defs/text)
+
+# what to write in each field, shown inside its placeholder
+_SYSTEM_HINTS: dict[str, str] = {
+    "division": "closed, open or network",
+    "submitter": "your organisation, as the submitter directory is named",
+    "status": "available, preview or rdi",
+    "system_name": "the system's name as published, e.g. 'ACME X1 (8x H200-SXM-141GB, vLLM)'",
+    "number_of_nodes": "number of nodes, e.g. 1",
+    "host_processor_model_name": "CPU model, e.g. AMD EPYC 9575F",
+    "host_processors_per_node": "CPU sockets per node, e.g. 2",
+    "host_processor_core_count": "cores per CPU, e.g. 64",
+    "host_memory_capacity": "host memory per node, e.g. 2 TB",
+    "host_storage_capacity": "storage per node, e.g. 15 TB",
+    "host_storage_type": "storage type, e.g. NVMe SSD",
+    "accelerators_per_node": 'accelerators per node, e.g. 8 ("0" for none)',
+    "accelerator_model_name": "accelerator model, e.g. NVIDIA H200-SXM-141GB (N/A for none)",
+    "accelerator_memory_capacity": "memory per accelerator, e.g. 141 GB (N/A for none)",
+    "framework": "inference framework and version, e.g. vLLM 0.10.0",
+    "operating_system": "OS and version, e.g. Ubuntu 24.04",
+    "system_type": "datacenter, edge or datacenter,edge",
+    "other_software_stack": "drivers and libraries with versions, e.g. CUDA 12.8, PyTorch 2.7",
+    "host_processor_frequency": "CPU frequency, e.g. 2.8 GHz (or empty)",
+    "host_processor_caches": "CPU caches, e.g. L3: 256 MiB (or empty)",
+    "host_memory_configuration": "DIMMs, e.g. 24x 64GB DDR5-6000",
+    "host_processor_interconnect": "CPU interconnect (or empty)",
+    "host_networking": "host networking, e.g. Infiniband",
+    "host_networking_topology": "network topology, e.g. Ethernet/Infiniband on switching network",
+    "accelerator_frequency": "accelerator frequency (or empty)",
+    "accelerator_host_interconnect": "accelerator-host link, e.g. PCIe Gen5 x16 (N/A for none)",
+    "accelerator_interconnect": "accelerator-accelerator link, e.g. NVLink (N/A for none)",
+    "accelerator_interconnect_topology": "e.g. NVLink Switch (or empty)",
+    "accelerator_memory_configuration": "e.g. HBM3e (N/A for none)",
+    "accelerator_on-chip_memories": "on-chip memories (or empty)",
+    "cooling": "e.g. air-cooled",
+    "hw_notes": "hardware notes (or empty)",
+    "sw_notes": "software notes (or empty)",
+    "host_network_card_count": "network cards, e.g. 8x 400Gb Infiniband",
+    "system_type_detail": "e.g. cloud, on-premise (or empty)",
+    "is_network": '"true" for a network-division system',
+}
+_IMPLEMENTATION_HINTS: dict[str, str] = {
+    "input_data_types": "input data types, e.g. int32 (token ids)",
+    "retraining": "no, or yes with details",
+    "starting_weights_filename": "the reference checkpoint the weights derive from, e.g. a Hugging Face URL",
+    "weight_data_types": "weight data types, e.g. fp8",
+    "weight_transformations": "e.g. quantization, or none",
+}
+
+
+def placeholder(hint: str) -> str:
+    return f"{PLACEHOLDER_PREFIX}: {hint}>"
+
+
+def is_placeholder(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(PLACEHOLDER_PREFIX)
+
+
+@dataclass
+class HostFacts:
+    """What this host shows, as system-description field -> value, and where each came from."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def set(self, name: str, value: Any, source: str) -> None:
+        self.values[name] = value
+        self.sources[name] = source
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _cpuinfo_records(text: str) -> list[dict[str, str]]:
+    records: list[dict[str, str]] = []
+    for block in text.split("\n\n"):
+        rec = {}
+        for line in block.splitlines():
+            key, sep, val = line.partition(":")
+            if sep:
+                rec[key.strip().lower()] = val.strip()
+        if rec:
+            records.append(rec)
+    return records
+
+
+def _probe_cpu(facts: HostFacts, proc: Path, sys_root: Path) -> None:
+    text = _read(proc / "cpuinfo") or ""
+    recs = [r for r in _cpuinfo_records(text) if "processor" in r]
+    keys = ("model name", "cpu model", "hardware")
+    model = next((r[k] for r in _cpuinfo_records(text) for k in keys if r.get(k)), "")
+    if model:
+        facts.set("host_processor_model_name", " ".join(model.split()), "/proc/cpuinfo")
+    # sockets and cores per socket: /proc/cpuinfo (x86), else sysfs topology (also ARM)
+    pairs = {(r["physical id"], r["core id"]) for r in recs if "physical id" in r and "core id" in r}
+    source = "/proc/cpuinfo (physical id, core id)"
+    if not pairs:
+        source = "/sys/devices/system/cpu/cpu*/topology"
+        for cpu in sorted((sys_root / "devices/system/cpu").glob("cpu[0-9]*")):
+            pkg, core = _read(cpu / "topology/physical_package_id"), _read(cpu / "topology/core_id")
+            if pkg is not None and core is not None:
+                pairs.add((pkg.strip(), core.strip()))
+    if pairs:
+        sockets = len({p for p, _ in pairs})
+        facts.set("host_processors_per_node", sockets, source)
+        facts.set("host_processor_core_count", len(pairs) // sockets, source + ": cores per socket")
+    max_khz = _read(sys_root / "devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+    if max_khz and max_khz.strip().isdigit():
+        facts.set(
+            "host_processor_frequency",
+            f"{int(max_khz) / 1e6:.2f} GHz (max)",
+            "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq",
+        )
+
+
+def _probe_memory(facts: HostFacts, proc: Path) -> None:
+    for line in (_read(proc / "meminfo") or "").splitlines():
+        key, _, rest = line.partition(":")
+        parts = rest.split()
+        if key == "MemTotal" and parts and parts[0].isdigit():
+            gib = int(parts[0]) / 1024**2
+            text = f"{gib / 1024:.2f} TiB" if gib >= 1024 else f"{gib:.0f} GiB"
+            facts.set(
+                "host_memory_capacity", text, "/proc/meminfo MemTotal (usable, below the installed size)"
+            )
+            return
+
+
+def _probe_os(facts: HostFacts) -> None:
+    uname = platform.uname()
+    name = ""
+    with contextlib.suppress(OSError):
+        name = platform.freedesktop_os_release().get("PRETTY_NAME", "")
+    facts.set("operating_system", name or f"{uname.system} {uname.release}", "/etc/os-release PRETTY_NAME")
+    stack = {
+        "Python": platform.python_version(),
+        "kernel": f"{uname.system} {uname.release} ({uname.machine})",
+    }
+    facts.set("other_software_stack", stack, "platform (add the framework's libraries, e.g. CUDA, PyTorch)")
+
+
+def _probe_nvidia(facts: HostFacts, nvidia_smi: str | None) -> None:
+    if not nvidia_smi:
+        facts.notes.append("no accelerator probed (nvidia-smi not found): fill in the accelerator fields")
+        return
+    query = "--query-gpu=name,memory.total,driver_version"
+    try:
+        done = subprocess.run(
+            [nvidia_smi, query, "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        facts.notes.append(f"nvidia-smi failed ({exc}): fill in the accelerator fields")
+        return
+    rows = [[c.strip() for c in line.split(",")] for line in done.stdout.splitlines() if line.strip()]
+    rows = [r for r in rows if len(r) == 3]
+    if done.returncode != 0 or not rows:
+        facts.notes.append(
+            f"nvidia-smi listed no GPU (exit {done.returncode}): fill in the accelerator fields"
+        )
+        return
+    names = Counter(r[0] for r in rows)
+    src = f"nvidia-smi {query}"
+    facts.set("accelerators_per_node", len(rows), src)
+    facts.set(
+        "accelerator_model_name",
+        " + ".join(f"{n}x {m}" if len(names) > 1 else m for m, n in names.items()),
+        src,
+    )
+    mib = [int(r[1]) for r in rows if r[1].isdigit()]
+    if mib and len(set(mib)) == 1:
+        facts.set("accelerator_memory_capacity", f"{mib[0] / 1024:.0f} GiB", src + " (usable memory.total)")
+    stack = dict(facts.values.get("other_software_stack") or {})
+    stack["NVIDIA driver"] = rows[0][2]
+    facts.values["other_software_stack"] = stack
+
+
+def probe_host(
+    proc: Path = Path("/proc"),
+    sys_root: Path = Path("/sys"),
+    nvidia_smi: str | None = None,
+    gpus: bool = True,
+) -> HostFacts:
+    """Read this host's facts (nothing is written; nvidia-smi only when ``gpus``)."""
+    facts = HostFacts()
+    _probe_cpu(facts, proc, sys_root)
+    _probe_memory(facts, proc)
+    _probe_os(facts)
+    if gpus:
+        _probe_nvidia(facts, nvidia_smi if nvidia_smi is not None else shutil.which("nvidia-smi"))
+    return facts
+
+
+def system_fields(network: bool) -> list[str]:
+    """The system description's fields in the schema's order (plus the network-mode ones)."""
+    schema = load_schema(SYSTEM_SCHEMA)
+    names: list[str] = list(schema["required"])
+    if network:
+        names += [f for f in schema["then"]["required"] if f not in names]
+    return names
+
+
+def _from_sysinfo(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UnusableInput(f"cannot read: {exc.strerror or exc}", path=str(path)) from exc
+    except ValueError as exc:
+        raise UnusableInput(f"not JSON: {exc}", path=str(path)) from exc
+    if not isinstance(data, dict):
+        raise UnusableInput("an mlperf-sysinfo system_desc.json is a JSON object", path=str(path))
+    # mlperf-sysinfo writes "" for what it did not detect: those stay placeholders here
+    return {k: v for k, v in data.items() if v not in ("", None, [], {})}
+
+
+def _field_errors(doc: dict[str, Any], schema: str) -> dict[str, list[str]]:
+    by_field: dict[str, list[str]] = {}
+    for err in schema_errors(doc, schema):
+        where, _, msg = err.partition(": ")
+        by_field.setdefault(where.split("/")[0], []).append(msg)
+    return by_field
+
+
+@dataclass
+class Template:
+    doc: dict[str, Any]
+    to_fill: list[str]  # fields left as placeholders
+    to_review: dict[str, str]  # probed / given field -> where its value came from
+    notes: list[str]
+
+
+def system_template(
+    *,
+    division: str,
+    submitter: str | None,
+    system_name: str | None,
+    status: str | None,
+    system_type: str | None,
+    facts: HostFacts,
+    sysinfo: dict[str, Any] | None = None,
+) -> Template:
+    network = division == "network"
+    names = system_fields(network)
+    doc: dict[str, Any] = {f: placeholder(_SYSTEM_HINTS.get(f, f.replace("_", " "))) for f in names}
+    review: dict[str, str] = {}
+    for f, v in facts.values.items():
+        if f in doc:
+            doc[f] = v
+            review[f] = facts.sources[f]
+    if "host_processor_model_name" in facts.values:
+        doc["number_of_nodes"] = 1
+        review["number_of_nodes"] = "this host (a single-node system)"
+    for f, v in (sysinfo or {}).items():
+        if f in doc:
+            doc[f] = v
+            review[f] = "mlperf-sysinfo system_desc.json"
+    given = {"division": division, "submitter": submitter, "system_name": system_name, "status": status}
+    given["system_type"] = system_type
+    if network:
+        given["is_network"] = "true"
+    for f, v in given.items():
+        if v is not None:
+            doc[f] = v
+            review.pop(f, None)
+    # a probed or imported value the schema refuses goes back to a placeholder, with the reason
+    notes = list(facts.notes)
+    for f, msgs in _field_errors(doc, SYSTEM_SCHEMA).items():
+        if f in review:
+            notes.append(f"{f}: {review.pop(f)} gave {doc[f]!r}, refused: {msgs[0]}")
+            doc[f] = placeholder(_SYSTEM_HINTS.get(f, f.replace("_", " ")))
+    to_fill = [f for f, v in doc.items() if is_placeholder(v)]
+    return Template(doc, to_fill, review, notes)
+
+
+def implementation_template(given: dict[str, str | None]) -> Template:
+    doc: dict[str, Any] = {}
+    for f, hint in _IMPLEMENTATION_HINTS.items():
+        v = given.get(f)
+        doc[f] = v if v is not None else placeholder(hint)
+    return Template(doc, [f for f, v in doc.items() if is_placeholder(v)], {}, [])
+
+
+def write_output(out: str, text: str, force: bool) -> str:
+    """Write ``text`` to ``out`` ("-": stdout): a new file, or an existing regular file with ``force``."""
+    if out == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return "stdout"
+    path = Path(out)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise UnusableInput(f"cannot use it as output: {exc.strerror or exc}", path=out) from exc
+    if st is not None:
+        target = st
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                target = os.stat(path)
+            except OSError as exc:
+                raise UnusableInput("is a broken symbolic link; name a regular file", path=out) from exc
+        if stat.S_ISDIR(target.st_mode):
+            raise UnusableInput(
+                "is a directory; name the file to write, e.g. systems/<system>.json", path=out
+            )
+        if not stat.S_ISREG(target.st_mode):
+            raise UnusableInput(
+                "is not a regular file (a FIFO, socket or device); name a regular file", path=out
+            )
+        if not force:
+            raise UnusableInput("already exists; pass --force to overwrite it", path=out)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UnusableInput(f"directory {str(parent)!r} does not exist", path=out)
+    # O_EXCL for a new file (nothing created meanwhile is followed); O_NONBLOCK so a FIFO swapped in never blocks
+    flags = os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    flags |= os.O_TRUNC if st is not None else os.O_CREAT | os.O_EXCL
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.EEXIST:
+            raise UnusableInput("already exists; pass --force to overwrite it", path=out) from exc
+        raise UnusableInput(f"cannot write: {exc.strerror or exc}", path=out) from exc
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise UnusableInput("is not a regular file; name a regular file", path=out)
+        fh.write(text)
+    return out
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = (
+        "examples:\n"
+        "  inference-audit init system --submitter ACME --system-name 'ACME X1 (8x H200, vLLM)' \\\n"
+        "      --out closed/ACME/systems/x1_vllm.json\n"
+        "  inference-audit init implementation --weight-data-types fp8 --out implementation.json\n"
+        'Fields that cannot be read are written as "<FILL IN: ...>", which the schema refuses: fill them in.'
+    )
+    kinds = parser.add_subparsers(dest="kind", metavar="KIND")
+    kinds.required = True
+    p = kinds.add_parser("system", help="systems/<system>.json, with this host's facts filled in")
+    p.add_argument(
+        "--out", default="system.json", help="file to write (a new file; - for stdout; default system.json)"
+    )
+    p.add_argument("--force", action="store_true", help="overwrite an existing regular file")
+    p.add_argument("--division", choices=["closed", "open", "network"], default="closed")
+    p.add_argument("--submitter", default=None, help="your organisation (the submitter directory's name)")
+    p.add_argument("--system-name", default=None, help="the system's published name")
+    p.add_argument("--status", choices=["available", "preview", "rdi"], default=None)
+    p.add_argument(
+        "--system-type", choices=["datacenter", "edge", "datacenter,edge", "edge,datacenter"], default=None
+    )
+    p.add_argument(
+        "--from-sysinfo",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="take the values of a system_desc.json written by `mlperf-sysinfo capture` (PyPI mlperf-sysinfo)",
+    )
+    p.add_argument("--no-gpu-probe", action="store_true", help="do not run nvidia-smi")
+    p.set_defaults(_init=_run_system)
+    q = kinds.add_parser("implementation", help="the implementation description (measurements JSON)")
+    q.add_argument("--out", default="implementation.json", help="file to write (a new file; - for stdout)")
+    q.add_argument("--force", action="store_true", help="overwrite an existing regular file")
+    for f, hint in _IMPLEMENTATION_HINTS.items():
+        q.add_argument("--" + f.replace("_", "-"), dest=f, default=None, help=hint)
+    q.set_defaults(_init=_run_implementation)
+
+
+def _report(tpl: Template, where: str, schema: str) -> None:
+    err = sys.stderr
+    print(f"inference-audit init: wrote {where}", file=err)
+    if tpl.to_fill:
+        print(
+            f'fill in {len(tpl.to_fill)} field(s) ("<FILL IN: ...>"; the schema refuses them until then):',
+            file=err,
+        )
+        for f in tpl.to_fill:
+            print(f"  {f}", file=err)
+    if tpl.to_review:
+        print("review these values read from this host:", file=err)
+        for f, src in tpl.to_review.items():
+            print(f"  {f} = {json.dumps(tpl.doc[f], ensure_ascii=False)}  ({src})", file=err)
+    for note in tpl.notes:
+        print(f"note: {note}", file=err)
+    left = len(schema_errors(tpl.doc, schema))
+    print(
+        f"schemas/{schema}.json: {left} problem(s) left" if left else f"schemas/{schema}.json: valid",
+        file=err,
+    )
+
+
+def _run_system(args: argparse.Namespace) -> int:
+    for name, value in (("--submitter", args.submitter), ("--system-name", args.system_name)):
+        if value is not None and (not value.strip() or '"' in value or is_placeholder(value)):
+            raise UnusableInput(f"{name} {value!r}: give a non-empty name without double quotes")
+    sysinfo = _from_sysinfo(args.from_sysinfo) if args.from_sysinfo is not None else None
+    facts = probe_host(gpus=not args.no_gpu_probe)
+    tpl = system_template(
+        division=args.division,
+        submitter=args.submitter,
+        system_name=args.system_name,
+        status=args.status,
+        system_type=args.system_type,
+        facts=facts,
+        sysinfo=sysinfo,
+    )
+    where = write_output(args.out, json.dumps(tpl.doc, indent=2, ensure_ascii=False) + "\n", args.force)
+    _report(tpl, where, SYSTEM_SCHEMA)
+    return EXIT_OK
+
+
+def _run_implementation(args: argparse.Namespace) -> int:
+    given = {f: getattr(args, f) for f in _IMPLEMENTATION_HINTS}
+    tpl = implementation_template(given)
+    bad = {f: m for f, m in _field_errors(tpl.doc, IMPLEMENTATION_SCHEMA).items() if given.get(f) is not None}
+    if bad:
+        f, msgs = next(iter(bad.items()))
+        raise UnusableInput(f"--{f.replace('_', '-')} {given[f]!r}: {msgs[0]}")
+    where = write_output(args.out, json.dumps(tpl.doc, indent=2, ensure_ascii=False) + "\n", args.force)
+    _report(tpl, where, IMPLEMENTATION_SCHEMA)
+    return EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    runner = args._init
+    result: int = runner(args)
+    return result
