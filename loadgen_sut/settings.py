@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 
 from checker.findings import Finding, Severity, UnusableInput
 from rules.models import Benchmark, Round, Scenario, Seeds
+from rules.registry import list_rounds, load_round
 
 LOADGEN_DISTRIBUTION = "mlcommons-loadgen"
 _NS_PER_MS = 1_000_000
@@ -524,31 +525,48 @@ def installed_loadgen_version() -> str | None:
         return None
 
 
+def _accepted_text(entry: str) -> str:
+    """``"6.0."`` (a series) -> ``"6.0.x"``; ``"6.0.15"`` (one release) stays as it is."""
+    return f"{entry}x" if entry.endswith(".") else entry
+
+
+def _pip_requirement(entry: str) -> str:
+    """The pip requirement installing an accepted entry: ``==6.0.*`` for a series, ``==6.0.15`` for a release."""
+    return f"{LOADGEN_DISTRIBUTION}=={entry}*" if entry.endswith(".") else f"{LOADGEN_DISTRIBUTION}=={entry}"
+
+
+def loadgen_version_matches(installed: str, entry: str) -> bool:
+    """An accepted entry is a series prefix (``"6.0."``) or one release (``"6.0.15"``)."""
+    p = entry.rstrip(".")
+    return installed == p or installed.startswith(p + ".")
+
+
 def loadgen_version_findings(rnd: Round, installed: str | None) -> list[Finding]:
-    """The installed LoadGen must be a build of the round (``Round.loadgen_versions`` prefixes)."""
+    """The installed LoadGen must be a build of the round (``Round.loadgen_versions``: series or releases).
+
+    The suggested install is the last entry of the round's list.
+    """
+    fix = f"pip install '{_pip_requirement(rnd.loadgen_versions[-1])}'" if rnd.loadgen_versions else None
     if installed is None:
         return [
             Finding(
                 rule="RUN-LOADGEN-MISSING",
                 severity=Severity.ERROR,
                 message=f"{LOADGEN_DISTRIBUTION} is not installed",
-                fix=f"pip install '{LOADGEN_DISTRIBUTION}=={rnd.loadgen_versions[-1].rstrip('.')}.*'"
-                if rnd.loadgen_versions
-                else None,
+                fix=fix,
             )
         ]
-    prefixes = [p.rstrip(".") for p in rnd.loadgen_versions]
-    if any(installed == p or installed.startswith(p + ".") for p in prefixes):
+    if any(loadgen_version_matches(installed, p) for p in rnd.loadgen_versions):
         return []
-    want = ", ".join(f"{p}.x" for p in prefixes) or "(none listed)"
+    want = ", ".join(_accepted_text(p) for p in rnd.loadgen_versions) or "(none listed)"
     return [
         Finding(
             rule="RUN-LOADGEN-VERSION",
             severity=Severity.ERROR,
             message=f"installed LoadGen {installed} is not a {rnd.name} build (needs {want}); its compiled mlperf.conf "
-            f"(seeds, gates) is that of another round",
+            f"(seeds, gates) is that of another round" + (f"; install it with: {fix}" if fix else ""),
             source=rnd.loadgen_versions_cite,
-            fix=f"pip install '{LOADGEN_DISTRIBUTION}=={prefixes[-1]}.*'" if prefixes else None,
+            fix=fix,
         )
     ]
 
@@ -592,6 +610,87 @@ def gates_text(planned: PlannedSettings) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# what the installed LoadGen's Python binding offers
+
+
+class OptionalSetting(_Frozen):
+    """A ``TestSettings`` attribute this harness uses that not every accepted LoadGen release binds."""
+
+    attribute: str  # the mlperf_loadgen.TestSettings attribute
+    field: str  # the TestSettingsModel field it reads back into
+    bound_since: str  # the first mlcommons-loadgen release on PyPI that binds it (measured)
+    when_missing: str  # what that release does instead
+
+
+# Measured on the PyPI wheels (dir(TestSettings) and the detail log of a run per release):
+# - sample_concatenate_permutation: bound from 6.0.3 on; 5.0.x/5.1.x apply it in C++ from mlperf.conf and
+#   user.conf (their logs carry requested_/effective_sample_concatenate_permutation) but cannot read it back.
+# - accuracy_sample_count_override: bound from 6.0.6 on; 5.x and 6.0.3-6.0.5 have no such setting at all:
+#   their FromConfig ignores the user.conf key and the accuracy test logs every sample.
+OPTIONAL_LOADGEN_SETTINGS: tuple[OptionalSetting, ...] = (
+    OptionalSetting(
+        attribute="sample_concatenate_permutation",
+        field="sample_concatenate_permutation",
+        bound_since="6.0.3",
+        when_missing="applied from mlperf.conf/user.conf but not readable from Python; "
+        "read back from the detail log's effective_sample_concatenate_permutation after the test",
+    ),
+    OptionalSetting(
+        attribute="accuracy_sample_count_override",
+        field="accuracy_sample_count",
+        bound_since="6.0.6",
+        when_missing="not a setting of this release: a user.conf accuracy_sample_count_override is ignored "
+        "and the accuracy test covers the whole data set",
+    ),
+)
+
+
+def unavailable_loadgen_settings(ts: Any = None) -> tuple[str, ...]:
+    """The optional ``TestSettings`` attributes the installed LoadGen lacks (one ``hasattr`` each).
+
+    ``ts``: a ``TestSettings`` (or stand-in) to inspect; default a fresh ``mlperf_loadgen.TestSettings()``
+    (constructing one applies no conf, so it is safe before the process's one ``FromConfig``).
+    """
+    probe = lg.TestSettings() if ts is None else ts
+    return tuple(o.attribute for o in OPTIONAL_LOADGEN_SETTINGS if not hasattr(probe, o.attribute))
+
+
+def _needs(settings: TestSettingsModel, opt: OptionalSetting) -> bool:
+    """Whether a run with these settings depends on ``opt`` (the release without it would run something else)."""
+    if opt.attribute == "accuracy_sample_count_override":
+        return settings.accuracy_sample_count is not None  # asked for by a user.conf line
+    # sample_concatenate_permutation: every release applies it in C++; only the read-back differs
+    return False
+
+
+def require_loadgen_settings(settings: TestSettingsModel, unavailable: Sequence[str]) -> tuple[OptionalSetting, ...]:
+    """Refuse (``SettingsError``) a run that needs a setting the installed LoadGen lacks; else the unavailable ones.
+
+    Call before LoadGen starts; ``unavailable`` is :func:`unavailable_loadgen_settings`'s answer.
+    """
+    missing = tuple(o for o in OPTIONAL_LOADGEN_SETTINGS if o.attribute in unavailable)
+    needed = [o for o in missing if _needs(settings, o)]
+    if needed:
+        release = installed_loadgen_version() or "(version unknown)"
+        what = "; ".join(
+            f"the settings ask for {o.attribute} = {getattr(settings, o.field)}, but {LOADGEN_DISTRIBUTION} {release} "
+            f"has no TestSettings.{o.attribute} ({o.when_missing}); {LOADGEN_DISTRIBUTION} {o.bound_since} and later have it"
+            for o in needed
+        )
+        raise SettingsError(
+            f"refusing to start LoadGen: {what}. Remove the user.conf line, or install a release of the round that "
+            "has the setting"
+        )
+    return missing
+
+
+def unavailable_text(missing: Sequence[OptionalSetting]) -> list[str]:
+    """One line per unavailable setting: what the installed release does about it."""
+    release = installed_loadgen_version() or "unknown"
+    return [f"{o.attribute}: not in {LOADGEN_DISTRIBUTION} {release}, {o.when_missing}" for o in missing]
+
+
+# --------------------------------------------------------------------------------------------
 # the LoadGen boundary (child process only)
 
 
@@ -599,9 +698,11 @@ def to_loadgen(settings: TestSettingsModel, user_conf_path: Path) -> Any:
     """Build ``mlperf_loadgen.TestSettings`` once: compiled mlperf.conf + user.conf via FromConfig.
 
     Must run at most once per process (LoadGen applies its compiled mlperf.conf only on the
-    first ``FromConfig(..., conf_type=1)`` call of a process).
+    first ``FromConfig(..., conf_type=1)`` call of a process). Refuses (``SettingsError``) before
+    ``FromConfig`` when the settings need an attribute the installed release lacks.
     """
     ts = lg.TestSettings()
+    require_loadgen_settings(settings, unavailable_loadgen_settings(ts))
     rc = ts.FromConfig(str(user_conf_path), settings.conf_model, settings.loadgen_scenario.value)
     if rc != 0:
         raise SettingsError(f"LoadGen rejected the conf file (FromConfig returned {rc})", path=str(user_conf_path))
@@ -610,8 +711,17 @@ def to_loadgen(settings: TestSettingsModel, user_conf_path: Path) -> Any:
     return ts
 
 
-def from_loadgen(ts: Any, scenario: Scenario, conf_model: str) -> TestSettingsModel:
-    """Read a ``mlperf_loadgen.TestSettings`` back into the mirror (what LoadGen will really use)."""
+def from_loadgen(
+    ts: Any, scenario: Scenario, conf_model: str, fallback: TestSettingsModel | None = None
+) -> TestSettingsModel:
+    """Read a ``mlperf_loadgen.TestSettings`` back into the mirror (what LoadGen will really use).
+
+    A setting the release does not bind (:data:`OPTIONAL_LOADGEN_SETTINGS`) reads as the release
+    behaves: no accuracy_sample_count_override -> None (the whole data set); no readable
+    sample_concatenate_permutation -> ``fallback``'s value (the settings asked for, which the C++ side
+    applies from the conf files; lgtest replaces it with the detail log's effective value after the test).
+    """
+    unavailable = unavailable_loadgen_settings(ts)
     lg_scn = scenario.loadgen_scenario
     server = lg_scn is Scenario.SERVER
     pct = {
@@ -628,8 +738,12 @@ def from_loadgen(ts: Any, scenario: Scenario, conf_model: str) -> TestSettingsMo
         min_query_count=int(ts.min_query_count),
         max_query_count=int(ts.max_query_count),
         performance_sample_count=int(ts.performance_sample_count_override) or None,
-        accuracy_sample_count=int(ts.accuracy_sample_count_override) or None,
-        sample_concatenate_permutation=bool(ts.sample_concatenate_permutation),
+        accuracy_sample_count=None
+        if "accuracy_sample_count_override" in unavailable
+        else int(ts.accuracy_sample_count_override) or None,
+        sample_concatenate_permutation=(fallback.sample_concatenate_permutation if fallback is not None else False)
+        if "sample_concatenate_permutation" in unavailable
+        else bool(ts.sample_concatenate_permutation),
         use_token_latencies=bool(ts.use_token_latencies),
         ttft_latency_ns=int(ts.ttft_latency) if server else None,
         tpot_latency_ns=int(ts.tpot_latency) if server else None,
@@ -664,6 +778,19 @@ def _seed_tuple(seeds: Seeds) -> tuple[int, int, int]:
     return (seeds.qsl_rng_seed, seeds.sample_index_rng_seed, seeds.schedule_rng_seed)
 
 
+def rounds_with_seeds(seeds: tuple[int, int, int]) -> list[str]:
+    """The known rounds whose rules carry these seeds (a LoadGen's compiled seeds tell its round)."""
+    out = []
+    for name in list_rounds():
+        try:
+            rnd = load_round(name)
+        except (LookupError, ValueError, OSError):  # a round whose data does not load names nothing
+            continue
+        if rnd.seeds is not None and _seed_tuple(rnd.seeds) == seeds:
+            out.append(rnd.name)
+    return out
+
+
 def compare_with_loadgen(
     expected: TestSettingsModel, actual: TestSettingsModel, round_name: str, skip: frozenset[str] = frozenset()
 ) -> list[Finding]:
@@ -678,8 +805,12 @@ def compare_with_loadgen(
         want, got = getattr(expected, name), getattr(actual, name)
         if want is None:
             continue
+        whose = ""
         if isinstance(want, Seeds) and isinstance(got, Seeds):
             want, got = _seed_tuple(want), _seed_tuple(got)
+            if want != got:
+                rounds = rounds_with_seeds(got)
+                whose = f" (the seeds of round {', '.join(rounds)})" if rounds else " (the seeds of no known round)"
         if isinstance(want, float) and isinstance(got, float) and abs(want - got) < 1e-9:
             continue
         if want != got:
@@ -687,7 +818,7 @@ def compare_with_loadgen(
                 Finding(
                     rule="RUN-LOADGEN-CONF",
                     severity=Severity.ERROR,
-                    message=f"LoadGen will use {name}={got} but round {round_name} requires {want} "
+                    message=f"LoadGen will use {name}={got}{whose} but round {round_name} requires {want} "
                     f"(compiled mlperf.conf of another round, or a user.conf override)",
                 )
             )
