@@ -47,6 +47,7 @@ RESULT_FILE = "sut_result.json"
 DETAIL_LOG = "mlperf_log_detail.txt"
 EXIT_ENGINE_UNAVAILABLE = 3
 EXIT_SETUP = 4
+EXIT_INTERRUPTED = 130
 AUDIT_CONFIG = "audit.config"
 
 
@@ -288,7 +289,11 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"inference-audit: error: {spec_path}: {exc}", file=sys.stderr)
         return 2
-    return run_test(spec, Path.cwd())
+    try:
+        return run_test(spec, Path.cwd())
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the parent writes the run record
+        print(f"inference-audit: {spec.name} interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -106,7 +106,9 @@ class UserConf(_Frozen):
         return tuple(
             e
             for e in self.entries
-            if e.model in (model, "*") and e.scenario in (scenario, "*") and self.lookup(model, scenario, e.key) == e
+            if e.model in (model, "*")
+            and e.scenario in (scenario, "*")
+            and self.lookup(model, scenario, e.key) == e
         )
 
 
@@ -346,7 +348,9 @@ def official_settings(rnd: Round, benchmark: Benchmark, scenario: Scenario) -> T
     """The settings the round prescribes for this benchmark and scenario (no user.conf)."""
     if scenario not in _allowed_scenarios(benchmark):
         allowed = ", ".join(sorted(s.value for s in _allowed_scenarios(benchmark)))
-        raise SettingsError(f"{benchmark.name} has no {scenario.value} scenario in {rnd.name} (it has: {allowed})")
+        raise SettingsError(
+            f"{benchmark.name} has no {scenario.value} scenario in {rnd.name} (it has: {allowed})"
+        )
     lg_scn = scenario.loadgen_scenario
     defaults = rnd.scenario_defaults.get(lg_scn)
     min_duration_ms = max(rnd.min_duration_ms, defaults.min_duration_ms if defaults else 0)
@@ -390,7 +394,9 @@ def _as_int(value: str) -> int:
     return int(v) if math.isfinite(v) else 0
 
 
-def _judge(entry: ConfEntry, official: TestSettingsModel, benchmark: Benchmark) -> tuple[dict[str, Any], Override | None]:
+def _judge(
+    entry: ConfEntry, official: TestSettingsModel, benchmark: Benchmark
+) -> tuple[dict[str, Any], Override | None]:
     """The field update an entry makes, and the override record judging it."""
     key, value = entry.key, entry.value
     lg_scn = official.loadgen_scenario
@@ -408,9 +414,13 @@ def _judge(entry: ConfEntry, official: TestSettingsModel, benchmark: Benchmark) 
     if key == "target_qps":
         qps = _num(value)
         if lg_scn is Scenario.SERVER:
-            return {"server_target_qps": qps}, ov("server_target_qps", None, qps, True, "the offered load is the submitter's choice")
+            return {"server_target_qps": qps}, ov(
+                "server_target_qps", None, qps, True, "the offered load is the submitter's choice"
+            )
         if lg_scn is Scenario.OFFLINE:
-            return {"offline_expected_qps": qps}, ov("offline_expected_qps", None, qps, True, "sizes the Offline query")
+            return {"offline_expected_qps": qps}, ov(
+                "offline_expected_qps", None, qps, True, "sizes the Offline query"
+            )
         return {}, None
     if key == "target_latency" and lg_scn is Scenario.SINGLE_STREAM:
         ns = _as_int(value) * _NS_PER_MS
@@ -428,24 +438,38 @@ def _judge(entry: ConfEntry, official: TestSettingsModel, benchmark: Benchmark) 
         ms = _as_int(value)
         ok = ms >= official.min_duration_ms
         return {"min_duration_ms": ms}, ov(
-            "min_duration_ms", official.min_duration_ms, ms, ok, "runs must last at least the round's minimum duration"
+            "min_duration_ms",
+            official.min_duration_ms,
+            ms,
+            ok,
+            "runs must last at least the round's minimum duration",
         )
     if key == "max_duration":
         ms = _as_int(value)
-        return {"max_duration_ms": ms}, ov("max_duration_ms", 0, ms, ms == 0, "a maximum duration can end a run early")
+        return {"max_duration_ms": ms}, ov(
+            "max_duration_ms", 0, ms, ms == 0, "a maximum duration can end a run early"
+        )
     if key == "min_query_count":
         n = _as_int(value)
         ok = n >= official.min_query_count
-        return {"min_query_count": n}, ov("min_query_count", official.min_query_count, n, ok, "fewer queries than the rules require")
+        return {"min_query_count": n}, ov(
+            "min_query_count", official.min_query_count, n, ok, "fewer queries than the rules require"
+        )
     if key == "max_query_count":
         n = _as_int(value)
-        return {"max_query_count": n}, ov("max_query_count", 0, n, n == 0, "a maximum query count can end a run early")
+        return {"max_query_count": n}, ov(
+            "max_query_count", 0, n, n == 0, "a maximum query count can end a run early"
+        )
     if key == "performance_sample_count_override":
         n = _as_int(value)
         off_psc = official.performance_sample_count
         ok = off_psc is None or n >= off_psc
         return {"performance_sample_count": n}, ov(
-            "performance_sample_count", off_psc, n, ok, "the loaded sample set may not be smaller than the round's"
+            "performance_sample_count",
+            off_psc,
+            n,
+            ok,
+            "the loaded sample set may not be smaller than the round's",
         )
     if key == "accuracy_sample_count_override":
         n = _as_int(value)
@@ -456,13 +480,21 @@ def _judge(entry: ConfEntry, official: TestSettingsModel, benchmark: Benchmark) 
         on = _as_int(value) != 0
         ok = on or not benchmark.equal_issue_required
         return {"sample_concatenate_permutation": on}, ov(
-            "sample_concatenate_permutation", official.sample_concatenate_permutation, on, ok, "equal-issue mode is required"
+            "sample_concatenate_permutation",
+            official.sample_concatenate_permutation,
+            on,
+            ok,
+            "equal-issue mode is required",
         )
     if key == "use_token_latencies":
         on = _as_int(value) != 0
         ok = on or not official.use_token_latencies
         return {"use_token_latencies": on}, ov(
-            "use_token_latencies", official.use_token_latencies, on, ok, "LLM runs must report token latencies"
+            "use_token_latencies",
+            official.use_token_latencies,
+            on,
+            ok,
+            "LLM runs must report token latencies",
         )
     if key in ("ttft_latency", "tpot_latency"):
         if lg_scn is not Scenario.SERVER:
@@ -470,7 +502,13 @@ def _judge(entry: ConfEntry, official: TestSettingsModel, benchmark: Benchmark) 
         ns = _as_int(value) * _NS_PER_MS
         field = f"{key}_ns"
         off_ns = getattr(official, field)
-        return {field: ns}, ov(field, off_ns, ns, off_ns is not None and ns == off_ns, "the token-latency gates are fixed by the rules")
+        return {field: ns}, ov(
+            field,
+            off_ns,
+            ns,
+            off_ns is not None and ns == off_ns,
+            "the token-latency gates are fixed by the rules",
+        )
     if key == "target_latency_percentile":
         frac = _num(value) / 100.0
         off_pct = official.target_latency_percentile
@@ -479,7 +517,13 @@ def _judge(entry: ConfEntry, official: TestSettingsModel, benchmark: Benchmark) 
             "target_latency_percentile", off_pct, frac, ok, "the latency percentile is fixed by the rules"
         )
     if key in SEED_KEYS:
-        return {}, ov(key, None, value, False, "LoadGen ignores seeds in user.conf; the compiled mlperf.conf decides them")
+        return {}, ov(
+            key,
+            None,
+            value,
+            False,
+            "LoadGen ignores seeds in user.conf; the compiled mlperf.conf decides them",
+        )
     if key in AUDIT_KEYS:
         return {}, ov(key, None, value, False, "audit/compliance-test key: only an audit.config may set it")
     if key in ("infer_token_latencies", "token_latency_scaling_factor"):
@@ -490,7 +534,11 @@ def _judge(entry: ConfEntry, official: TestSettingsModel, benchmark: Benchmark) 
 
 
 def plan_settings(
-    rnd: Round, benchmark: Benchmark, scenario: Scenario, user_conf: UserConf, mode: TestMode = TestMode.PERFORMANCE_ONLY
+    rnd: Round,
+    benchmark: Benchmark,
+    scenario: Scenario,
+    user_conf: UserConf,
+    mode: TestMode = TestMode.PERFORMANCE_ONLY,
 ) -> PlannedSettings:
     """Expected effective settings: official values with the applicable user.conf entries applied."""
     official = official_settings(rnd, benchmark, scenario)
@@ -542,11 +590,26 @@ def loadgen_version_matches(installed: str, entry: str) -> bool:
 
 
 def loadgen_version_findings(rnd: Round, installed: str | None) -> list[Finding]:
-    """The installed LoadGen must be a build of the round (``Round.loadgen_versions``: series or releases).
+    """The installed LoadGen must be a release of the round (``Round.loadgen_runs``; else ``loadgen_versions``).
 
-    The suggested install is the last entry of the round's list.
+    A release carries one round's compiled mlperf.conf (seeds, gates, model keys): another round's release runs,
+    but with the wrong seeds. The refusal names the release to install.
     """
-    fix = f"pip install '{_pip_requirement(rnd.loadgen_versions[-1])}'" if rnd.loadgen_versions else None
+    runs = rnd.loadgen_runs
+    if runs is not None:
+        fix: str | None = f"pip install '{runs.pip_requirement}'"
+        accepted = runs.accepts(installed) if installed is not None else False
+        want = (
+            f"{runs.releases[0]}-{runs.releases[-1]}" if len(runs.releases) > 2 else ", ".join(runs.releases)
+        )
+        cite = runs.cite
+    else:
+        fix = f"pip install '{_pip_requirement(rnd.loadgen_versions[-1])}'" if rnd.loadgen_versions else None
+        accepted = installed is not None and any(
+            loadgen_version_matches(installed, p) for p in rnd.loadgen_versions
+        )
+        want = ", ".join(_accepted_text(p) for p in rnd.loadgen_versions) or "(none listed)"
+        cite = rnd.loadgen_versions_cite
     if installed is None:
         return [
             Finding(
@@ -556,16 +619,16 @@ def loadgen_version_findings(rnd: Round, installed: str | None) -> list[Finding]
                 fix=fix,
             )
         ]
-    if any(loadgen_version_matches(installed, p) for p in rnd.loadgen_versions):
+    if accepted:
         return []
-    want = ", ".join(_accepted_text(p) for p in rnd.loadgen_versions) or "(none listed)"
     return [
         Finding(
             rule="RUN-LOADGEN-VERSION",
             severity=Severity.ERROR,
-            message=f"installed LoadGen {installed} is not a {rnd.name} build (needs {want}); its compiled mlperf.conf "
-            f"(seeds, gates) is that of another round" + (f"; install it with: {fix}" if fix else ""),
-            source=rnd.loadgen_versions_cite,
+            message=f"installed LoadGen {installed} is not a {rnd.name} release (needs {want}); its compiled "
+            f"mlperf.conf (seeds, gates) is that of another round"
+            + (f"; install it with: {fix}" if fix else ""),
+            source=cite,
             fix=fix,
         )
     ]
@@ -593,14 +656,22 @@ def override_findings(planned: PlannedSettings, mode: RunMode) -> list[Finding]:
 def gates_text(planned: PlannedSettings) -> str:
     """Human summary of the effective gates for the scenario."""
     e = planned.effective
-    parts = [f"{planned.benchmark} {e.scenario.value} (LoadGen {e.loadgen_scenario.value}, conf model {e.conf_model})"]
+    parts = [
+        f"{planned.benchmark} {e.scenario.value} (LoadGen {e.loadgen_scenario.value}, conf model {e.conf_model})"
+    ]
     if e.ttft_latency_ns is not None and e.tpot_latency_ns is not None:
         pct = f"p{e.target_latency_percentile * 100:g}" if e.target_latency_percentile else "p99"
-        parts.append(f"gates: {pct} TTFT < {e.ttft_latency_ns / _NS_PER_MS:g} ms, {pct} TPOT < {e.tpot_latency_ns / _NS_PER_MS:g} ms")
+        parts.append(
+            f"gates: {pct} TTFT < {e.ttft_latency_ns / _NS_PER_MS:g} ms, {pct} TPOT < {e.tpot_latency_ns / _NS_PER_MS:g} ms"
+        )
     elif e.loadgen_scenario is Scenario.SERVER and e.server_target_latency_ns:
         parts.append(f"gate: p99 latency <= {e.server_target_latency_ns / _NS_PER_MS:g} ms")
     else:
-        parts.append("no latency gate (throughput scenario)" if e.loadgen_scenario is Scenario.OFFLINE else "latency is the result")
+        parts.append(
+            "no latency gate (throughput scenario)"
+            if e.loadgen_scenario is Scenario.OFFLINE
+            else "latency is the result"
+        )
     parts.append(f"min duration {e.min_duration_ms / 1000:g} s, min queries {e.min_query_count}")
     if e.server_target_qps is not None:
         parts.append(f"target {e.server_target_qps:g} QPS")
@@ -663,7 +734,9 @@ def _needs(settings: TestSettingsModel, opt: OptionalSetting) -> bool:
     return False
 
 
-def require_loadgen_settings(settings: TestSettingsModel, unavailable: Sequence[str]) -> tuple[OptionalSetting, ...]:
+def require_loadgen_settings(
+    settings: TestSettingsModel, unavailable: Sequence[str]
+) -> tuple[OptionalSetting, ...]:
     """Refuse (``SettingsError``) a run that needs a setting the installed LoadGen lacks; else the unavailable ones.
 
     Call before LoadGen starts; ``unavailable`` is :func:`unavailable_loadgen_settings`'s answer.
@@ -705,7 +778,9 @@ def to_loadgen(settings: TestSettingsModel, user_conf_path: Path) -> Any:
     require_loadgen_settings(settings, unavailable_loadgen_settings(ts))
     rc = ts.FromConfig(str(user_conf_path), settings.conf_model, settings.loadgen_scenario.value)
     if rc != 0:
-        raise SettingsError(f"LoadGen rejected the conf file (FromConfig returned {rc})", path=str(user_conf_path))
+        raise SettingsError(
+            f"LoadGen rejected the conf file (FromConfig returned {rc})", path=str(user_conf_path)
+        )
     ts.scenario = getattr(lg.TestScenario, settings.loadgen_scenario.value)
     ts.mode = getattr(lg.TestMode, settings.mode.value)
     return ts
@@ -741,7 +816,9 @@ def from_loadgen(
         accuracy_sample_count=None
         if "accuracy_sample_count_override" in unavailable
         else int(ts.accuracy_sample_count_override) or None,
-        sample_concatenate_permutation=(fallback.sample_concatenate_permutation if fallback is not None else False)
+        sample_concatenate_permutation=(
+            fallback.sample_concatenate_permutation if fallback is not None else False
+        )
         if "sample_concatenate_permutation" in unavailable
         else bool(ts.sample_concatenate_permutation),
         use_token_latencies=bool(ts.use_token_latencies),
@@ -792,7 +869,10 @@ def rounds_with_seeds(seeds: tuple[int, int, int]) -> list[str]:
 
 
 def compare_with_loadgen(
-    expected: TestSettingsModel, actual: TestSettingsModel, round_name: str, skip: frozenset[str] = frozenset()
+    expected: TestSettingsModel,
+    actual: TestSettingsModel,
+    round_name: str,
+    skip: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """Where the installed LoadGen's compiled conf disagrees with the round's rules.
 
@@ -810,7 +890,11 @@ def compare_with_loadgen(
             want, got = _seed_tuple(want), _seed_tuple(got)
             if want != got:
                 rounds = rounds_with_seeds(got)
-                whose = f" (the seeds of round {', '.join(rounds)})" if rounds else " (the seeds of no known round)"
+                whose = (
+                    f" (the seeds of round {', '.join(rounds)})"
+                    if rounds
+                    else " (the seeds of no known round)"
+                )
         if isinstance(want, float) and isinstance(got, float) and abs(want - got) < 1e-9:
             continue
         if want != got:

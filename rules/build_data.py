@@ -70,6 +70,13 @@ EXTRA_SOURCES: dict[str, dict[str, str]] = {
         "[128001, 128008, 128009] (<|end_of_text|>, <|eom_id|>, <|eot_id|>); vLLM, which the "
         "llama3.1-8b reference SUT_VLLM.py uses without its own stop ids, stops on all of them",
     },
+    "LOADGEN_SEEDS": {
+        "path": "https://pypi.org/project/mlcommons-loadgen/#history",
+        "provenance": "measured 2026-12-01 for every release on PyPI (5.0.0-5.0.25, 5.1.0-5.1.2, 6.0.3-6.0.17): "
+        "a tiny Offline run of each, effective_qsl/sample_index/schedule_rng_seed of its mlperf_log_detail.txt, "
+        "and the TestSettings attributes it binds; v5.0 seeds in 5.0.9-5.0.21, v5.1 in 5.0.22-5.1.2 (and 6.0.3-"
+        "6.0.4), v6.0 in 6.0.5-6.0.15, v6.1 in 6.0.16-6.0.17",
+    },
     "PYPI_LOADGEN": {
         "path": "https://pypi.org/project/mlcommons-loadgen/",
         "provenance": "release list queried with `pip index versions mlcommons-loadgen` on "
@@ -400,6 +407,26 @@ LAYOUTS: dict[str, dict[str, Any]] = {
 # Per round: checker family, LoadGen series, layout.
 ROUND_SETTINGS: dict[str, dict[str, Any]] = {
     "v5.0": {
+        "loadgen_runs": {
+            "releases": [
+                "5.0.9",
+                "5.0.10",
+                "5.0.11",
+                "5.0.12",
+                "5.0.13",
+                "5.0.14",
+                "5.0.15",
+                "5.0.16",
+                "5.0.17",
+                "5.0.18",
+                "5.0.19",
+                "5.0.20",
+                "5.0.21",
+            ],
+            "install": "5.0.21",
+            "notes": [],
+            "cite": "LOADGEN_SEEDS#5.0.21",
+        },
         "family": "v5",
         "checker": "submission_checker.py at inference tag v5.1.1, --version v5.0 "
         "(LLM TTFT/TPOT and compliance lists of tag v5.0.1)",
@@ -408,6 +435,14 @@ ROUND_SETTINGS: dict[str, dict[str, Any]] = {
         "layout": "v5",
     },
     "v5.1": {
+        "loadgen_runs": {
+            "releases": ["5.0.22", "5.0.23", "5.0.24", "5.0.25", "5.1.0", "5.1.1", "5.1.2"],
+            "install": "5.1.2",
+            "notes": [
+                "5.0.22 and 5.1.0 have no llama3_1-8b-interactive conf model (the run's settings probe reports it)"
+            ],
+            "cite": "LOADGEN_SEEDS#5.1.2",
+        },
         "family": "v5",
         "checker": "submission_checker.py at inference tag v5.1.1, --version v5.1",
         "loadgen_versions": ("5.0.", "5.1."),
@@ -415,6 +450,24 @@ ROUND_SETTINGS: dict[str, dict[str, Any]] = {
         "layout": "v5",
     },
     "v6.0": {
+        "loadgen_runs": {
+            "releases": [
+                "6.0.5",
+                "6.0.6",
+                "6.0.7",
+                "6.0.8",
+                "6.0.9",
+                "6.0.10",
+                "6.0.11",
+                "6.0.12",
+                "6.0.13",
+                "6.0.14",
+                "6.0.15",
+            ],
+            "install": "6.0.15",
+            "notes": ["gpt-oss-120b needs 6.0.6 or later, its Interactive conf model 6.0.10 or later"],
+            "cite": "LOADGEN_SEEDS#6.0.15",
+        },
         "family": "head",
         "checker": "modular submission_checker (inference HEAD), --version v6.0",
         "loadgen_versions": ("6.0.",),
@@ -422,6 +475,12 @@ ROUND_SETTINGS: dict[str, dict[str, Any]] = {
         "layout": "v6",
     },
     "v6.1": {
+        "loadgen_runs": {
+            "releases": ["6.0.16", "6.0.17"],
+            "install": "6.0.17",
+            "notes": ["no 6.1.x release yet; 6.0.16 and 6.0.17 carry the v6.1 seeds"],
+            "cite": "LOADGEN_SEEDS#6.0.17",
+        },
         "family": "head",
         "checker": "modular submission_checker (inference HEAD), --version v6.1 (draft round)",
         "loadgen_versions": ("6.0.", "6.1."),
@@ -851,6 +910,7 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
         "sources": {},  # filled below from the citations actually used
         "loadgen_versions": list(settings["loadgen_versions"]),
         "loadgen_versions_cite": check_cite(settings["loadgen_cite"]),
+        "loadgen_runs": {**settings["loadgen_runs"], "cite": check_cite(settings["loadgen_runs"]["cite"])},
         "seeds": {
             "qsl_rng_seed": int(seeds["qsl_rng_seed"]),
             "sample_index_rng_seed": int(seeds["sample_index_rng_seed"]),

@@ -469,9 +469,15 @@ class _ShowText:
                 d.cite,
             )
         self.line(
-            f"LoadGen versions accepted: {', '.join(v + 'x' for v in r.loadgen_versions)}",
+            f"LoadGen versions accepted in logs: {', '.join(v + 'x' if v.endswith('.') else v for v in r.loadgen_versions)}",
             r.loadgen_versions_cite,
         )
+        if r.loadgen_runs is not None:
+            self.line(
+                f"LoadGen releases for runs: {', '.join(r.loadgen_runs.releases)} "
+                f"(install: pip install '{r.loadgen_runs.pip_requirement}')",
+                r.loadgen_runs.cite,
+            )
 
     def _rules_text(self) -> None:
         if not self.b.rules_text:

@@ -302,6 +302,26 @@ class StructureRules(Cited):
     layout: Layout = Field(default_factory=Layout)
 
 
+class LoadgenRuns(Cited):
+    """The ``mlcommons-loadgen`` releases a run of this round uses.
+
+    LoadGen compiles mlperf.conf in, so a release belongs to one round: these are the releases whose compiled
+    seeds are this round's (measured per release: the ``effective_*_rng_seed`` of a run's detail log) and whose
+    ``TestSettings`` the harness drives. ``install`` is the release to install for the round.
+    """
+
+    releases: tuple[str, ...]
+    install: str
+    notes: tuple[str, ...] = ()
+
+    def accepts(self, installed: str) -> bool:
+        return installed in self.releases
+
+    @property
+    def pip_requirement(self) -> str:
+        return f"mlcommons-loadgen=={self.install}"
+
+
 class Round(_Model):
     """Everything one round demands."""
 
@@ -310,6 +330,10 @@ class Round(_Model):
     sources: dict[str, Source]
     loadgen_versions: tuple[str, ...]  # accepted LoadGen version prefixes, e.g. ("5.1",)
     loadgen_versions_cite: str | None = None
+    loadgen_runs: LoadgenRuns | None = (
+        None  # the releases a run of this round must use (the checker reads logs by
+    )
+    # loadgen_versions, the series published results of the round were made with)
     seeds: Seeds
     scenario_defaults: dict[Scenario, ScenarioDefaults]
     min_duration_ms: int

@@ -252,7 +252,8 @@ def test_installed_release_applies_accuracy_override(tmp_path: Path) -> None:
 
 
 def test_version_findings_take_series_and_single_releases() -> None:
-    v60 = load_round("v6.0")
+    """Without release data, loadgen_versions series or single releases decide (and name the pip requirement)."""
+    v60 = load_round("v6.0").model_copy(update={"loadgen_runs": None})
     pinned = v60.model_copy(update={"loadgen_versions": ("6.0.15",)})
     assert loadgen_version_findings(pinned, "6.0.15") == []
     bad = loadgen_version_findings(pinned, "6.0.17")
@@ -262,6 +263,27 @@ def test_version_findings_take_series_and_single_releases() -> None:
     wrong = loadgen_version_findings(series, "5.1.2")
     assert "needs 6.0.x" in wrong[0].message and wrong[0].fix == "pip install 'mlcommons-loadgen==6.0.*'"
     assert loadgen_version_findings(pinned, None)[0].fix == "pip install 'mlcommons-loadgen==6.0.15'"
+
+
+@pytest.mark.parametrize(
+    ("round_name", "good", "bad", "install"),
+    [
+        ("v5.1", ["5.0.22", "5.0.25", "5.1.0", "5.1.2"], ["5.0.21", "6.0.3", "6.0.17"], "5.1.2"),
+        ("v6.0", ["6.0.5", "6.0.15"], ["6.0.4", "6.0.16", "6.0.17", "5.1.2"], "6.0.15"),
+        ("v6.1", ["6.0.16", "6.0.17"], ["6.0.15", "5.1.2"], "6.0.17"),
+    ],
+)
+def test_each_round_runs_on_the_releases_that_carry_its_seeds(
+    round_name: str, good: list[str], bad: list[str], install: str
+) -> None:
+    """Round.loadgen_runs (measured per release): 6.0.16/6.0.17 carry the v6.1 seeds, so v6.0 needs 6.0.15."""
+    rnd = load_round(round_name)
+    for v in good:
+        assert loadgen_version_findings(rnd, v) == [], v
+    for v in bad:
+        (f,) = loadgen_version_findings(rnd, v)
+        assert f.rule == "RUN-LOADGEN-VERSION" and f.fix == f"pip install 'mlcommons-loadgen=={install}'", v
+        assert f"install it with: pip install 'mlcommons-loadgen=={install}'" in f.message
 
 
 def test_seed_mismatch_names_the_round_the_seeds_belong_to() -> None:
