@@ -82,13 +82,6 @@ def _first_version(path: str) -> str | None:
     return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
 
 
-def _accepts(rnd: Round, version: str) -> bool:
-    return any(
-        version == p or version.startswith(p.rstrip(".") + ".") or p.startswith(version + ".")
-        for p in rnd.loadgen_versions
-    )
-
-
 def _as_tuple(version: str) -> tuple[int, int]:
     major, minor = version.split(".")[:2]
     return int(major), int(minor)
@@ -107,7 +100,7 @@ def detect_round(root: Path) -> Detection:
         )
     rounds = [load_round(name) for name in list_rounds()]
     seen = ", ".join(f"{v} ({n} logs)" for v, n in sorted(versions.items(), key=lambda kv: _as_tuple(kv[0])))
-    accepting = [r for r in rounds if all(_accepts(r, v) for v in versions)]
+    accepting = [r for r in rounds if all(r.accepts_loadgen(v) for v in versions)]
     if len(accepting) == 1:
         chosen = accepting[0]
         return Detection(chosen, dict(versions), f"{chosen.name} (detected from LoadGen {seen})", clear=True)

@@ -583,12 +583,6 @@ def _pip_requirement(entry: str) -> str:
     return f"{LOADGEN_DISTRIBUTION}=={entry}*" if entry.endswith(".") else f"{LOADGEN_DISTRIBUTION}=={entry}"
 
 
-def loadgen_version_matches(installed: str, entry: str) -> bool:
-    """An accepted entry is a series prefix (``"6.0."``) or one release (``"6.0.15"``)."""
-    p = entry.rstrip(".")
-    return installed == p or installed.startswith(p + ".")
-
-
 def loadgen_version_findings(rnd: Round, installed: str | None) -> list[Finding]:
     """The installed LoadGen must be a release of the round (``Round.loadgen_runs``; else ``loadgen_versions``).
 
@@ -605,9 +599,7 @@ def loadgen_version_findings(rnd: Round, installed: str | None) -> list[Finding]
         cite = runs.cite
     else:
         fix = f"pip install '{_pip_requirement(rnd.loadgen_versions[-1])}'" if rnd.loadgen_versions else None
-        accepted = installed is not None and any(
-            loadgen_version_matches(installed, p) for p in rnd.loadgen_versions
-        )
+        accepted = installed is not None and rnd.accepts_loadgen(installed)
         want = ", ".join(_accepted_text(p) for p in rnd.loadgen_versions) or "(none listed)"
         cite = rnd.loadgen_versions_cite
     if installed is None:

@@ -363,6 +363,19 @@ class Round(_Model):
     power_units: dict[Scenario, str] = Field(default_factory=dict)
     test05_seeds: Seeds | None = None
 
+    def accepts_loadgen(self, version: str) -> bool:
+        """A LoadGen version seen in a log (``5.0.25``; ``5.1`` from a short header) is of a series the round accepts.
+
+        ``loadgen_versions`` entries are series (``"5.0."``) or single releases (``"6.0.15"``); ``"5.0."`` matches
+        ``5.0.25`` but not ``5.01``. The releases a *run* must use are :attr:`loadgen_runs`.
+        """
+        v = version.strip()
+        for entry in self.loadgen_versions:
+            p = entry.strip().rstrip(".")
+            if v == p or v.startswith(p + ".") or (entry.endswith(".") and p.startswith(v + ".")):
+                return True
+        return False
+
     def benchmark(self, name: str) -> Benchmark | None:
         """Look a benchmark up by name or alias (None when the round has no such benchmark).
 

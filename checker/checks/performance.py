@@ -258,7 +258,7 @@ def detail_log_checks(
     if (
         ver is not None
         and r.loadgen_versions
-        and not any(_version_matches(ver, p) for p in r.loadgen_versions)
+        and not r.accepts_loadgen(ver)
     ):
         add(
             "PERF-LOADGEN-VERSION",
@@ -289,12 +289,6 @@ def detail_log_checks(
                 beyond=True,
             )
     return out
-
-
-def _version_matches(version: str, prefix: str) -> bool:
-    """``"5.0."`` / ``"5.0"`` match ``5.0.25`` but not ``5.01``."""
-    p = prefix.strip().rstrip(".")
-    return version == p or version.startswith(p + ".")
 
 
 def summary_vs_detail(

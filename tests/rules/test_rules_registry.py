@@ -336,3 +336,14 @@ def test_arith_matches_python_float() -> None:
     assert arith("(100.0 - 2.0671) * 0.99") == (100.0 - 2.0671) * 0.99
     with pytest.raises(ValueError):
         arith("__import__('os')")
+
+
+def test_one_loadgen_version_match_for_logs() -> None:
+    """Round.accepts_loadgen is the one match the checker and round detection use (series or single releases)."""
+    v51 = load_round("v5.1")
+    assert v51.accepts_loadgen("5.0.25") and v51.accepts_loadgen("5.1.0") and v51.accepts_loadgen("5.1")
+    assert not v51.accepts_loadgen("6.0.17") and not v51.accepts_loadgen("5.01")
+    pinned = v51.model_copy(update={"loadgen_versions": ("6.0.15",)})
+    assert pinned.accepts_loadgen("6.0.15") and not pinned.accepts_loadgen("6.0.1")
+    runs = load_round("v6.0").loadgen_runs
+    assert runs is not None and runs.accepts("6.0.15") and not runs.accepts("6.0.17")
