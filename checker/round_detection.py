@@ -21,7 +21,7 @@ from pathlib import Path
 from rules.models import Round
 from rules.registry import latest_round, list_rounds, load_round
 
-_VERSION_RE = re.compile(rb'"key"\s*:\s*"loadgen_version"\s*,\s*"value"\s*:\s*"(\d+)\.(\d+)[^"]*"')
+_VERSION_RE = re.compile(rb'"key"\s*:\s*"loadgen_version"\s*,\s*"value"\s*:\s*"(\d+)\.(\d+)(\.\d+)?[^"]*"')
 _DETAIL_LOG = "mlperf_log_detail.txt"
 MAX_LOGS = 64
 _SKIP_DIRS = frozenset({"compliance", "accuracy", "code", "documentation", "measurements", "systems"})
@@ -36,8 +36,8 @@ class Detection:
     clear: bool  # False when the choice was a fallback
 
 
-def sample_loadgen_versions(root: Path, max_logs: int = MAX_LOGS) -> Counter[str]:
-    """major.minor LoadGen versions of up to ``max_logs`` performance detail logs under ``root``.
+def sample_loadgen_versions(root: Path, max_logs: int = MAX_LOGS, *, releases: bool = False) -> Counter[str]:
+    """major.minor LoadGen versions (``releases``: the full ``5.1.2``) of up to ``max_logs`` performance detail logs.
 
     Symbolic links are never followed (neither to directories nor to files), so nothing outside
     ``root`` is read; unreadable directories are skipped.
@@ -57,7 +57,7 @@ def sample_loadgen_versions(root: Path, max_logs: int = MAX_LOGS) -> Counter[str
                 if not entry.is_file(follow_symlinks=False):
                     continue
                 logs += 1
-                version = _first_version(entry.path)
+                version = _first_version(entry.path, releases)
                 if version:
                     seen[version] += 1
                 if logs >= max_logs:
@@ -72,14 +72,17 @@ def sample_loadgen_versions(root: Path, max_logs: int = MAX_LOGS) -> Counter[str
     return seen
 
 
-def _first_version(path: str) -> str | None:
+def _first_version(path: str, release: bool = False) -> str | None:
     try:
         with open(path, "rb") as fh:
             head = fh.read(4096)
     except OSError:
         return None
     m = _VERSION_RE.search(head)
-    return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
+    if m is None:
+        return None
+    short = f"{int(m.group(1))}.{int(m.group(2))}"
+    return short + m.group(3).decode() if release and m.group(3) else short
 
 
 def _as_tuple(version: str) -> tuple[int, int]:
@@ -104,6 +107,21 @@ def detect_round(root: Path) -> Detection:
     if len(accepting) == 1:
         chosen = accepting[0]
         return Detection(chosen, dict(versions), f"{chosen.name} (detected from LoadGen {seen})", clear=True)
+    if len(accepting) > 1:
+        # several rounds accept the series (6.0.x: v6.0 and v6.1); the exact releases say whose seeds the logs carry
+        exact = sample_loadgen_versions(root, releases=True)
+        by_release = [
+            r for r in accepting if r.loadgen_runs and all(r.loadgen_runs.accepts(v) for v in exact)
+        ]
+        if exact and len(by_release) == 1:
+            chosen = by_release[0]
+            rel = ", ".join(sorted(exact))
+            return Detection(
+                chosen,
+                dict(versions),
+                f"{chosen.name} (detected from LoadGen {rel}, a {chosen.name} release)",
+                clear=True,
+            )
     if accepting:
         chosen = accepting[-1]
         names = ", ".join(r.name for r in accepting)

@@ -133,3 +133,12 @@ def test_each_of_our_errors_is_official_or_a_cited_difference(round_name: str) -
             assert f.rule in official_rules or f.rule in BEYOND, f"{round_name} {key}: {f.rule} {f.message}"
             layout = f.rule.startswith(("MEAS-", "SYS-", "COMPL-", "PERF-SEEDS", "TREE-UNKNOWN", "TREE-OTHER"))
             assert not layout, f"{round_name}: a layout/settings error on our own tree: {f.rule} {f.message}"
+
+
+@pytest.mark.parametrize("round_name", ROUNDS)
+def test_round_is_detected_from_the_release_in_the_logs(round_name: str) -> None:
+    """6.0.x logs fit v6.0 and v6.1 by series; the exact release (6.0.15 vs 6.0.17) says whose seeds they carry."""
+    from checker.round_detection import detect_round
+
+    d = detect_round(HERE / round_name / "tree")
+    assert d.round.name == round_name and d.clear, d.note
