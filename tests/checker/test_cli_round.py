@@ -42,10 +42,18 @@ def test_compliance_logs_are_not_sampled(v51_tree: Path) -> None:
 
 
 def test_versions_fitting_several_rounds_choose_the_latest_and_say_so(v51_tree: Path, tmp_path: Path) -> None:
-    root = _copy_with_version(v51_tree, tmp_path, "6.0.17")
+    # 6.0.3 is a 6.0.x series release (v6.0 and v6.1 accept the series) that is no round's run release
+    root = _copy_with_version(v51_tree, tmp_path, "6.0.3")
     d = detect_round(root)
     assert not d.clear
     assert d.round.name == "v6.1" and "v6.0, v6.1" in d.note and "--round" in d.note
+
+
+def test_the_exact_release_decides_between_rounds_of_one_series(v51_tree: Path, tmp_path: Path) -> None:
+    d = detect_round(_copy_with_version(v51_tree, tmp_path / "a", "6.0.15"))
+    assert d.clear and d.round.name == "v6.0" and "6.0.15" in d.note
+    d = detect_round(_copy_with_version(v51_tree, tmp_path / "b", "6.0.17"))
+    assert d.clear and d.round.name == "v6.1"
 
 
 def test_no_version_falls_back_to_the_latest_round(
