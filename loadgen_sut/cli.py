@@ -58,10 +58,10 @@ def _chosen_command(argv: Sequence[str]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(only=_chosen_command(args_list))
-    args = parser.parse_args(args_list)
-    runner: Callable[[argparse.Namespace], int] = args._run
     try:
+        parser = build_parser(only=_chosen_command(args_list))  # imports the subcommand: seconds for run
+        args = parser.parse_args(args_list)
+        runner: Callable[[argparse.Namespace], int] = args._run
         return runner(args)
     except UnusableInput as exc:
         print(f"inference-audit: error: {exc}", file=sys.stderr)

@@ -19,8 +19,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
+import signal
+import stat
 import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +61,8 @@ class PackageResult:
 
 def truncate_accuracy_log(src: Path, dst: Path, limit_bytes: int) -> bool:
     """Copy, truncating as the official tool does when ``src`` is ``limit_bytes`` or larger."""
+    if not src.is_file():  # a FIFO or device is never read
+        raise UnusableInput("expected LoadGen output is missing", path=str(src))
     data = src.read_bytes()
     if len(data) < limit_bytes:
         dst.write_bytes(data)
@@ -89,38 +95,86 @@ def simulated_system_description(division: str, submitter: str, required: tuple[
     return desc
 
 
+MAX_DESCRIPTION_BYTES = 1024 * 1024  # a system or implementation description is a few KiB
+SIMULATED_NOTE = "SIMULATED engine run."
+
+
+def read_json_input(path: Path, what: str, max_bytes: int = MAX_DESCRIPTION_BYTES) -> Any:
+    """A JSON file the user named: a regular file (a FIFO or device is refused, never read), bounded size and depth."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise UnusableInput(f"cannot read the {what}: {exc.strerror or exc}", path=str(path)) from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnusableInput(f"the {what} is not a regular file", path=str(path))
+        if st.st_size > max_bytes:
+            raise UnusableInput(f"the {what} is {st.st_size} bytes (at most {max_bytes})", path=str(path))
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise UnusableInput(f"cannot read the {what}: {exc.strerror or exc}", path=str(path)) from exc
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise UnusableInput(f"the {what} is larger than {max_bytes} bytes", path=str(path))
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UnusableInput(f"the {what} is not UTF-8 (byte {exc.start})", path=str(path)) from exc
+    except RecursionError as exc:
+        raise UnusableInput(f"the {what} is nested too deeply", path=str(path)) from exc
+    except ValueError as exc:
+        raise UnusableInput(f"the {what} is not JSON: {exc}", path=str(path)) from exc
+
+
 def _load_system(req: PackageRequest, rnd: Round, simulated: bool) -> tuple[str, dict[str, Any]]:
     if req.system_json is None:
         if not simulated:
-            raise UnusableInput("--mode submission needs --system systems/<name>.json (your system description)")
+            raise UnusableInput(
+                "--mode submission needs --system systems/<name>.json (your system description)"
+            )
         name = req.system_name or "simulated_system"
         return name, simulated_system_description(req.division, req.submitter, rnd.system.required_fields)
     path = req.system_json
-    try:
-        desc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UnusableInput(f"cannot read the system description: {exc.strerror or exc}", path=str(path)) from exc
-    except ValueError as exc:
-        raise UnusableInput(f"not JSON: {exc}", path=str(path)) from exc
+    desc = read_json_input(path, "system description")
     if not isinstance(desc, dict):
         raise UnusableInput("a system description is a JSON object", path=str(path))
     errors = schema_errors(desc, SYSTEM_SCHEMA)
     missing = [f for f in rnd.system.required_fields if f not in desc]
-    errors += [f"(top level): '{m}' is a required property of round {rnd.name}" for m in missing if m not in str(errors)]
+    errors += [
+        f"(top level): '{m}' is a required property of round {rnd.name}"
+        for m in missing
+        if m not in str(errors)
+    ]
     if errors:
         raise UnusableInput("invalid system description:\n  " + "\n  ".join(errors), path=str(path))
     if str(desc.get("division", "")).lower() != req.division.lower():
-        raise UnusableInput(f"division is {desc.get('division')!r} but the package is for {req.division!r}", path=str(path))
+        raise UnusableInput(
+            f"division is {desc.get('division')!r} but the package is for {req.division!r}", path=str(path)
+        )
     if str(desc.get("submitter", "")).lower() != req.submitter.lower():
-        raise UnusableInput(f"submitter is {desc.get('submitter')!r} but --submitter is {req.submitter!r}", path=str(path))
-    if simulated:
-        desc = {**desc, "sw_notes": f"SIMULATED engine run. {desc.get('sw_notes', '')}".strip()}
+        raise UnusableInput(
+            f"submitter is {desc.get('submitter')!r} but --submitter is {req.submitter!r}", path=str(path)
+        )
+    notes = str(desc.get("sw_notes", ""))
+    if simulated and not notes.startswith(SIMULATED_NOTE):
+        desc = {**desc, "sw_notes": f"{SIMULATED_NOTE} {notes}".strip()}
     return req.system_name or path.stem, desc
 
 
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=@,()-]*$")
+MAX_NAME_CHARS = 120  # a v5.x file name is <system>_<scenario>.json: it must stay under NAME_MAX (255 bytes)
+
+
 def _safe_name(name: str, what: str) -> str:
-    if not name or "/" in name or name.startswith(".") or " " in name or name in ("..",):
-        raise UnusableInput(f"{what} {name!r} cannot be a directory name (no '/', spaces or leading dot)")
+    """A submitter or system directory name as published trees spell them: ASCII letters, digits and ._+=@,()-."""
+    if not _NAME.match(name) or len(name) > MAX_NAME_CHARS:
+        raise UnusableInput(
+            f"{what} {name!r} cannot be a directory name of a submission: use ASCII letters, digits and . _ + = @ , ( ) -"
+            f" (starting with a letter or digit, at most {MAX_NAME_CHARS} characters)"
+        )
     return name
 
 
@@ -168,7 +222,11 @@ IMPLEMENTATION_FIELDS = (
 
 
 def implementation_description(
-    simulated: bool, model: str | None, precision: str | None, given: dict[str, Any] | None, source: str | None = None
+    simulated: bool,
+    model: str | None,
+    precision: str | None,
+    given: dict[str, Any] | None,
+    source: str | None = None,
 ) -> dict[str, Any]:
     """The implementation JSON (measurements): what the run knows, then the user's fields; refused when incomplete.
 
@@ -247,7 +305,11 @@ def _measurement_readme(record: RunRecord, system: str, implementation: dict[str
 
 
 def _code_readme(record: RunRecord) -> str:
-    sim = "\n\nThe runs in this tree used the SIMULATED engine: they measure no system." if record.simulated else ""
+    sim = (
+        "\n\nThe runs in this tree used the SIMULATED engine: they measure no system."
+        if record.simulated
+        else ""
+    )
     return (
         f"# {record.benchmark}\n\n"
         "Harness: inference-audit (`loadgen_sut`), running the engine under the official MLPerf LoadGen "
@@ -288,7 +350,7 @@ def plan_package(
     model: str | None = None,
     precision: str | None = None,
 ) -> PackagePlan:
-    """Refuse a package before a long run: bad names, descriptions, or a result that already exists."""
+    """Refuse a package before a long run: bad names, descriptions, tree path, or a result that already exists."""
     bench = rnd.benchmark(benchmark)
     if bench is None:
         raise UnusableInput(f"round {rnd.name} has no benchmark {benchmark!r}")
@@ -303,11 +365,62 @@ def plan_package(
     system = _safe_name(system, "system name")
     loc = ResultLocation(division, submitter, system, bench.name, scen.value)
     impl = implementation_description(
-        simulated, model, precision, req.implementation, str(req.implementation_source) if req.implementation_source else None
+        simulated,
+        model,
+        precision,
+        req.implementation,
+        str(req.implementation_source) if req.implementation_source else None,
     )
     plan = PackagePlan(location=loc, system_description=desc, implementation=impl)
+    _check_tree_path(req.tree)
+    _refuse_other_round(req.tree, rnd)
     _refuse_existing(req.tree, rnd, plan)
     return plan
+
+
+def _check_tree_path(tree: Path) -> None:
+    """The tree is an existing directory or a new name under one; nothing on the way is a file, FIFO or device."""
+    cur = Path(os.path.abspath(tree))
+    while not os.path.lexists(cur):
+        if cur == cur.parent:
+            break
+        cur = cur.parent
+    try:
+        st = os.stat(cur)
+    except OSError as exc:
+        raise UnusableInput(f"cannot use it as the tree: {exc.strerror or exc}", path=str(cur)) from exc
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnusableInput(
+            "not a directory: the tree (or a directory above it) must be a directory", path=str(cur)
+        )
+    if not os.access(cur, os.W_OK | os.X_OK):
+        raise UnusableInput("not writable: cannot create the tree there", path=str(cur))
+
+
+def _refuse_symlinks_inside(tree: Path, rel: str) -> None:
+    """No component of ``tree/rel`` below the tree may be a symbolic link: a package never writes outside the tree."""
+    cur = tree
+    for part in Path(rel).parts:
+        cur = cur / part
+        if os.path.islink(cur):
+            raise UnusableInput("a symbolic link inside the tree: not packaging through it", path=str(cur))
+        if not os.path.lexists(cur):
+            return
+
+
+def _refuse_other_round(tree: Path, rnd: Round) -> None:
+    """A tree holds one round: results laid out for another round (found as check-submission finds the round)."""
+    if not tree.is_dir():
+        return
+    from checker.round_detection import detect_round  # the checker's own detection (one home)
+
+    found = detect_round(tree)
+    if found.loadgen_versions and found.clear and found.round.name != rnd.name:
+        raise UnusableInput(
+            f"the tree already holds results of round {found.round.name} ({found.note}); a tree is one round: "
+            "use another --tree",
+            path=str(tree),
+        )
 
 
 def _new_dirs(rnd: Round, loc: ResultLocation, compliance: bool) -> list[str]:
@@ -322,29 +435,36 @@ def _new_dirs(rnd: Round, loc: ResultLocation, compliance: bool) -> list[str]:
 
 
 def _refuse_existing(tree: Path, rnd: Round, plan: PackagePlan) -> None:
+    lay = rnd.structure.layout
+    for rel in [*_new_dirs(rnd, plan.location, compliance=True), lay.system_path(plan.location)]:
+        _refuse_symlinks_inside(tree, rel)
     for rel in _new_dirs(rnd, plan.location, compliance=True):
         if os.path.lexists(tree / rel):
             raise UnusableInput(
-                "already exists: not overwriting results; use another --tree or remove it yourself", path=str(tree / rel)
+                "already exists: not overwriting results; use another --tree or remove it yourself",
+                path=str(tree / rel),
             )
-    sys_path = tree / rnd.structure.layout.system_path(plan.location)
+    sys_path = tree / lay.system_path(plan.location)
     if os.path.lexists(sys_path):
         try:
-            same = sys_path.is_file() and json.loads(sys_path.read_text(encoding="utf-8")) == plan.system_description
-        except (OSError, ValueError):
+            same = read_json_input(sys_path, "system description") == plan.system_description
+        except UnusableInput:
             same = False
         if not same:
-            raise UnusableInput("a different system description already exists there; not overwriting", path=str(sys_path))
+            raise UnusableInput(
+                "a different system description already exists there; not overwriting", path=str(sys_path)
+            )
 
 
 class _Staging:
     """Files written under a staging directory beside the tree, then moved into the tree as a whole."""
 
     def __init__(self, tree: Path) -> None:
-        tree.parent.mkdir(parents=True, exist_ok=True)
-        self.tree = tree
-        self.root = Path(tempfile.mkdtemp(prefix=f".{tree.name}.staging-", dir=tree.parent))
+        self.tree = Path(os.path.realpath(tree)) if os.path.lexists(tree) else Path(os.path.abspath(tree))
+        self.made = _make_parents(self.tree.parent)  # removed again when nothing was installed
+        self.root = Path(tempfile.mkdtemp(prefix=f".{self.tree.name}.staging-", dir=self.tree.parent))
         self.files: list[str] = []
+        self.installed = False
 
     def write(self, rel: str, text: str) -> None:
         path = self.root / rel
@@ -369,15 +489,21 @@ class _Staging:
                 src, dst = self.root / rel, self.tree / rel
                 if not os.path.lexists(src):
                     continue
+                _refuse_symlinks_inside(self.tree, rel)
                 if os.path.lexists(dst):
                     if rel in shared_files:
                         continue  # kept as the user has it (checked identical where that matters)
                     raise UnusableInput("appeared while packaging: not overwriting", path=str(dst))
-                made += _make_parents(dst.parent, self.tree.parent)
+                made += _make_parents(dst.parent)
                 if src.is_dir():
                     os.rename(src, dst)
                 else:
-                    os.link(src, dst)  # fails rather than replace a file that appeared meanwhile
+                    try:
+                        os.link(src, dst)  # fails rather than replace a file that appeared meanwhile
+                    except FileExistsError:
+                        if dst.is_file() and not dst.is_symlink() and dst.read_bytes() == src.read_bytes():
+                            continue  # the same shared file, written by a concurrent package
+                        raise
                 moved.append((src, dst))
         except BaseException:
             for src, dst in reversed(moved):
@@ -389,48 +515,249 @@ class _Staging:
                 with contextlib.suppress(OSError):
                     d.rmdir()
             raise
+        self.installed = True
         return [self.tree / rel for rel in self.files if (self.tree / rel).is_file()]
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+        if not self.installed:
+            for d in reversed(self.made):
+                with contextlib.suppress(OSError):
+                    d.rmdir()
 
 
-def _make_parents(path: Path, stop: Path) -> list[Path]:
-    """mkdir -p, returning the directories it created (outermost first)."""
+def _make_parents(path: Path) -> list[Path]:
+    """mkdir -p, returning the directories this call created (outermost first); another process may race it."""
     missing: list[Path] = []
     cur = path
-    while not cur.exists() and cur != stop and cur != cur.parent:
+    while not os.path.lexists(cur) and cur != cur.parent:
         missing.append(cur)
         cur = cur.parent
+    made: list[Path] = []
     for d in reversed(missing):
-        d.mkdir()
-    return list(reversed(missing))
+        try:
+            d.mkdir()
+            made.append(d)
+        except FileExistsError:
+            if not d.is_dir():
+                raise
+    return made
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While packaging, SIGTERM (a timeout, a kill) unwinds like Ctrl-C, so the staging directory is removed."""
+
+    def _raise(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _mlperf_conf(run_dir: Path, record: RunRecord, settings: TestSettingsModel) -> str:
     """The mlperf.conf the run's LoadGen applied: the copy the run kept, else the one compiled into that release."""
     kept = run_dir / MLPERF_CONF_FILE
     if kept.is_file():
-        return kept.read_text(encoding="utf-8")
+        try:
+            return kept.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UnusableInput(f"the run's mlperf.conf is unreadable: {exc}", path=str(kept)) from exc
     compiled = compiled_mlperf_conf() if installed_loadgen_version() == record.loadgen_version else None
     return compiled if compiled is not None else mlperf_conf_text(settings, record.loadgen_version)
 
 
-def package_run(
-    record: RunRecord, run_dir: Path, rnd: Round, req: PackageRequest, plan: PackagePlan | None = None
-) -> PackageResult:
-    """Copy a finished submission run into the official tree of its round (atomically; never overwrites)."""
+def _test_dir(run_dir: Path, directory: str) -> Path:
+    """A test's directory as the record names it: a plain name inside the run directory, never a link out of it."""
+    if not directory or Path(directory).is_absolute() or ".." in Path(directory).parts:
+        raise UnusableInput(
+            f"the run record names test directory {directory!r} outside the run", path=str(run_dir)
+        )
+    path = run_dir / directory
+    if path.is_symlink() or not path.is_dir():
+        raise UnusableInput("a test directory of the run is missing (or a symbolic link)", path=str(path))
+    return path
+
+
+def _cross_check(record: RunRecord, run_dir: Path, rnd: Round) -> None:
+    """What the record says against what LoadGen logged: a relabelled record is refused."""
+    from checker.parsers.mllog import parse_detail_file
+
+    perf = _test_dir(run_dir, next(t.directory for t in record.tests if t.name == "performance"))
+    detail = perf / "mlperf_log_detail.txt"
+    if not detail.is_file() or detail.is_symlink():
+        raise UnusableInput("expected LoadGen output is missing", path=str(detail))
+    log = parse_detail_file(detail)
+    scen = Scenario.parse(record.scenario)
+    logged_scenario = log.effective_scenario
+    if scen is not None and logged_scenario and Scenario.parse(logged_scenario) is not scen.loadgen_scenario:
+        raise UnusableInput(
+            f"the record says {record.scenario} but LoadGen ran {logged_scenario}", path=str(detail)
+        )
+    version = log.str_value("loadgen_version")
+    if version and record.loadgen_version and not version.startswith(record.loadgen_version):
+        raise UnusableInput(
+            f"the record says LoadGen {record.loadgen_version} but the log says {version}",
+            path=str(detail),
+        )
+    bench = rnd.benchmark(record.benchmark)
+    settings = next((t.loadgen_settings for t in record.tests if t.name == "performance"), None)
+    if bench is not None and settings is not None and scen is not None:
+        want = (
+            bench.mlperf_conf_interactive_model if scen is Scenario.INTERACTIVE else bench.mlperf_conf_model
+        )
+        if want and settings.conf_model != want:
+            raise UnusableInput(
+                f"the record says {bench.name} {scen.value} but LoadGen read the settings of {settings.conf_model!r}",
+                path=str(run_dir / "run-record.json"),
+            )
+    runs = rnd.loadgen_runs
+    version_ok = runs is None or record.loadgen_version is None or runs.accepts(record.loadgen_version)
+    if record.mode == "submission" and not version_ok:
+        raise UnusableInput(
+            f"LoadGen {record.loadgen_version} is not a {rnd.name} release (its seeds are another round's)",
+            path=str(run_dir / "run-record.json"),
+        )
+
+
+def _stage_run(
+    stage: _Staging, record: RunRecord, run_dir: Path, rnd: Round, plan: PackagePlan
+) -> tuple[list[str], list[str]]:
+    """Write one run's part of the tree into the staging directory; returns (new directories, shared files)."""
+    tests = {t.name: t for t in record.tests}
+    bench = rnd.benchmark(record.benchmark)
+    if bench is None:  # pragma: no cover - the plan resolved it
+        raise UnusableInput(f"unknown benchmark {record.benchmark}")
+    lay = rnd.structure.layout
+    loc = plan.location
+    result = lay.result_path(loc)
+    perf = _test_dir(run_dir, tests["performance"].directory)
+    for f in rnd.structure.performance_run_files:
+        stage.copy(perf / f, f"{result}/performance/run_1/{f}")
+    acc = _test_dir(run_dir, tests["accuracy"].directory)
+    for f in ("mlperf_log_summary.txt", "mlperf_log_detail.txt", "accuracy.txt"):
+        stage.copy(acc / f, f"{result}/accuracy/{f}")
+    acc_log = f"{result}/accuracy/mlperf_log_accuracy.json"
+    (stage.root / acc_log).parent.mkdir(parents=True, exist_ok=True)
+    truncate_accuracy_log(
+        acc / "mlperf_log_accuracy.json", stage.root / acc_log, rnd.structure.max_accuracy_log_bytes
+    )
+    stage.files.append(acc_log)
+    has_compliance = False
+    for test in bench.compliance_tests:
+        t = tests.get(test)
+        if t is None or t.status != "finished":
+            continue  # the checker reports the missing test
+        has_compliance = True
+        src = _test_dir(run_dir, t.directory)
+        sources = {
+            "verify_accuracy.txt": src / "verification" / "verify_accuracy.txt",
+            "accuracy/mlperf_log_accuracy.json": src / "mlperf_log_accuracy.json",
+        }
+        for rel in lay.compliance_files.get(test, ()):
+            stage.copy(
+                sources.get(rel, src / rel.removeprefix("performance/run_1/")),
+                f"{lay.compliance_path(loc)}/{test}/{rel}",
+            )
+    meas = lay.measurements_path(loc)
+    settings = tests["performance"].loadgen_settings or record.settings
+    stage.write(f"{meas}/user.conf", record.user_conf or "# no user.conf settings\n")
+    stage.write(f"{meas}/mlperf.conf", _mlperf_conf(run_dir, record, settings))
+    stage.write(f"{meas}/README.md", _measurement_readme(record, loc.system, plan.implementation))
+    stage.write(lay.measurements_json_path(loc), json.dumps(plan.implementation, indent=2) + "\n")
+    system_file = lay.system_path(loc)
+    shared = [system_file]
+    if system_file not in stage.files:
+        stage.write(system_file, json.dumps(plan.system_description, indent=2) + "\n")
+    sub = f"{loc.division}/{loc.submitter}"
+    calib = lay.calibration_path(loc)
+    if not any((stage.tree / sub / p).exists() for p in rnd.structure.calibration_paths):
+        if calib not in stage.files:
+            stage.write(calib, _calibration(record, plan.implementation))
+        shared.append(calib)
+    code_readme = f"{lay.code_path(loc)}/README.md"
+    if code_readme not in stage.files:
+        stage.write(code_readme, _code_readme(record))
+    shared.append(code_readme)
+    return _new_dirs(rnd, loc, has_compliance), shared
+
+
+def _check_run(record: RunRecord, run_dir: Path) -> None:
     tests = {t.name: t for t in record.tests}
     for needed in ("performance", "accuracy"):
         if needed not in tests or tests[needed].status != "finished":
-            raise UnusableInput(f"the run has no finished {needed} test; package a --mode submission run", path=str(run_dir))
+            raise UnusableInput(
+                f"the run has no finished {needed} test; package a --mode submission run", path=str(run_dir)
+            )
     failed = sum(t.sut.failed for t in record.tests)
     if failed:
         raise UnusableInput(
             f"{failed} sample(s) failed in the engine during the run: not packaging it (LoadGen's logs would hide them)",
             path=str(run_dir),
         )
+
+
+def package_runs(
+    runs: Sequence[tuple[RunRecord, Path, PackagePlan]], rnd: Round, req: PackageRequest
+) -> list[PackageResult]:
+    """Copy finished submission runs of one round into its official tree, all or nothing (never overwrites)."""
+    tree = Path(os.path.abspath(req.tree))
+    for record, run_dir, plan in runs:
+        _check_run(record, run_dir)
+        _cross_check(record, run_dir, rnd)
+        rd = Path(os.path.realpath(run_dir))
+        if Path(os.path.realpath(tree)).is_relative_to(rd) or rd.is_relative_to(Path(os.path.realpath(tree))):
+            raise UnusableInput(
+                "the tree and a run directory are inside each other: use another --tree", path=str(tree)
+            )
+        _refuse_existing(tree, rnd, plan)
+    with _sigterm_as_interrupt():
+        try:
+            stage = _Staging(tree)
+        except OSError as exc:
+            raise UnusableInput(f"cannot create the tree: {exc.strerror or exc}", path=str(tree)) from exc
+        try:
+            new_dirs: list[str] = []
+            shared: list[str] = []
+            for record, run_dir, plan in runs:
+                dirs, files = _stage_run(stage, record, run_dir, rnd, plan)
+                new_dirs += dirs
+                shared += [f for f in files if f not in shared]
+            written = stage.install(new_dirs, shared)
+        except OSError as exc:
+            raise UnusableInput(
+                f"packaging failed, nothing was written to the tree: {exc.strerror or exc}"
+                + (f" ({exc.filename})" if exc.filename else ""),
+                path=str(tree),
+            ) from exc
+        finally:
+            stage.remove()
+    results = []
+    for _record, _run_dir, plan in runs:
+        result = tree / rnd.structure.layout.result_path(plan.location)
+        results.append(
+            PackageResult(tree=tree, result_dir=result, written=[w for w in written if _under(w, stage.tree)])
+        )
+    return results
+
+
+def _under(path: Path, root: Path) -> bool:
+    return path.is_relative_to(root)
+
+
+def package_run(
+    record: RunRecord, run_dir: Path, rnd: Round, req: PackageRequest, plan: PackagePlan | None = None
+) -> PackageResult:
+    """Copy one finished submission run into the official tree of its round (atomically; never overwrites)."""
     if plan is None:
+        _check_run(record, run_dir)
         eng = record.engine
         plan = plan_package(
             req,
@@ -441,77 +768,12 @@ def package_run(
             model=eng.model if eng else None,
             precision=eng.precision if eng else None,
         )
-    else:
-        _refuse_existing(req.tree, rnd, plan)
-    bench = rnd.benchmark(record.benchmark)
-    if bench is None:  # pragma: no cover - the plan resolved it
-        raise UnusableInput(f"unknown benchmark {record.benchmark}")
-    lay = rnd.structure.layout
-    loc = plan.location
-    result = lay.result_path(loc)
-    stage = _Staging(req.tree)
-    try:
-        perf = run_dir / tests["performance"].directory
-        for f in rnd.structure.performance_run_files:
-            stage.copy(perf / f, f"{result}/performance/run_1/{f}")
-        acc = run_dir / tests["accuracy"].directory
-        for f in ("mlperf_log_summary.txt", "mlperf_log_detail.txt", "accuracy.txt"):
-            stage.copy(acc / f, f"{result}/accuracy/{f}")
-        acc_log = f"{result}/accuracy/mlperf_log_accuracy.json"
-        (stage.root / acc_log).parent.mkdir(parents=True, exist_ok=True)
-        truncate_accuracy_log(acc / "mlperf_log_accuracy.json", stage.root / acc_log, rnd.structure.max_accuracy_log_bytes)
-        stage.files.append(acc_log)
-        has_compliance = False
-        for test in bench.compliance_tests:
-            t = tests.get(test)
-            if t is None or t.status != "finished":
-                continue  # the checker reports the missing test
-            has_compliance = True
-            src = run_dir / t.directory
-            sources = {
-                "verify_accuracy.txt": src / "verification" / "verify_accuracy.txt",
-                "accuracy/mlperf_log_accuracy.json": src / "mlperf_log_accuracy.json",
-            }
-            for rel in lay.compliance_files.get(test, ()):
-                stage.copy(sources.get(rel, src / rel.removeprefix("performance/run_1/")), f"{lay.compliance_path(loc)}/{test}/{rel}")
-        meas = lay.measurements_path(loc)
-        settings = tests["performance"].loadgen_settings or record.settings
-        stage.write(f"{meas}/user.conf", record.user_conf or "# no user.conf settings\n")
-        stage.write(f"{meas}/mlperf.conf", _mlperf_conf(run_dir, record, settings))
-        stage.write(f"{meas}/README.md", _measurement_readme(record, loc.system, plan.implementation))
-        stage.write(lay.measurements_json_path(loc), json.dumps(plan.implementation, indent=2) + "\n")
-        system_file = lay.system_path(loc)
-        stage.write(system_file, json.dumps(plan.system_description, indent=2) + "\n")
-        shared = [system_file]
-        sub = f"{loc.division}/{loc.submitter}"
-        if not any((req.tree / sub / p).exists() for p in rnd.structure.calibration_paths):
-            stage.write(lay.calibration_path(loc), _calibration(record, plan.implementation))
-            shared.append(lay.calibration_path(loc))
-        code_readme = f"{lay.code_path(loc)}/README.md"
-        stage.write(code_readme, _code_readme(record))
-        shared.append(code_readme)
-        written = stage.install(_new_dirs(rnd, loc, has_compliance), shared)
-    except OSError as exc:
-        raise UnusableInput(
-            f"packaging failed, nothing was written to the tree: {exc.strerror or exc}", path=str(req.tree)
-        ) from exc
-    finally:
-        stage.remove()
-    return PackageResult(tree=req.tree, result_dir=req.tree / result, written=written)
+    return package_runs([(record, run_dir, plan)], rnd, req)[0]
 
 
 def read_implementation_json(path: Path) -> dict[str, Any]:
     """The user's implementation description file (an object of field -> value), read with bounded size."""
-    try:
-        if not path.is_file():
-            raise UnusableInput("not a regular file", path=str(path))
-        if path.stat().st_size > 1024 * 1024:
-            raise UnusableInput("larger than 1 MiB: not an implementation description", path=str(path))
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UnusableInput(f"cannot read it: {exc.strerror or exc}", path=str(path)) from exc
-    except (ValueError, RecursionError) as exc:
-        raise UnusableInput(f"not JSON: {exc}", path=str(path)) from exc
+    value = read_json_input(path, "implementation description")
     if not isinstance(value, dict):
         raise UnusableInput("an implementation description is a JSON object", path=str(path))
     return value

@@ -2,7 +2,7 @@
 
 Each RUN_DIR is a ``runs/<run_id>/`` directory that ``inference-audit run --mode submission`` (or
 ``submission-trial``) wrote. Every run is planned (names, descriptions, no existing result) before any is packaged;
-each package is atomic (see :mod:`loadgen_sut.package`). The tree is then checked with the runs' round.
+they are packaged together, all or nothing (see :mod:`loadgen_sut.package`). The tree is then checked with the runs' round.
 """
 
 from __future__ import annotations
@@ -13,19 +13,20 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from checker.engine import check_tree
-from checker.findings import EXIT_OK, UnusableInput
+from checker.findings import UnusableInput
 from checker.report.outcome import exit_code
 from checker.report.terminal import render_terminal
 from loadgen_sut.package import (
     PackagePlan,
     PackageRequest,
-    package_run,
+    package_runs,
     plan_package,
     read_implementation_json,
 )
 from loadgen_sut.record import RECORD_FILE, RunRecord
 from rules import load_round
 from rules.models import Round
+from rules.registry import UnknownRound
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 
@@ -74,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
         record = _read_record(run_dir)
         if record.verdict.status == "INCOMPLETE":
             raise UnusableInput("the run is INCOMPLETE: not packaging it", path=str(run_dir))
-        rnd = load_round(record.round)
+        try:
+            rnd = load_round(record.round)
+        except UnknownRound as exc:
+            raise UnusableInput(f"the run record names an unknown round: {exc}", path=str(run_dir / RECORD_FILE)) from exc
         eng = record.engine
         plan = plan_package(
             req,
@@ -91,11 +95,16 @@ def run(args: argparse.Namespace) -> int:
     rounds = {rnd.name for _, _, rnd, _ in planned}
     if len(rounds) > 1:
         raise UnusableInput(f"the runs belong to different rounds ({', '.join(sorted(rounds))}): one tree is one round")
-    for run_dir, record, rnd, plan in planned:
-        pkg = package_run(record, run_dir, rnd, req, plan)
-        print(f"{run_dir}: {pkg.result_dir} ({len(pkg.written)} files written)")
     rnd = planned[0][2]
+    results = package_runs([(record, run_dir, plan) for run_dir, record, _, plan in planned], rnd, req)
+    for (run_dir, *_), pkg in zip(planned, results, strict=True):
+        print(f"{run_dir}: {pkg.result_dir}")
+    print(f"{len(results)} result(s) packaged, {sum(len(p.written) for p in results)} files written")
     report = check_tree(args.tree, rnd, workers=1)
     print(render_terminal(report, quiet=True), end="")
-    code = exit_code(report)
-    return code if code != EXIT_OK else EXIT_OK
+    checked = {Path(r.path) for r in report.results}
+    for pkg in results:
+        rel = Path(pkg.result_dir).relative_to(Path(pkg.tree))
+        if rel not in checked:  # pragma: no cover - the layout and the checker share one home; a guard all the same
+            raise UnusableInput("the packaged result is not where the checker looks for it", path=str(pkg.result_dir))
+    return exit_code(report)
