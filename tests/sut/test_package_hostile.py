@@ -124,7 +124,7 @@ def test_a_tree_of_another_round_is_refused(runs: dict[str, RunOutcome], tmp_pat
     out = runs["Offline"]
     package_run(out.record, out.run_dir, RND, _req(tree))
     v51 = trial(tmp_path / "v51", sim_engine(), scenario="Offline", mode=RunMode.SUBMISSION_TRIAL, round_name="v5.1")
-    with pytest.raises(UnusableInput, match="already holds results of round v6.1"):
+    with pytest.raises(UnusableInput, match=r"already holds results of round v6\.1"):
         package_run(v51.record, v51.run_dir, load_round("v5.1"), _req(tree))
     assert not (tree / "closed" / "Demo" / "measurements").exists()
 
