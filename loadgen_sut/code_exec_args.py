@@ -28,6 +28,17 @@ def add_code_execution_arguments(parser: argparse.ArgumentParser) -> None:
     )
     code.add_argument("--code-memory-mb", type=int, default=4096, help="address-space limit of a program run")
     code.add_argument("--code-workers", type=int, default=1, help="programs run at the same time")
+    code.add_argument(
+        "--code-max-processes",
+        type=int,
+        default=32,
+        help="processes + threads one program may have (a pids cgroup where possible, else RLIMIT_NPROC)",
+    )
+    code.add_argument(
+        "--code-user",
+        default="nobody",
+        help="when run as root, the unprivileged user programs run as (default: nobody)",
+    )
 
 
 def code_execution_from_args(args: argparse.Namespace) -> CodeExecution | None:
@@ -43,4 +54,6 @@ def code_execution_from_args(args: argparse.Namespace) -> CodeExecution | None:
         test_timeout_s=args.code_timeout_s,
         memory_bytes=args.code_memory_mb * 1024**2,
         workers=args.code_workers,
+        max_processes=args.code_max_processes,
+        user=args.code_user,
     )
