@@ -8,6 +8,7 @@ affected :class:`ResultEntry`, so ``ResultEntry.valid`` alone gives a result's v
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -34,8 +35,8 @@ from checker.checks.system import check_system
 from checker.findings import Finding, Severity, UnusableInput
 from checker.result_value import result_units
 from checker.results import SUMMARY_CSV_COLUMNS, CheckReport, ResultEntry, SummaryRow
-from checker.safe_io import SafeTree
-from checker.tree import ResultDir, discover, hygiene_findings, walk_submitter
+from checker.safe_io import SafeTree, display_name
+from checker.tree import ResultDir, discover, hygiene_findings, walk_findings, walk_submitter
 from checker.version import tool_version
 from rules.models import Round, Scenario
 
@@ -130,22 +131,25 @@ def check_submitter(
     """Check one submitter; returns its result entries and its submitter/system/benchmark-level findings."""
     sub = walk_submitter(base, checked, division, name)
     level: list[Finding] = []
+    walked = walk_findings(sub)  # what could not be looked at: errors, never skipped silently
     if not sub.has_results_dir:
-        level.append(
-            Finding(
-                rule="TREE-NO-RESULTS",
-                severity=Severity.INFO,
-                message="no results/ directory: skipped, as the official checker does",
-                scope=sub.path,
-                path=sub.path,
-                source="official checker v5.1.1: check_results_dir L2272",
+        level += walked
+        if sub.results_kind is None and not any(p == sub.path for p, _ in sub.unreadable):
+            level.append(
+                Finding(
+                    rule="TREE-NO-RESULTS",
+                    severity=Severity.INFO,
+                    message="no results/ directory: skipped, as the official checker does",
+                    scope=sub.path,
+                    path=sub.path,
+                    source="official checker v5.1.1: check_results_dir L2272",
+                )
             )
-        )
         return [], level
     tree = SafeTree(base, confine=checked)
-    tree.register_walk(sub.path, frozenset(link.path for link in sub.symlinks))
+    tree.register_walk(sub.path, frozenset(link.path for link in sub.symlinks), sub.file_ids)
     sctx = SubmitterContext(round=rnd, tree=tree, sub=sub, files=FileCache(tree))
-    hygiene = hygiene_findings(sub, rnd.structure.file_size_limit_mb)
+    hygiene = walked + hygiene_findings(sub, rnd.structure.file_size_limit_mb)
     mapping = load_model_mapping(sctx)
     level += hygiene + mapping + submitter_findings(sctx)
     copied_sub = [f for f in hygiene + mapping if f.severity is Severity.ERROR]
@@ -178,14 +182,14 @@ def check_submitter(
                     for check in RESULT_CHECKS:
                         found += check(ctx)
                 summary = power_row = None
-                if scen is not None and "result" in ctx.computed and js is not None:
+                if scen is not None and _finite(ctx.computed.get("result")) and js is not None:
                     summary = SummaryRow(
                         values=summary_values(ctx, ctx.computed["result"], errors=errors_so_far)
                     )
                     pm = ctx.computed.get("power_metric")
                     if pm and str(js.get("system_power_only", "")).strip().lower() in ("true", "1", "yes"):
                         summary = None  # the official log_result writes only the power row then
-                    if pm:
+                    if pm and _finite(pm):
                         power_row = SummaryRow(
                             values=summary_values(ctx, ctx.computed["result"], power=pm, errors=errors_so_far)
                         )
@@ -208,7 +212,29 @@ def check_submitter(
                 sctx.files.forget_logs()
             if bench is not None and system_type is not None:
                 level += required_scenario_findings(sctx, system, bm_dir, bench, system_type, verdicts)
+    tree.close()
     return entries, level
+
+
+def _finite(v: Any) -> bool:
+    """A value a summary row may carry: a real number (NaN, infinities and non-numbers never reach the CSV; the
+    checks report them as PERF-VALUE)."""
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _nothing_checked(root: Path, layout_findings: list[Finding], submitter: str | None) -> Finding:
+    which = f" for submitter '{submitter}'" if submitter else ""
+    return Finding(
+        rule="TREE-NOTHING-CHECKED",
+        severity=Severity.ERROR,
+        message=f"no result directory (<division>/<submitter>/results/<system>/<benchmark>/<scenario>) was found"
+        f"{which} in {display_name(str(root))}: nothing was checked, so nothing can be reported valid"
+        + (" (see the errors above)" if any(f.severity is Severity.ERROR for f in layout_findings) else ""),
+        scope=".",
+        source="beyond the official checker, which reports success on a tree it could not check",
+        fix="point the checker at a tree holding results (and check --submitter), and fix the errors reported",
+        beyond_official=True,
+    )
 
 
 _worker_round: list[Round] = []  # in a worker process: the caller's Round, handed over once at start-up
@@ -275,11 +301,14 @@ def check_tree(
         if div_f is not None:
             ents = [e.model_copy(update={"findings": (*e.findings, _copy_into(div_f, e.path))}) for e in ents]
         entries += ents
+    unusable = any(f.rule == "TREE-NO-DIVISION" for f in findings)
+    if not entries and not unusable:
+        findings.append(_nothing_checked(root, findings, submitter))
     return CheckReport(
-        root=str(root),
+        root=display_name(str(root)),
         round=round.name,
         tool_version=tool_version(),
         results=tuple(entries),
         findings=tuple(findings),
-        unusable=any(f.rule == "TREE-NO-DIVISION" for f in findings),
+        unusable=unusable,
     )

@@ -3,9 +3,22 @@
 Guarantees:
 - paths are relative to the checked root; a symlink (or ``..``) that resolves outside the root is never
   followed: the read fails with a :class:`ReadProblem` naming the path;
-- reads are capped (``max_bytes``): a huge file is a problem, not an out-of-memory;
+- a file is opened component by component from a descriptor of the checked root, every component with
+  ``O_NOFOLLOW`` (the file itself also with ``O_NONBLOCK``), and what was opened is verified with ``fstat``: it must
+  be a regular file (a FIFO, device or socket is a problem, never read, so nothing blocks) and, where the walk saw
+  the file, the same file (device and inode): a tree changed while it is checked (a file swapped for a symlink or a
+  FIFO) is a problem, never a read outside the root. Reads are not limited by PATH_MAX;
+- reads are capped (``max_bytes``): a huge file (or ``/dev/zero``) is a problem, not an out-of-memory;
 - a non-UTF-8, binary (NUL bytes), empty or unreadable file is a problem naming the file;
+- JSON is parsed with bounds (:func:`parse_json`): nesting deeper than :data:`MAX_JSON_DEPTH`, integers beyond
+  Python's 4,300-digit conversion limit and malformed text are problems naming the file and line;
 - nothing is ever written into the tree, and nothing from it is executed or imported.
+
+Top-level inputs of ``inference-audit table`` / ``claim`` (a path the user names) are read with
+:func:`read_input_bytes`: the same regular-file check and size cap, raising :class:`UnusableInput`.
+
+Names that are not UTF-8 (a file name is bytes on POSIX) are shown with :func:`display_name` (``\\xNN`` for each
+byte that is not UTF-8), so every path in a finding encodes as UTF-8.
 
 Each read returns ``(value, problem)`` through :class:`TextRead` / :class:`JsonRead`; callers turn a problem
 into a finding with their own rule id (see :meth:`ReadProblem.finding`).
@@ -13,22 +26,217 @@ into a finding with their own rule id (see :meth:`ReadProblem.finding`).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import re
 import stat
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from checker.findings import Finding, Severity
+from checker.findings import Finding, Severity, UnusableInput
 
 DEFAULT_MAX_TEXT_BYTES = 64 * 1024 * 1024  # a LoadGen detail log of a long run stays well below
+# Deepest JSON / YAML nesting accepted. Every document the tools read is shallow (a LoadGen record 2 levels, a
+# system description 2, summary_results.json 2, a GuideLLM benchmarks.json about 8); 100 stays far below Python's
+# recursion limit (1,000), so no later recursive walk (jsonschema, pydantic, copying) can overflow on parsed data.
+MAX_JSON_DEPTH = 100
+
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_OPEN_FILE = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
+_OPEN_DIR = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
+_DIR_FD_CACHE = 16  # directory descriptors kept open per tree (reads come in bursts per directory)
+_CHUNK = 1 << 20
+
+
+def display_name(name: str) -> str:
+    """``name`` as printable, UTF-8-encodable text: bytes that are not UTF-8 (``os.fsdecode`` keeps them as lone
+    surrogates) become a visible ``\\xNN``; any other text is returned unchanged."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        pass
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def is_utf8_name(name: str) -> bool:
+    """False when ``name`` holds bytes that are not UTF-8 (lone surrogates from ``os.fsdecode``)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words (for messages)."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "not a regular file"
+
+
+# ---- bounded JSON -----------------------------------------------------------------------------------------
+class JsonProblem(ValueError):
+    """JSON that cannot be used: malformed, nested too deeply, or an integer too long to convert.
+
+    ``msg`` says why, ``lineno`` is the 1-based line where known (as :class:`json.JSONDecodeError`)."""
+
+    def __init__(self, msg: str, lineno: int | None = None) -> None:
+        super().__init__(msg if lineno is None else f"{msg} (line {lineno})")
+        self.msg = msg
+        self.lineno = lineno
+
+
+_LONG_INT = re.compile(r"\d{4301,}")
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _depth_line(text: str, max_depth: int) -> int | None:
+    """The line where nesting first exceeds ``max_depth`` (only called for a document already refused)."""
+    depth = 0
+    for m in _JSON_TOKEN.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > max_depth:
+                return _line_at(text, m.start())
+        elif c in "]}":
+            depth -= 1
+    return None
+
+
+def _line_at(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def json_depth_exceeds(value: Any, max_depth: int) -> bool:
+    """True when ``value`` (parsed JSON) nests containers deeper than ``max_depth`` (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            if d > max_depth:
+                return True
+            stack.extend((c, d + 1) for c in v.values() if isinstance(c, dict | list))
+        elif isinstance(v, list):
+            if d > max_depth:
+                return True
+            stack.extend((c, d + 1) for c in v if isinstance(c, dict | list))
+    return False
+
+
+def parse_json(text: str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads`` with bounds; raises :class:`JsonProblem` (a ValueError) for every unusable document.
+
+    Bounded in time and memory: the C decoder stops at Python's recursion limit (caught), a document with more
+    opening brackets than ``max_depth`` is walked once, iteratively, to refuse deeper nesting, and an integer of
+    more than 4,300 digits is refused (Python's int conversion limit) with its line. ``NaN`` / ``Infinity`` are
+    accepted as JSON values (LoadGen's writer may emit them); checks judge such values."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JsonProblem(exc.msg, exc.lineno) from None
+    except RecursionError:
+        raise JsonProblem(
+            f"nested deeper than {max_depth} levels (brackets inside brackets)", _depth_line(text, max_depth)
+        ) from None
+    except ValueError as exc:  # an integer literal over sys.get_int_max_str_digits() digits
+        m = _LONG_INT.search(text)
+        line = _line_at(text, m.start()) if m else None
+        msg = str(exc).split(":", 1)[0] if "digits" in str(exc) else str(exc)
+        raise JsonProblem(f"number too long: {msg}", line) from None
+    if (text.count("[") + text.count("{")) > max_depth and json_depth_exceeds(value, max_depth):
+        raise JsonProblem(
+            f"nested deeper than {max_depth} levels (brackets inside brackets)", _depth_line(text, max_depth)
+        )
+    return value
+
+
+# ---- top-level input files (table / claim / peer result files) -------------------------------------------
+def open_input(path: Path, *, what: str = "file") -> tuple[BinaryIO, int]:
+    """Open a file the user named on the command line for streaming: ``O_NONBLOCK`` (a FIFO opens at once), then
+    ``fstat``: anything but a regular file (a FIFO, ``/dev/zero``, a directory) is refused without reading. Returns
+    the binary file object and the size ``fstat`` saw; raises :class:`UnusableInput` naming the file. Symbolic links
+    are followed (the user chose the path). Callers that stream must still cap what they read."""
+    where = display_name(str(path))
+    try:
+        fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC)
+    except FileNotFoundError:
+        raise UnusableInput(f"cannot read the {what}: no such file", where) from None
+    except OSError as exc:
+        raise UnusableInput(f"cannot read the {what}: {exc.strerror or exc}", where) from None
+    try:
+        st = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        raise UnusableInput(f"cannot read the {what}: {exc.strerror or exc}", where) from None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise UnusableInput(
+            f"cannot read the {what}: {file_kind(st.st_mode)}, not a regular file; not read", where
+        )
+    return os.fdopen(fd, "rb"), st.st_size
+
+
+def read_input_bytes(path: Path, *, what: str = "file", max_bytes: int = DEFAULT_MAX_TEXT_BYTES) -> bytes:
+    """Read a file the user named on the command line (see :func:`open_input`), at most ``max_bytes``; raises
+    :class:`UnusableInput` naming the file."""
+    fh, size = open_input(path, what=what)
+    with fh:
+        try:
+            data = _read_capped(fh.fileno(), max_bytes, size)
+        except OSError as exc:
+            raise UnusableInput(
+                f"cannot read the {what}: {exc.strerror or exc}", display_name(str(path))
+            ) from None
+    if len(data) > max_bytes:
+        raise UnusableInput(
+            f"the {what} is larger than the {max_bytes} byte read limit; not read", display_name(str(path))
+        )
+    return data
+
+
+def _read_capped(fd: int, max_bytes: int, size_hint: int) -> bytes:
+    """Up to ``max_bytes + 1`` bytes from ``fd`` (one more than allowed tells the caller it is too large)."""
+    want = max_bytes + 1
+    parts: list[bytes] = []
+    got = 0
+    first = min(want, size_hint + 1) if size_hint > 0 else min(want, _CHUNK)
+    n = max(first, 1)
+    while got < want:
+        chunk = os.read(fd, min(n, want - got))
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+        n = _CHUNK
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
 class ReadProblem:
     """Why a file could not be read (``kind``: missing, outside-root, too-large, binary, not-utf8, empty,
-    unreadable, invalid-json, not-a-file)."""
+    unreadable, invalid-json, not-a-file, changed)."""
 
     path: str
     kind: str
@@ -88,11 +296,41 @@ class SafeTree:
         # walked subtrees (rel prefix) whose every symlink is known: paths below them that cross no known
         # link are inside without any syscall
         self._walked: dict[str, frozenset[str]] = {}
+        # (st_dev, st_ino) of the regular files the walk saw: what is opened must be that file
+        self._ids: dict[str, tuple[int, int]] = {}
+        # ``confine`` relative to ``root`` (lexically): paths below it are opened beneath the confined root's fd
+        rel_confine = os.path.relpath(confine, root) if confine is not None else "."
+        # None: ``confine`` is not lexically below ``root``; every path is resolved first
+        self._prefix: str | None = "" if rel_confine == "." else rel_confine.replace(os.sep, "/")
+        if rel_confine == ".." or rel_confine.startswith(".." + os.sep):
+            self._prefix = None
+        self._fds: OrderedDict[tuple[str, ...], int] = OrderedDict()  # open directory fds (LRU)
+        self._root_fd: int | None = None
 
-    def register_walk(self, prefix: str, links: frozenset[str]) -> None:
-        """Declare that ``prefix`` (a real directory inside the root) was walked and holds exactly ``links``."""
+    def register_walk(
+        self, prefix: str, links: frozenset[str], ids: dict[str, tuple[int, int]] | None = None
+    ) -> None:
+        """Declare that ``prefix`` (a real directory inside the root) was walked and holds exactly ``links``;
+        ``ids``: (device, inode) of each regular file the walk saw (reads verify them)."""
         if self._confine_slow(prefix) is None and not os.path.islink(self.abspath(prefix)):
             self._walked[prefix] = links
+        if ids:
+            self._ids.update(ids)
+
+    def close(self) -> None:
+        """Close the directory descriptors this tree keeps (also done when it is garbage-collected)."""
+        fds = list(self._fds.values())
+        if self._root_fd is not None:
+            fds.append(self._root_fd)
+        self._fds.clear()
+        self._root_fd = None
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
 
     # ---- confinement ---------------------------------------------------------------------------------------
     def abspath(self, rel: str) -> Path:
@@ -186,23 +424,129 @@ class SafeTree:
         problem = self._confine(rel)
         if problem is not None:
             return None, problem
-        p = self._abs(rel)
+        fd, problem = self._open(rel)
+        if problem is not None:
+            return None, problem
+        assert fd is not None
         try:
-            mode = os.stat(p).st_mode  # one stat for os.path.exists + os.path.isfile
-        except (OSError, ValueError):
-            return None, ReadProblem(rel, "missing", f"{rel}: file not found")
-        if not stat.S_ISREG(mode):
-            return None, ReadProblem(rel, "not-a-file", f"{rel}: not a regular file")
-        try:
-            with open(p, "rb") as fh:
-                data = fh.read(max_bytes + 1)
-        except OSError as exc:
-            return None, ReadProblem(rel, "unreadable", f"{rel}: cannot read ({exc.strerror or exc})")
+            try:
+                st = os.fstat(fd)
+            except OSError as exc:
+                return None, ReadProblem(rel, "unreadable", f"{rel}: cannot read ({exc.strerror or exc})")
+            if not stat.S_ISREG(st.st_mode):
+                return None, ReadProblem(
+                    rel, "not-a-file", f"{rel}: not a regular file ({file_kind(st.st_mode)}); not read"
+                )
+            seen = self._ids.get(rel)
+            if seen is not None and seen != (st.st_dev, st.st_ino):
+                return None, ReadProblem(
+                    rel,
+                    "changed",
+                    f"{rel}: replaced while the tree was being checked (not the file the walk saw); not read",
+                )
+            try:
+                data = _read_capped(fd, max_bytes, st.st_size)
+            except OSError as exc:
+                return None, ReadProblem(rel, "unreadable", f"{rel}: cannot read ({exc.strerror or exc})")
+        finally:
+            os.close(fd)
         if len(data) > max_bytes:
             return None, ReadProblem(
                 rel, "too-large", f"{rel}: larger than the {max_bytes} byte read limit; not read"
             )
         return data, None
+
+    # ---- opening beneath the root -------------------------------------------------------------------------
+    def _lexical_parts(self, rel: str) -> list[str] | None:
+        """``rel`` as components below the confined root, when it lies there lexically and crosses no symlink
+        the walk recorded (else None: resolve it first)."""
+        prefix = self._prefix
+        if prefix is None:
+            return None
+        if prefix:
+            if not rel.startswith(prefix + "/"):
+                return None
+            rest = rel[len(prefix) + 1 :]
+        else:
+            rest = rel
+        for wprefix, links in self._walked.items():
+            if links and (rel == wprefix or rel.startswith(wprefix + "/")):
+                parts = rel.split("/")
+                if any("/".join(parts[:i]) in links for i in range(1, len(parts) + 1)):
+                    return None
+        return [c for c in rest.split("/") if c and c != "."]
+
+    def _resolved_parts(self, rel: str) -> list[str] | None:
+        """``rel`` with every symlink resolved, as components below the confined root (None: outside it)."""
+        real = os.path.realpath(self._abs(rel))
+        if real == self._real_root_s or not self._inside(real):
+            return None if real != self._real_root_s else []
+        return real[len(self._real_root_s) + 1 :].split(os.sep)
+
+    def _open(self, rel: str) -> tuple[int | None, ReadProblem | None]:
+        """An fd of ``rel`` opened beneath the confined root with no symlink followed (see module docstring)."""
+        parts = self._lexical_parts(rel)
+        resolved = parts is None
+        if parts is None:
+            parts = self._resolved_parts(rel)
+        while True:
+            if parts is None:
+                return None, ReadProblem(
+                    rel, "outside-root", f"{rel}: resolves outside the checked root; not followed"
+                )
+            if not parts:
+                return None, ReadProblem(
+                    rel, "not-a-file", f"{rel}: not a regular file (a directory); not read"
+                )
+            try:
+                dfd = self._dir_fd(tuple(parts[:-1]))
+                # what is there now, before opening it: a device or FIFO is never opened at all
+                mode = os.stat(parts[-1], dir_fd=dfd, follow_symlinks=False).st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                    return None, ReadProblem(
+                        rel, "not-a-file", f"{rel}: not a regular file ({file_kind(mode)}); not read"
+                    )
+                return os.open(parts[-1], _OPEN_FILE, dir_fd=dfd), None
+            except OSError as exc:
+                code = exc.errno
+            if code in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK) and not resolved:
+                # a symlink inside the root (allowed when it stays inside): resolve, then open that
+                resolved = True
+                parts = self._resolved_parts(rel)
+                continue
+            if code in (errno.ELOOP, errno.EMLINK):
+                return None, ReadProblem(
+                    rel,
+                    "changed",
+                    f"{rel}: became a symbolic link while the tree was being checked; not followed",
+                )
+            if code in (errno.ENOENT, errno.ENOTDIR):
+                return None, ReadProblem(rel, "missing", f"{rel}: file not found")
+            if code == errno.ENXIO:  # a socket
+                return None, ReadProblem(rel, "not-a-file", f"{rel}: not a regular file (a socket); not read")
+            if code == errno.EISDIR:
+                return None, ReadProblem(
+                    rel, "not-a-file", f"{rel}: not a regular file (a directory); not read"
+                )
+            return None, ReadProblem(rel, "unreadable", f"{rel}: cannot read ({os.strerror(code or 0)})")
+
+    def _dir_fd(self, parts: tuple[str, ...]) -> int:
+        """An fd of the directory ``parts`` below the confined root, each component opened with O_NOFOLLOW."""
+        fd = self._fds.get(parts)
+        if fd is not None:
+            self._fds.move_to_end(parts)
+            return fd
+        if not parts:
+            if self._root_fd is None:
+                self._root_fd = os.open(self._real_root_s, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+            return self._root_fd
+        parent = self._dir_fd(parts[:-1])
+        fd = os.open(parts[-1], _OPEN_DIR, dir_fd=parent)
+        self._fds[parts] = fd
+        if len(self._fds) > _DIR_FD_CACHE:
+            _, old = self._fds.popitem(last=False)
+            os.close(old)
+        return fd
 
     def read_text(
         self, rel: str, *, max_bytes: int = DEFAULT_MAX_TEXT_BYTES, allow_empty: bool = False
@@ -232,9 +576,12 @@ class SafeTree:
         tr = self.read_text(rel, max_bytes=max_bytes)
         if tr.text is None:
             return JsonRead(None, tr.problem)
-        try:
-            return JsonRead(json.loads(tr.text), None)
-        except json.JSONDecodeError as exc:
-            return JsonRead(
-                None, ReadProblem(rel, "invalid-json", f"{rel}: invalid JSON: {exc.msg}", exc.lineno)
-            )
+        return json_read(rel, tr.text)
+
+
+def json_read(rel: str, text: str) -> JsonRead:
+    """Parse ``text`` (the content of ``rel``) with :func:`parse_json`; a problem names the file and line."""
+    try:
+        return JsonRead(parse_json(text), None)
+    except JsonProblem as exc:
+        return JsonRead(None, ReadProblem(rel, "invalid-json", f"{rel}: invalid JSON: {exc.msg}", exc.lineno))

@@ -6,17 +6,24 @@ or one submitter directory (``closed/<Submitter>``). Paths in the records are al
 prints them; reads stay confined to the directory the user pointed at.
 
 The walk never follows a directory symlink (a symlink is recorded, and reported when broken or leading outside
-the checked root) and reads no file content: sizes come from ``lstat``.
+the checked root) and reads no file content: sizes (and device/inode, which reads verify) come from ``lstat``.
+Nothing is skipped silently: a directory that cannot be listed (permissions, I/O error, a path longer than
+PATH_MAX), a name that is not UTF-8, a FIFO, socket or device, a division that is a symbolic link and a
+``results`` that is not a directory are each recorded and reported as an error (TREE-UNREADABLE,
+TREE-NAME-ENCODING, TREE-SPECIAL-FILE, TREE-NOT-DIR). Names that are not UTF-8 are never used as paths: they
+are reported with :func:`checker.safe_io.display_name` and not entered.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from checker.findings import Finding, Severity
-from checker.safe_io import SafeTree, join
+from checker.safe_io import display_name, file_kind, is_utf8_name, join
 from rules.models import ResultLocation
 
 IGNORED_TOP_LEVEL = (".git", ".github", "assets")
@@ -94,6 +101,11 @@ class SubmitterTree:
     benchmarks: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     file_children: dict[str, tuple[str, ...]] = field(default_factory=dict)  # dir -> sorted file/link names
     dir_children: dict[str, tuple[str, ...]] = field(default_factory=dict)  # dir -> sorted subdir names
+    file_ids: dict[str, tuple[int, int]] = field(default_factory=dict)  # regular file -> (st_dev, st_ino)
+    unreadable: tuple[tuple[str, str], ...] = ()  # (path, why) of entries the walk could not list or stat
+    special_files: tuple[tuple[str, str], ...] = ()  # (path, kind) of FIFOs, sockets, devices
+    bad_names: tuple[str, ...] = ()  # paths (display_name) whose last name is not UTF-8; not entered
+    results_kind: str | None = None  # what ``results`` is when it exists but is not a directory
 
     @property
     def path(self) -> str:
@@ -129,10 +141,74 @@ def _is_division_dir(p: Path, divisions: tuple[str, ...]) -> bool:
     return p.name in divisions and p.is_dir()
 
 
+def _name_finding(rel_shown: str, scope: str) -> Finding:
+    return Finding(
+        rule="TREE-NAME-ENCODING",
+        severity=Severity.ERROR,
+        message=f"name '{rel_shown.rsplit('/', 1)[-1]}' is not UTF-8 (bytes shown as \\xNN); it is not entered or "
+        "checked",
+        scope=scope,
+        path=rel_shown,
+        source="beyond the official checker (which fails on it); git and the results site need UTF-8 names",
+        fix="rename it with UTF-8 (ASCII) characters",
+        beyond_official=True,
+    )
+
+
+def _unreadable_finding(rel: str, why: str, scope: str) -> Finding:
+    return Finding(
+        rule="TREE-UNREADABLE",
+        severity=Severity.ERROR,
+        message=f"cannot be read ({why}); nothing below it is checked",
+        scope=scope,
+        path=rel,
+        source="beyond the official checker: a part of the submission that cannot be read cannot be verified",
+        fix="make every file and directory of the submission readable (and paths shorter than PATH_MAX)",
+        beyond_official=True,
+    )
+
+
+def _not_dir_finding(rel: str, kind: str, scope: str, what: str) -> Finding:
+    return Finding(
+        rule="TREE-NOT-DIR",
+        severity=Severity.ERROR,
+        message=f"{what} is {kind}, not a directory; not followed, nothing below it is checked",
+        scope=scope,
+        path=rel,
+        source="MLPerf submission layout: <division>/<submitter>/results/... are directories; this tool never follows "
+        "a symbolic link to a directory",
+        fix=f"make '{rel}' a real directory holding the submission",
+        beyond_official=True,
+    )
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.ENAMETOOLONG:
+        return "path longer than PATH_MAX"
+    return exc.strerror or str(exc)
+
+
+def _list(path: Path) -> tuple[list[str], OSError | None]:
+    try:
+        return sorted(os.listdir(path)), None
+    except OSError as exc:
+        return [], exc
+
+
+def _lkind(p: Path) -> str | None:
+    """None for a real directory, else what ``p`` is ("a symbolic link", "a file", ...)."""
+    try:
+        mode = os.lstat(p).st_mode
+    except OSError:
+        return "missing"
+    if stat.S_ISDIR(mode):
+        return None
+    return "a file" if stat.S_ISREG(mode) else file_kind(mode)
+
+
 def discover(root: Path, divisions: tuple[str, ...], submitter: str | None = None) -> TreeLayout:
     """Find the submitters below ``root`` (a repository, a division dir or a submitter dir)."""
     root = Path(root)
-    tree = SafeTree(root)
     findings: list[Finding] = []
     if _is_division_dir(root, divisions):
         base, divs = root.parent, [root.name]
@@ -142,10 +218,20 @@ def discover(root: Path, divisions: tuple[str, ...], submitter: str | None = Non
         return TreeLayout(base, root, (root.parent.name,), only if submitter in (None, root.name) else ())
     else:
         base, divs = root, []
-        for name in tree.list_dir(""):
+        names, err = _list(root)
+        if err is not None:
+            findings.append(_unreadable_finding(".", _why(err), "."))
+        for name in names:
             p = root / name
+            if not is_utf8_name(name):
+                findings.append(_name_finding(display_name(name), "."))
+                continue
             if name in divisions and p.is_dir():
-                divs.append(name)
+                kind = _lkind(p)
+                if kind is None:
+                    divs.append(name)
+                else:
+                    findings.append(_not_dir_finding(name, kind, name, f"division '{name}'"))
             elif p.is_dir() or p.is_symlink():
                 if name not in IGNORED_TOP_LEVEL:
                     findings.append(
@@ -172,11 +258,16 @@ def discover(root: Path, divisions: tuple[str, ...], submitter: str | None = Non
                     )
                 )
     subs: list[tuple[str, str]] = []
-    div_tree = SafeTree(base)
     for div in divs:
-        for name in div_tree.list_dir(div):
+        names, err = _list(base / div)
+        if err is not None:
+            findings.append(_unreadable_finding(div, _why(err), div))
+        for name in names:
             rel = f"{div}/{name}"
             p = base / rel
+            if not is_utf8_name(name):
+                findings.append(_name_finding(display_name(rel), div))
+                continue
             if p.is_dir() and not p.is_symlink():
                 if submitter is None or name == submitter:
                     subs.append((div, name))
@@ -192,12 +283,12 @@ def discover(root: Path, divisions: tuple[str, ...], submitter: str | None = Non
                         fix=f"remove '{rel}' or move it into a submitter directory",
                     )
                 )
-    if not divs:
+    if not divs and not any(f.rule == "TREE-NOT-DIR" for f in findings):
         findings.append(
             Finding(
                 rule="TREE-NO-DIVISION",
                 severity=Severity.ERROR,
-                message=f"no division directory ({', '.join(divisions)}) found in {root}",
+                message=f"no division directory ({', '.join(divisions)}) found in {display_name(str(root))}",
                 scope=".",
                 source="MLPerf submission layout: <division>/<submitter>/...",
                 fix="point the checker at a results repository, a division or a submitter directory",
@@ -210,9 +301,13 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
     """Walk ``<division>/<name>`` with ``lstat`` only (no symlinked directory is entered)."""
     real_checked = os.path.realpath(checked)
     files: dict[str, int] = {}
+    ids: dict[str, tuple[int, int]] = {}
     dirs: set[str] = set()
     empty: list[str] = []
     links: list[SymlinkInfo] = []
+    unreadable: list[tuple[str, str]] = []
+    special: list[tuple[str, str]] = []
+    bad_names: list[str] = []
     fchildren: dict[str, list[str]] = {}
     dchildren: dict[str, list[str]] = {}
     base_s = str(base)
@@ -221,8 +316,10 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
     while stack:
         rel = stack.pop()
         try:
-            entries = list(os.scandir(os.path.join(base_s, rel)))
-        except OSError:
+            with os.scandir(os.path.join(base_s, rel)) as it:
+                entries = list(it)
+        except OSError as exc:
+            unreadable.append((rel, _why(exc)))
             continue
         if not entries:
             empty.append(rel)
@@ -231,15 +328,19 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
         fchildren[rel] = fnames
         dchildren[rel] = dnames
         for e in entries:
+            if not is_utf8_name(e.name):
+                bad_names.append(display_name(f"{rel}/{e.name}"))
+                continue
             child = f"{rel}/{e.name}"
             try:  # the entry type comes with scandir (no system call); only files need their size
                 is_link = e.is_symlink()
                 is_dir = not is_link and e.is_dir(follow_symlinks=False)
-                size = 0 if is_link or is_dir else e.stat(follow_symlinks=False).st_size
-            except OSError:
+                st = None if is_link or is_dir else e.stat(follow_symlinks=False)
+                target = os.readlink(e.path) if is_link else ""
+            except OSError as exc:
+                unreadable.append((child, _why(exc)))
                 continue
             if is_link:
-                target = os.readlink(e.path)
                 real = os.path.realpath(e.path)
                 broken = not os.path.exists(real)
                 outside = not (real == real_checked or real.startswith(real_checked + os.sep))
@@ -250,8 +351,13 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
                 stack.append(child)
                 dnames.append(e.name)
             else:
-                files[child] = size
+                assert st is not None
+                files[child] = st.st_size
                 fnames.append(e.name)
+                if stat.S_ISREG(st.st_mode):
+                    ids[child] = (st.st_dev, st.st_ino)
+                else:
+                    special.append((child, file_kind(st.st_mode)))
     file_children = {k: tuple(sorted(v)) for k, v in fchildren.items()}
     dir_children = {k: tuple(sorted(v)) for k, v in dchildren.items()}
     results_rel = f"{start}/results"
@@ -269,6 +375,12 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
     systems = tuple(
         n[: -len(".json")] for n in file_children.get(f"{start}/systems", ()) if n.endswith(".json")
     )
+    results_kind: str | None = None
+    if results_rel not in dirs:
+        if any(link.path == results_rel for link in links):
+            results_kind = "a symbolic link"
+        elif results_rel in files:
+            results_kind = dict(special).get(results_rel, "a file")
     return SubmitterTree(
         division=division,
         name=name,
@@ -284,7 +396,36 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
         benchmarks=benchmarks,
         file_children=file_children,
         dir_children=dir_children,
+        file_ids=ids,
+        unreadable=tuple(sorted(unreadable)),
+        special_files=tuple(sorted(special)),
+        bad_names=tuple(sorted(bad_names)),
+        results_kind=results_kind,
     )
+
+
+def walk_findings(sub: SubmitterTree) -> list[Finding]:
+    """What the walk could not look at (errors, whether or not the submitter has results)."""
+    scope = sub.path
+    out = [_unreadable_finding(path, why, scope) for path, why in sub.unreadable]
+    out += [_name_finding(path, scope) for path in sub.bad_names]
+    if sub.results_kind is not None:
+        out.append(_not_dir_finding(f"{sub.path}/results", sub.results_kind, scope, "results"))
+    for path, kind in sub.special_files:
+        out.append(
+            Finding(
+                rule="TREE-SPECIAL-FILE",
+                severity=Severity.ERROR,
+                message=f"{kind} in the submission; never opened or read",
+                scope=scope,
+                path=path,
+                source="beyond the official checker (which would block reading a FIFO): a submission holds regular "
+                "files and directories only",
+                fix="replace it by a regular file or remove it",
+                beyond_official=True,
+            )
+        )
+    return out
 
 
 def hygiene_findings(sub: SubmitterTree, file_size_limit_mb: int) -> list[Finding]:
@@ -386,5 +527,6 @@ __all__ = [
     "hygiene_findings",
     "join",
     "join_path",
+    "walk_findings",
     "walk_submitter",
 ]

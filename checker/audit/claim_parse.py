@@ -3,6 +3,11 @@
 The metric comes from the claim's ``metric:`` field, else from the text ("tokens/s per GPU", "perf/W", "$ per
 million tokens", "geomean across benchmarks", ...). Bad input raises :class:`UnusableInput` naming the file and
 the offending field.
+
+The claim file is read as a regular file under a size cap (a FIFO or ``/dev/zero`` is refused without blocking)
+and parsed by :class:`ClaimLoader`, a safe YAML loader that refuses anchors and aliases (so neither a recursive
+document nor a "billion laughs" expansion can be built), nesting deeper than
+:data:`checker.safe_io.MAX_JSON_DEPTH` and integers beyond Python's 4,300-digit conversion limit.
 """
 
 from __future__ import annotations
@@ -14,10 +19,77 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from yaml.events import AliasEvent, CollectionStartEvent
 
 from checker.audit.claim_model import Claim, ClaimResultSpec, Derivation, Metric
 from checker.findings import UnusableInput
+from checker.safe_io import MAX_JSON_DEPTH, display_name, read_input_bytes
 from schemas import schema_errors
+
+MAX_CLAIM_BYTES = 4 * 1024 * 1024  # a claim is a few lines of YAML
+
+
+class ClaimYamlError(yaml.YAMLError):
+    """A claim file the safe loader refuses (alias, anchor, nesting, long integer); ``line`` 1-based."""
+
+    def __init__(self, problem: str, line: int | None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
+
+
+class ClaimLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` without anchors/aliases and with bounded nesting: parsing is linear in the file."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        line = event.start_mark.line + 1 if event.start_mark is not None else None
+        if isinstance(event, AliasEvent):
+            raise ClaimYamlError(
+                f"YAML alias *{event.anchor} is not accepted in a claim (anchors and aliases can expand "
+                "without bound); write the value out",
+                line,
+            )
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            raise ClaimYamlError(
+                f"YAML anchor &{anchor} is not accepted in a claim; write the value out", line
+            )
+        nested = isinstance(event, CollectionStartEvent)
+        if nested:
+            self._depth += 1
+            if self._depth > MAX_JSON_DEPTH:
+                raise ClaimYamlError(f"nested deeper than {MAX_JSON_DEPTH} levels", line)
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            if nested:
+                self._depth -= 1
+
+    def construct_yaml_int(self, node: Any) -> int:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError as exc:  # more than sys.get_int_max_str_digits() digits
+            raise ClaimYamlError(
+                f"number too long: {str(exc).split(':', 1)[0]}", node.start_mark.line + 1
+            ) from None
+
+
+ClaimLoader.add_constructor("tag:yaml.org,2002:int", ClaimLoader.construct_yaml_int)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse claim YAML (or JSON) with :class:`ClaimLoader`; raises :class:`yaml.YAMLError`."""
+    loader = ClaimLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
 
 _BASES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("goodput", re.compile(r"\bgoodput\b", re.I)),
@@ -92,17 +164,23 @@ def _metric_phrase(text: str, base: str | None) -> str:
 
 
 def load_claim_file(path: Path) -> Claim:
+    where = display_name(str(path))
+    raw_bytes = read_input_bytes(path, what="claim", max_bytes=MAX_CLAIM_BYTES)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UnusableInput(f"cannot read the claim: {exc}", str(path)) from exc
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnusableInput(f"cannot read the claim: not UTF-8 text (byte {exc.start})", where) from exc
     try:
-        raw = yaml.safe_load(text)
+        raw = load_yaml(text)
+    except ClaimYamlError as exc:
+        raise UnusableInput(f"invalid YAML: {exc.problem}", where, exc.line) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
-        raise UnusableInput(f"invalid YAML: {getattr(exc, 'problem', exc)}", str(path), line) from exc
-    return claim_from_data(raw, str(path))
+        raise UnusableInput(f"invalid YAML: {getattr(exc, 'problem', exc)}", where, line) from exc
+    except RecursionError:  # belt and braces: the loader bounds nesting itself
+        raise UnusableInput(f"invalid YAML: nested deeper than {MAX_JSON_DEPTH} levels", where) from None
+    return claim_from_data(raw, where)
 
 
 def _plain(value: Any) -> Any:

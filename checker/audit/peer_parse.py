@@ -35,6 +35,7 @@ from typing import Any
 
 from checker.audit.peer_model import ClientArchitecture, LatencyStat, LoadMode, PeerRun, PeerTool
 from checker.findings import UnusableInput
+from checker.safe_io import JsonProblem, display_name, parse_json, read_input_bytes
 
 # benchmarking-articles.txt:196-207 (how each tool computes ITL)
 ITL_AIPERF = "(e2e latency - TTFT) / (output tokens - 1), per request"
@@ -66,14 +67,7 @@ _META_KEYS: dict[str, tuple[str, ...]] = {
 
 def load_peer_runs(path: Path) -> list[PeerRun]:
     """Every run in ``path`` (a GuideLLM file may hold a sweep of several)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UnusableInput(f"cannot read the result file: {exc}", str(path)) from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UnusableInput(f"invalid JSON: {exc.msg}", str(path), exc.lineno) from exc
+    data = load_peer_json(path)
     tool = detect_tool(data)
     if tool is None:
         raise UnusableInput(
@@ -87,6 +81,21 @@ def load_peer_runs(path: Path) -> list[PeerRun]:
     if tool is PeerTool.VLLM_BENCH:
         return [_vllm(path, data)]
     return [_aiperf_family(path, data, tool)]
+
+
+def load_peer_json(path: Path) -> Any:
+    """The JSON document of a peer result file: a regular file (a FIFO or device is refused without blocking),
+    capped in size, parsed with bounded depth and integer length; raises :class:`UnusableInput` naming it."""
+    raw = read_input_bytes(path, what="result file")
+    where = display_name(str(path))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnusableInput(f"cannot read the result file: not UTF-8 text (byte {exc.start})", where) from exc
+    try:
+        return parse_json(text)
+    except JsonProblem as exc:
+        raise UnusableInput(f"invalid JSON: {exc.msg}", where, exc.lineno) from exc
 
 
 def detect_tool(data: Any) -> PeerTool | None:

@@ -62,6 +62,21 @@ _RULES = (
     RuleInfo(
         "TREE-OTHER-LAYOUT", "-", "measurements/ or compliance/ tree of the v5.x layout in a v6.x round", WARN, beyond=True
     ),
+    RuleInfo(
+        "TREE-UNREADABLE",
+        "-",
+        "directory or entry that cannot be read (permissions, I/O error, path longer than PATH_MAX)",
+        beyond=True,
+    ),
+    RuleInfo(
+        "TREE-NOT-DIR",
+        "-",
+        "division or results/ that is a symbolic link, a file or another non-directory",
+        beyond=True,
+    ),
+    RuleInfo("TREE-SPECIAL-FILE", "-", "FIFO, socket or device in the submission", beyond=True),
+    RuleInfo("TREE-NAME-ENCODING", "-", "file or directory name that is not UTF-8", beyond=True),
+    RuleInfo("TREE-NOTHING-CHECKED", "-", "no result directory could be checked", beyond=True),
     # B. system description
     RuleInfo("SYS-MISSING", "A14", "result system without systems/<system>.json"),
     RuleInfo("SYS-JSON", "B", "system description unreadable or not a JSON object"),
@@ -120,6 +135,12 @@ _RULES = (
     ),
     RuleInfo("PERF-SUMMARY-MISMATCH", "-", "summary log disagrees with the detail log", beyond=True),
     RuleInfo("PERF-SUMMARY-LOG", "-", "summary log unreadable or not a file", WARN, beyond=True),
+    RuleInfo(
+        "PERF-VALUE",
+        "-",
+        "result, latency or num_errors that no real run can log (NaN, infinite, negative, implausibly large)",
+        beyond=True,
+    ),
     # D latency
     RuleInfo(
         "LAT-EARLY-STOPPING",

@@ -6,13 +6,12 @@ turns into one finding, reported by the check family that owns that file.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from checker.findings import Finding, Severity
 from checker.parsers.mllog import DetailLog, SummaryLog, parse_detail_text, parse_summary_text
-from checker.safe_io import JsonRead, ReadProblem, SafeTree, TextRead
+from checker.safe_io import JsonRead, ReadProblem, SafeTree, TextRead, json_read
 from checker.tree import ResultDir, SubmitterTree
 from rules.models import Benchmark, Round, Scenario
 
@@ -47,15 +46,8 @@ class FileCache:
         jr = self._json.get(rel)
         if jr is None:
             tr = self.text(rel)
-            if tr.text is None:
-                jr = JsonRead(None, tr.problem)
-            else:
-                try:
-                    jr = JsonRead(json.loads(tr.text), None)
-                except json.JSONDecodeError as exc:
-                    jr = JsonRead(
-                        None, ReadProblem(rel, "invalid-json", f"{rel}: invalid JSON: {exc.msg}", exc.lineno)
-                    )
+            # parsed with bounds: nesting depth, long integers (checker.safe_io.parse_json)
+            jr = JsonRead(None, tr.problem) if tr.text is None else json_read(rel, tr.text)
             self._json[rel] = jr
         return jr
 

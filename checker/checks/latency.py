@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from checker.checks.context import ResultContext
 from checker.findings import Finding, Severity
 from checker.parsers.mllog import DetailLog
@@ -68,7 +70,7 @@ def latency_checks(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
     # D10 Server target latency
     if eff is Scenario.SERVER and bm.server_target_latency_ns is not None:
         tl = log.int_value("effective_target_latency_ns")
-        if tl is None or tl > bm.server_target_latency_ns:
+        if tl is None or tl < 0 or tl > bm.server_target_latency_ns:
             add(
                 "LAT-SERVER-TARGET",
                 f"effective_target_latency_ns {tl} exceeds the {ctx.mlperf_model} Server bound {bm.server_target_latency_ns} ns",
@@ -105,11 +107,12 @@ def latency_checks(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
             ):
                 v = log.float_value(key)
                 limit_ns = limit_ms * NS_PER_MS
-                if v is None or not v < limit_ns:
+                # NaN fails ``v < limit``; a negative or infinite value is no latency either (PERF-VALUE says why)
+                if v is None or not math.isfinite(v) or v < 0 or not v < limit_ns:
                     add(
                         rule,
-                        f"p99 {kind} {v if v is None else f'{v / NS_PER_MS:.3f} ms'} is not below the "
-                        f"{ctx.mlperf_model} {scen.value} limit {limit_ms:g} ms",
+                        f"p99 {kind} {v if v is None or not math.isfinite(v) else f'{v / NS_PER_MS:.3f} ms'} is not "
+                        f"a latency below the {ctx.mlperf_model} {scen.value} limit {limit_ms:g} ms",
                         key,
                         f"{lim.cite or 'rules LLM latency table'}; {OLD}: extra_check_llm (strict <)",
                         "lower the load (target_qps) until p99 TTFT and TPOT are below the limits",

@@ -5,12 +5,99 @@ The same checks run on the compliance TEST01/TEST04 performance logs (F3) with r
 
 from __future__ import annotations
 
+import math
+
 from checker.checks.context import ResultContext
 from checker.findings import Finding, Severity
 from checker.parsers.mllog import DetailLog, SummaryLog
 from rules.models import Scenario
 
 OLD = "official checker v5.1.1"
+
+# Bounds of PERF-VALUE (values no real LoadGen run can log):
+# - LoadGen measures every latency as an int64 count of nanoseconds (loadgen/query_sample.h: QuerySampleLatency
+#   is int64_t), so no latency exceeds 2**63 - 1 ns (292 years);
+# - 10**12 samples, queries or tokens per second is over a million times the largest published v5.1 result
+#   (713,817 samples/s, dlrm-v2 Offline, summary_results.json); LoadGen spends far more than a nanosecond of CPU
+#   per completed sample, so it could not record such a rate.
+MAX_LATENCY_NS = float(2**63 - 1)
+MAX_RATE_PER_S = 1e12
+_RATE_MARKS = ("per_sec", "per_second", "qps", "throughput")
+
+
+def _bound(key: str) -> tuple[float, str] | None:
+    """The upper bound of a numeric ``result_*`` / ``early_stopping_*`` key, with its unit; None: no bound."""
+    if any(m in key for m in _RATE_MARKS):
+        return MAX_RATE_PER_S, "per second"
+    if key.endswith("_ns") or "latency" in key or "time_to_output_token" in key:
+        scale = 1e6 if key.endswith("_ms") else 1.0
+        return MAX_LATENCY_NS / scale, "ms" if scale != 1.0 else "ns"
+    return None
+
+
+def _numeric(v: object) -> float | None:
+    """A logged value as a number (strings such as "NaN" included); None for booleans and non-numeric text."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int):
+        try:
+            return float(v)
+        except OverflowError:
+            return math.copysign(math.inf, v)
+    if isinstance(v, float):
+        return v
+    if isinstance(v, str):
+        try:
+            return float(v.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def value_findings(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "") -> list[Finding]:
+    """Beyond official: every logged result and latency is a finite, non-negative, plausible number and
+    ``num_errors`` a non-negative integer (NaN, infinities and negative values otherwise pass every comparison)."""
+    out: list[Finding] = []
+
+    def add(key: str, msg: str) -> None:
+        out.append(
+            ctx.log_finding(
+                _rule(prefix, "PERF-VALUE"),
+                msg,
+                log,
+                rel,
+                key,
+                source="LoadGen logs results and latencies as finite non-negative numbers (latencies: int64 "
+                "nanoseconds, loadgen/query_sample.h); the official checker compares such values without "
+                "checking them",
+                fix="submit the logs exactly as LoadGen wrote them",
+                beyond_official=True,
+            )
+        )
+
+    keys = log.keys()
+    for key in keys:
+        if not key.startswith(("result_", "early_stopping_")):
+            continue
+        raw = log.value(key)
+        v = _numeric(raw)
+        if v is None:
+            continue
+        shown = repr(raw)[:60]
+        if not math.isfinite(v):
+            add(key, f"{key} is {shown}: not a finite number; no real run logs it")
+        elif v < 0:
+            add(key, f"{key} is {shown}: negative; no real run logs a negative result or latency")
+        else:
+            bound = _bound(key)
+            if bound is not None and v > bound[0]:
+                add(key, f"{key} is {shown}: above {bound[0]:.3g} {bound[1]}, which no real run can reach")
+    if log.has("num_errors"):
+        raw = log.value("num_errors")
+        n = _numeric(raw)
+        if n is None or not math.isfinite(n) or n < 0 or n != int(n):
+            add("num_errors", f"num_errors is {repr(raw)[:60]}: not an error count (a non-negative integer)")
+    return out
 
 
 def _rule(prefix: str, rule: str) -> str:
@@ -66,7 +153,20 @@ def load_detail(ctx: ResultContext, rel: str, rule: str) -> tuple[DetailLog | No
                 ctx.finding(rule, f"{rel} is missing", path=rel, fix="copy LoadGen's mlperf_log_detail.txt")
             ]
         return None, [ctx.problem(rule, problem)]
-    out = [
+    out = malformed_findings(ctx, log, rel, rule)
+    if not log.keys():
+        out.append(
+            ctx.finding(rule, f"{rel} holds no :::MLLOG records", path=rel, fix="submit LoadGen's detail log")
+        )
+        return None, out
+    return log, out
+
+
+def malformed_findings(
+    ctx: ResultContext, log: DetailLog, rel: str, rule: str, skip: frozenset[int] = frozenset()
+) -> list[Finding]:
+    """One finding per malformed :::MLLOG line (lines in ``skip`` already reported)."""
+    return [
         ctx.finding(
             rule,
             f"malformed :::MLLOG line: {p.message}",
@@ -76,13 +176,8 @@ def load_detail(ctx: ResultContext, rel: str, rule: str) -> tuple[DetailLog | No
             fix="submit the log exactly as LoadGen wrote it",
         )
         for p in log.problems
+        if p.line not in skip
     ]
-    if not log.keys():
-        out.append(
-            ctx.finding(rule, f"{rel} holds no :::MLLOG records", path=rel, fix="submit LoadGen's detail log")
-        )
-        return None, out
-    return log, out
 
 
 def _is_true(v: object) -> bool:
@@ -93,7 +188,7 @@ def detail_log_checks(
     ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "", test: str | None = None
 ) -> list[Finding]:
     """D3-D7, D12-D14, D18 and beyond-official LoadGen checks on one performance detail log."""
-    out: list[Finding] = []
+    out: list[Finding] = value_findings(ctx, log, rel, prefix=prefix)
     r = ctx.round
     bm = ctx.benchmark
 
@@ -339,7 +434,10 @@ def check_performance(ctx: ResultContext) -> list[Finding]:
     out += found
     if log is None:
         return out
+    reported = frozenset(p.line for p in log.problems)
     out += detail_log_checks(ctx, log, ctx.perf_detail_path)
+    # records decoded only now (the result and latency values) whose JSON is broken: malformed lines too
+    out += malformed_findings(ctx, log, ctx.perf_detail_path, "PERF-LOG", reported)
     srel = f"{ctx.rd.performance_dir}/mlperf_log_summary.txt"
     summary, problem = ctx.files.summary(srel)
     if problem is not None and problem.kind != "missing":  # a missing file is PERF-FILES

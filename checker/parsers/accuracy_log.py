@@ -21,24 +21,31 @@ recognises that form and returns the entries that are fully visible in the two w
 
 Bad input raises :class:`checker.findings.UnusableInput` naming the file, line and entry index.
 The parser reads line by line (genuine logs can be hundreds of MB) and falls back to a whole-file
-JSON parse, under a size cap, only for files that are not laid out one entry per line.
+JSON parse, under a size cap, only for files that are not laid out one entry per line. The file is
+opened once (``O_NONBLOCK``, then ``fstat``: a FIFO or device is refused, never read) and hashed and
+parsed from that one descriptor; JSON goes through :func:`checker.safe_io.parse_json` (bounded depth,
+long integers refused).
 """
 
 from __future__ import annotations
 
 import array
 import hashlib
-import json
+import io
 import math
+import os
 import re
+import stat
 import sys
 from collections.abc import Iterator, Sequence
 from enum import Enum
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
+from checker.safe_io import JsonProblem, display_name, file_kind, parse_json
 
 ACCURACY_LOG_NAME = "mlperf_log_accuracy.json"
 
@@ -175,16 +182,38 @@ class AccuracyLog(BaseModel):
         return bool(self.entries) and all(e.token_data_hex is not None for e in self.entries)
 
 
-def accuracy_log_hash(path: Path) -> str:
-    """SHA-256 hex of the file, read in 4 KiB blocks, exactly as ``truncate_accuracy_log.get_hash``."""
+def _open_regular(path: Path) -> tuple[BinaryIO, int]:
+    """``path`` opened for reading without blocking (a FIFO opens at once), verified a regular file; and its size."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise _bad(path, f"cannot read: {e.strerror or e}") from e
+    try:
+        st = os.fstat(fd)
+    except OSError as e:
+        os.close(fd)
+        raise _bad(path, f"cannot read: {e.strerror or e}") from e
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise _bad(path, f"not a regular file ({file_kind(st.st_mode)}); not read")
+    return os.fdopen(fd, "rb"), st.st_size
+
+
+def _hash_fh(fh: BinaryIO, path: Path) -> str:
     h = hashlib.sha256()
     try:
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(4096), b""):
-                h.update(block)
+        for block in iter(lambda: fh.read(4096), b""):
+            h.update(block)
     except OSError as e:
-        raise UnusableInput(f"cannot read accuracy log: {e.strerror or e}", str(path)) from e
+        raise UnusableInput(f"cannot read accuracy log: {e.strerror or e}", display_name(str(path))) from e
     return h.hexdigest()
+
+
+def accuracy_log_hash(path: Path) -> str:
+    """SHA-256 hex of the file, read in 4 KiB blocks, exactly as ``truncate_accuracy_log.get_hash``."""
+    fh, _ = _open_regular(path)
+    with fh:
+        return _hash_fh(fh, path)
 
 
 def recorded_hash(accuracy_txt_lines: Sequence[str]) -> str | None:
@@ -209,15 +238,15 @@ def is_truncated_text(text: str) -> bool:
 def is_json(text: str) -> bool:
     """True when ``text`` parses as JSON (an untruncated accuracy log does)."""
     try:
-        json.loads(text)
-    except ValueError:
+        parse_json(text)
+    except JsonProblem:
         return False
     return True
 
 
 def _bad(path: Path, msg: str, line: int | None = None, index: int | None = None) -> UnusableInput:
     where = f"entry {index}: " if index is not None else ""
-    return UnusableInput(f"{where}{msg}", str(path), line)
+    return UnusableInput(f"{where}{msg}", display_name(str(path)), line)
 
 
 def _is_hex(v: str) -> bool:
@@ -273,21 +302,24 @@ def _entry_from_obj(obj: object, path: Path, index: int, line: int | None) -> Ac
     )
 
 
-def _iter_lines(path: Path) -> Iterator[tuple[int, str]]:
+def _iter_lines(path: Path, fh: BinaryIO) -> Iterator[tuple[int, str]]:
+    fh.seek(0)
+    f = io.TextIOWrapper(fh, encoding="utf-8", errors="strict", newline="")
     try:
-        with path.open("r", encoding="utf-8", errors="strict", newline="") as f:
-            yield from enumerate(f, start=1)
+        yield from enumerate(f, start=1)
     except UnicodeDecodeError as e:
         raise _bad(path, f"not UTF-8 text ({e.reason})") from e
     except OSError as e:
         raise _bad(path, f"cannot read: {e.strerror or e}") from e
+    finally:
+        f.detach()  # the caller owns (and closes) fh
 
 
-def _parse_line_layout(path: Path) -> list[AccuracyEntry] | None:
+def _parse_line_layout(path: Path, fh: BinaryIO) -> list[AccuracyEntry] | None:
     """Parse LoadGen's one-entry-per-line layout; None when the file is laid out otherwise."""
     entries: list[AccuracyEntry] = []
     opened = closed = False
-    for lineno, raw in _iter_lines(path):
+    for lineno, raw in _iter_lines(path, fh):
         text = raw.strip()
         if not text:
             continue
@@ -305,8 +337,8 @@ def _parse_line_layout(path: Path) -> list[AccuracyEntry] | None:
             return None
         body = text[:-1] if text.endswith(",") else text
         try:
-            obj = json.loads(body)
-        except json.JSONDecodeError as e:
+            obj = parse_json(body)
+        except JsonProblem as e:
             raise _bad(path, f"not a JSON object ({e.msg})", lineno, len(entries)) from e
         entries.append(_entry_from_obj(obj, path, len(entries), lineno))
     if not opened:
@@ -316,18 +348,22 @@ def _parse_line_layout(path: Path) -> list[AccuracyEntry] | None:
     return entries
 
 
-def _parse_whole_json(path: Path, size: int, max_json_bytes: int) -> list[AccuracyEntry]:
+def _parse_whole_json(path: Path, fh: BinaryIO, size: int, max_json_bytes: int) -> list[AccuracyEntry]:
     if size > max_json_bytes:
         raise _bad(
             path,
             f"{size} bytes and not laid out one entry per line as LoadGen writes it; "
             f"refusing a whole-file JSON parse above {max_json_bytes} bytes",
         )
+    fh.seek(0)
+    raw = fh.read(max_json_bytes + 1)
+    if len(raw) > max_json_bytes:
+        raise _bad(path, f"grew beyond {max_json_bytes} bytes while being read; not parsed")
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = parse_json(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise _bad(path, f"not UTF-8 text ({e.reason})") from e
-    except json.JSONDecodeError as e:
+    except JsonProblem as e:
         raise _bad(path, f"not valid JSON ({e.msg})", e.lineno) from e
     if not isinstance(obj, list):
         raise _bad(path, f"expected a JSON list of entries, got {type(obj).__name__}")
@@ -345,8 +381,8 @@ def _parse_truncated(path: Path, text: str) -> list[AccuracyEntry]:
             if not m:
                 continue
             try:
-                obj = json.loads(m.group(1))
-            except json.JSONDecodeError:
+                obj = parse_json(m.group(1))
+            except JsonProblem:
                 continue  # a line cut by the window edge
             entry = _entry_from_obj(obj, path, len(entries), line_offset + i)
             if entry.seq_id not in seen_seq_ids:
@@ -357,17 +393,18 @@ def _parse_truncated(path: Path, text: str) -> list[AccuracyEntry]:
 
 def parse_accuracy_log(path: Path, *, max_json_bytes: int = DEFAULT_MAX_JSON_BYTES) -> AccuracyLog:
     """Parse a full or truncated ``mlperf_log_accuracy.json``."""
-    try:
-        size = path.stat().st_size
-    except OSError as e:
-        raise _bad(path, f"cannot read: {e.strerror or e}") from e
-    if not path.is_file():
-        raise _bad(path, "not a regular file")
-    digest = accuracy_log_hash(path)
+    fh, size = _open_regular(path)
+    with fh:
+        return _parse_open(path, fh, size, max_json_bytes)
+
+
+def _parse_open(path: Path, fh: BinaryIO, size: int, max_json_bytes: int) -> AccuracyLog:
+    digest = _hash_fh(fh, path)
     limit = 2 * TRUNCATE_VIEWABLE_CHARS + len(TRUNCATE_SEPARATOR)
     if size <= 4 * limit:  # UTF-8 may take up to 4 bytes per character
+        fh.seek(0)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = fh.read(4 * limit + 1).decode("utf-8")
         except UnicodeDecodeError as e:
             raise _bad(path, f"not UTF-8 text ({e.reason})") from e
         if is_truncated_text(text):
@@ -378,9 +415,9 @@ def parse_accuracy_log(path: Path, *, max_json_bytes: int = DEFAULT_MAX_JSON_BYT
                 truncated=True,
                 entries=tuple(_parse_truncated(path, text)),
             )
-    entries = _parse_line_layout(path)
+    entries = _parse_line_layout(path, fh)
     if entries is None:
-        entries = _parse_whole_json(path, size, max_json_bytes)
+        entries = _parse_whole_json(path, fh, size, max_json_bytes)
     return AccuracyLog(
         path=str(path), size_bytes=size, sha256=digest, truncated=False, entries=tuple(entries)
     )

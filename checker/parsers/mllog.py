@@ -30,10 +30,13 @@ repository stays fast (thousands of logs, some lines ~100 KB), with one known li
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from checker.safe_io import JsonProblem, parse_json
 
 MLLOG_PREFIX = ":::MLLOG"
 ENDPTS_PREFIX = ":::ENDPTS"
@@ -118,8 +121,13 @@ def _as_int(v: Any) -> int | None:
 def _as_float(v: Any) -> float | None:
     if isinstance(v, bool):
         return float(v)
-    if isinstance(v, int | float):
-        return float(v)
+    if isinstance(v, int):
+        try:
+            return float(v)
+        except OverflowError:  # an integer beyond the float range: infinite for every check
+            return math.copysign(math.inf, v)
+    if isinstance(v, float):
+        return v
     if isinstance(v, str):
         try:
             return float(v.strip())
@@ -277,10 +285,10 @@ class DetailLog:
             return rec
         lineno = self._line(idx)
         try:
-            obj = json.loads(self._record_text(idx))
-        except ValueError as exc:
+            obj = parse_json(self._record_text(idx))
+        except JsonProblem as exc:  # malformed, nested too deeply, or a number too long to convert
             self._bad.add(idx)
-            self._problems.append(ParseProblem(lineno, f"malformed :::MLLOG JSON: {exc}"))
+            self._problems.append(ParseProblem(lineno, f"malformed :::MLLOG JSON: {exc.msg}"))
             return None
         if not isinstance(obj, dict) or not isinstance(obj.get("key"), str):
             self._bad.add(idx)
@@ -294,7 +302,7 @@ class DetailLog:
             key=obj["key"],
             value=obj.get("value"),
             line=lineno,
-            time_ms=float(time_ms)
+            time_ms=_as_float(time_ms)
             if isinstance(time_ms, int | float) and not isinstance(time_ms, bool)
             else None,
             event_type=obj.get("event_type") if isinstance(obj.get("event_type"), str) else None,
@@ -457,9 +465,9 @@ class DetailLog:
 
 def _json_problem(body: str) -> str:
     try:
-        obj = json.loads(body)
-    except ValueError as exc:
-        return f"malformed :::MLLOG JSON: {exc}"
+        obj = parse_json(body)
+    except JsonProblem as exc:
+        return f"malformed :::MLLOG JSON: {exc.msg}"
     if not isinstance(obj, dict):
         return ":::MLLOG payload is not a JSON object"
     return ':::MLLOG record has no leading "key" field'

@@ -2,7 +2,9 @@
 
 Each case copies one real submitter, applies 1-3 random mutations (byte flips, truncations,
 file and directory deletions, JSON edits, LoadGen log line edits, junk files, symbolic links out of
-the tree, to themselves or dangling), checks it, and
+the tree, to themselves or dangling, and the hostile classes: JSON nested thousands deep or holding
+integers over 4,300 digits, NaN / infinite / negative / huge results and latencies, names that are
+not UTF-8, FIFOs in place of files), checks it, and
 asserts the invariants every input must keep: no exception (exit code 0, 1 or 2; 3 is an
 internal error), no traceback, the input tree unchanged, a JSON report that validates against
 ``schemas/check-report.json``, results that name existing directories, and findings that name
@@ -16,6 +18,7 @@ missing).
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import os
@@ -192,6 +195,54 @@ class Mutator:
         link.symlink_to(target)
         self.log.append(f"symlink {self.rel(link)} -> {target}")
 
+    # ---- hostile classes -------------------------------------------------------------------------------------
+    def hostile_json(self) -> None:
+        p = self.pick(self.files(lambda q: q.suffix == ".json" and q.stat().st_size <= MAX_EDIT_BYTES))
+        if p is None:
+            return
+        how = self.rng.choice(["deep", "long-int"])
+        if how == "deep":
+            n = self.rng.choice([150, 1000, 20_000])
+            p.write_text("[" * n + "]" * n, encoding="utf-8")
+        else:
+            p.write_text('{"x": ' + "9" * self.rng.choice([4301, 20_000]) + "}", encoding="utf-8")
+        self.log.append(f"hostile json {how} {self.rel(p)}")
+
+    def hostile_value(self) -> None:
+        p = self.pick(self.files(lambda q: q.name == "mlperf_log_detail.txt"))
+        if p is None:
+            return
+        lines = p.read_bytes().split(b"\n")
+        idx = [i for i, ln in enumerate(lines) if b'"key": "result_' in ln or b'"key": "num_errors"' in ln]
+        if not idx:
+            return
+        i = self.rng.choice(idx)
+        new = self.rng.choice([b"NaN", b"Infinity", b"-Infinity", b"-24593.8", b"1e30", b'"nan"', b"1" * 5000])
+        lines[i] = re.sub(rb'"value": ("[^"]*"|[^,}]*)', b'"value": ' + new, lines[i], count=1)
+        p.write_bytes(b"\n".join(lines))
+        self.log.append(f"hostile value {new[:12]!r} line {i + 1} of {self.rel(p)}")
+
+    def odd_name(self) -> None:
+        d = self.pick(self.dirs())
+        if d is None:
+            return
+        name = self.rng.choice([b"caf\xe9.txt", b"\xff\xfe", b"ok-\x80-dir"])
+        target = os.fsencode(d) + b"/" + name
+        if name.endswith(b"dir"):
+            os.mkdir(target)
+        else:
+            with open(target, "wb") as fh:
+                fh.write(b"x\n")
+        self.log.append(f"non-UTF-8 name {name!r} in {self.rel(d)}")
+
+    def special_file(self) -> None:
+        p = self.pick(self.files())
+        if p is None:
+            return
+        p.unlink()
+        os.mkfifo(p)
+        self.log.append(f"fifo in place of {self.rel(p)}")
+
     def mutate(self) -> None:
         ops = [
             self.flip_bytes,
@@ -204,6 +255,10 @@ class Mutator:
             self.log_line_edit,
             self.add_junk,
             self.add_symlink,
+            self.hostile_json,
+            self.hostile_value,
+            self.odd_name,
+            self.special_file,
         ]
         for _ in range(self.rng.randint(1, 3)):
             self.rng.choice(ops)()
@@ -212,6 +267,10 @@ class Mutator:
 def _path_is_accounted_for(root: Path, path: str, message: str, removed: set[str]) -> bool:
     if os.path.lexists(root / path):
         return True
+    if "\\x" in path:  # a name that is not UTF-8, shown with \xNN escapes
+        raw = codecs.escape_decode(path.encode("utf-8"))[0]
+        if os.path.lexists(os.fsencode(root) + b"/" + raw):
+            return True
     if any(path == r or path.startswith(r + "/") for r in removed):
         return True
     return Path(path).name in message  # a finding saying this expected file is missing
