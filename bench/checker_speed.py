@@ -228,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             "--quiet",
             "--json",
             str(work / "report.json"),
+            "--force",  # each timed repeat replaces the previous repeat's report
             *args.check_args,
         ]
         measure(floor_cmd)  # warm-up: page cache, not timed

@@ -1,9 +1,12 @@
 """``check-submission PATH`` (also ``inference-audit check``): check a submission tree.
 
 Exit codes: 0 every result valid, 1 some result (or the tree) invalid, 2 unusable input
-(no such path, not a results tree, unknown round, an output file that would land inside the
-checked tree, an output file that cannot be written), 3 an internal error of this tool
-(a bug: the traceback is printed with ``--debug``).
+(no such path, not a results tree, unknown round, a report path refused by
+:mod:`checker.report.output` — inside the checked tree, an existing file without ``--force``, a
+directory, device, FIFO or symlink — or a report that cannot be written), 3 an internal error of
+this tool (a bug: the traceback is printed with ``--debug``).
+
+``--json/--csv/--junit -`` writes that report to stdout (the terminal report then goes to stderr).
 """
 
 from __future__ import annotations
@@ -18,10 +21,10 @@ from pathlib import Path
 from checker.checks.catalog import RULES
 from checker.engine import check_tree
 from checker.findings import EXIT_UNUSABLE, UnusableInput, rule_matches
-from checker.report.atomic import write_atomic
 from checker.report.json_report import render_json, report_dict
 from checker.report.junit import render_junit
 from checker.report.outcome import exit_code, filter_report
+from checker.report.output import FORCE_HELP, OutputTarget, any_to_stdout, plan_outputs, write_output
 from checker.report.summary_csv import render_summary_csv
 from checker.report.terminal import Progress, render_terminal
 from checker.results import CheckReport
@@ -42,14 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--submitter", metavar="NAME", help="check only this submitter")
     parser.add_argument(
-        "--json", metavar="FILE", type=Path, help="write the JSON report (schemas/check-report.json)"
+        "--json", metavar="FILE", help="write the JSON report (schemas/check-report.json); - for stdout"
     )
     parser.add_argument(
-        "--csv", metavar="FILE", type=Path, help="write the official-compatible summary CSV (valid results)"
+        "--csv",
+        metavar="FILE",
+        help="write the official-compatible summary CSV (valid results); - for stdout",
     )
     parser.add_argument(
-        "--junit", metavar="FILE", type=Path, help="write a JUnit XML report (one testcase per result)"
+        "--junit", metavar="FILE", help="write a JUnit XML report (one testcase per result); - for stdout"
     )
+    parser.add_argument("--force", action="store_true", help=FORCE_HELP)
     parser.add_argument(
         "--select",
         metavar="IDS",
@@ -97,34 +103,6 @@ def _fail(message: str) -> int:
     return EXIT_UNUSABLE
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
-
-
-def _resolve_outputs(args: argparse.Namespace, real_root: Path) -> dict[str, Path] | str:
-    """Output option -> absolute path, or the reason to refuse (inside the tree, missing directory, a directory)."""
-    outputs: dict[str, Path] = {}
-    for option in ("json", "csv", "junit"):
-        target: Path | None = getattr(args, option)
-        if target is None:
-            continue
-        real = Path(os.path.realpath(target))
-        if _inside(real, real_root):
-            return f"--{option} {target}: refusing to write inside the checked tree ({real_root})"
-        if real.is_dir():
-            return f"--{option} {target}: is a directory"
-        if not real.parent.is_dir():
-            return f"--{option} {target}: directory {real.parent} does not exist"
-        if real in outputs.values():
-            return f"--{option} {target}: the same file is given for two reports"
-        outputs[option] = real
-    return outputs
-
-
 def _choose_round(args: argparse.Namespace, root: Path) -> tuple[Round, str | None] | str:
     if args.round:
         try:
@@ -164,10 +142,12 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(f"{root}: not a directory (expected a submission tree)")
     if args.workers is not None and args.workers < 1:
         return _fail(f"--workers {args.workers}: must be at least 1")
-    real_root = Path(os.path.realpath(root))
-    outputs = _resolve_outputs(args, real_root)
-    if isinstance(outputs, str):
-        return _fail(outputs)
+    # every report path is judged before any work (exit 2): see checker.report.output
+    outputs = plan_outputs(
+        [(f"--{option}", getattr(args, option)) for option in ("json", "csv", "junit")],
+        force=args.force,
+        trees=[root],
+    )
     chosen = _choose_round(args, root)
     if isinstance(chosen, str):
         return _fail(chosen)
@@ -192,11 +172,14 @@ def _run(args: argparse.Namespace) -> int:
     code = exit_code(report)
 
     failed = _write_outputs(report, outputs, round_note, args.submitter, select, ignore)
+    # a report written to stdout (``--json -``) keeps stdout to itself: the terminal report goes to stderr
+    terminal = sys.stderr if any_to_stdout(outputs) else sys.stdout
     try:
-        sys.stdout.write(render_terminal(report, quiet=args.quiet, round_detection=round_note))
-        sys.stdout.flush()
+        terminal.write(render_terminal(report, quiet=args.quiet, round_detection=round_note))
+        terminal.flush()
     except BrokenPipeError:  # the reader went away (``| head``): the verdict still stands
-        _silence_stdout()
+        if terminal is sys.stdout:
+            _silence_stdout()
     if failed:
         return _fail(failed)
     return code
@@ -211,27 +194,28 @@ def _silence_stdout() -> None:
 
 def _write_outputs(
     report: CheckReport,
-    outputs: dict[str, Path],
+    outputs: list[OutputTarget],
     round_note: str | None,
     submitter: str | None,
     select: list[str],
     ignore: list[str],
 ) -> str | None:
-    for option, path in outputs.items():
-        if option == "json":
+    """Write each report; the first one that cannot be written stops the rest (its message is returned)."""
+    for target in outputs:
+        if target.option == "--json":
             data = render_json(
                 report_dict(
                     report, round_detection=round_note, submitter=submitter, select=select, ignore=ignore
                 )
             )
-        elif option == "csv":
+        elif target.option == "--csv":
             data = render_summary_csv(report)
         else:
             data = render_junit(report)
         try:
-            write_atomic(path, data)
-        except OSError as exc:
-            return f"--{option} {path}: cannot write ({exc.strerror or exc})"
+            write_output(target, data)
+        except UnusableInput as exc:
+            return str(exc)
     return None
 
 

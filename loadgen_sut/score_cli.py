@@ -19,7 +19,8 @@ from pathlib import Path
 
 from checker.findings import EXIT_INVALID, EXIT_OK, EXIT_UNUSABLE, Severity, UnusableInput
 from checker.parsers.accuracy_log import TokenDtype
-from loadgen_sut.accuracy import AccuracyScore, score_accuracy, write_accuracy_txt
+from checker.report.output import FORCE_HELP, plan_outputs, write_output
+from loadgen_sut.accuracy import AccuracyScore, accuracy_log_hash, accuracy_txt, score_accuracy
 from loadgen_sut.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.datasets import load_dataset
 from loadgen_sut.engines.tokenizers import HFTokenizer
@@ -47,7 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dtype", default="int32", choices=[d.value for d in TokenDtype], help="token id type in the log"
     )
-    parser.add_argument("--accuracy-txt", type=Path, default=None, help="write accuracy.txt here")
+    parser.add_argument(
+        "--accuracy-txt", default=None, metavar="FILE", help="write accuracy.txt here (- for stdout)"
+    )
+    parser.add_argument("--force", action="store_true", help=FORCE_HELP)
     add_code_execution_arguments(parser)
 
 
@@ -72,6 +76,16 @@ def _summary(score: AccuracyScore) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # judged before any work: never the accuracy log (or another input), never inside the tokenizer directory
+    problems = getattr(args, "lcb_problems", None)
+    dataset_file = Path(args.dataset) if args.dataset and Path(args.dataset).exists() else None
+    outputs = plan_outputs(
+        [("--accuracy-txt", args.accuracy_txt)],
+        force=getattr(args, "force", False),
+        trees=[args.tokenizer, problems],
+        inputs=[args.accuracy_log, dataset_file, problems],
+    )
+    out = sys.stderr if any(t.to_stdout for t in outputs) else sys.stdout  # stdout holds accuracy.txt
     try:
         _, bench = find_benchmark(args.round or latest_round(), args.benchmark)
     except (UnknownRound, UnknownBenchmark) as exc:
@@ -83,13 +97,15 @@ def run(args: argparse.Namespace) -> int:
         args.accuracy_log, dataset, bench, tokenizer.decode, dtype=TokenDtype(args.dtype), code_execution=code
     )
     for line in _summary(score):
-        print(line)
+        print(line, file=out)
     findings = score.findings(bench)
     for f in findings:
-        print(f"  {f.severity.value.upper():7} {f.rule}: {f.message}")
-    if args.accuracy_txt is not None:
-        write_accuracy_txt(score, args.accuracy_txt, args.accuracy_log)
-        print(f"accuracy.txt: {args.accuracy_txt}")
+        print(f"  {f.severity.value.upper():7} {f.rule}: {f.message}", file=out)
+    for target in outputs:
+        text = accuracy_txt(score, accuracy_log_hash(args.accuracy_log))
+        write_output(target, text.encode("utf-8"))
+        if not target.to_stdout:
+            print(f"accuracy.txt: {target.given}")
     return EXIT_INVALID if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
 
 

@@ -9,7 +9,6 @@ comparable or comparable only with disclosures the claim lacks, 2 unusable input
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -19,12 +18,12 @@ from checker.audit.claim_parse import claim_from_text, load_claim_file, read_met
 from checker.audit.claim_report import ClaimAudit, issue_finding, render_text, report_dict
 from checker.audit.claim_resolve import resolve, specs_from_text
 from checker.audit.claim_rules import ClaimRules
-from checker.audit.peer_parse import detect_tool
+from checker.audit.peer_parse import detect_tool, load_peer_json
 from checker.audit.peer_rules import peer_issues
-from checker.audit.report_common import write_json_report
 from checker.audit.table_cli import detect_round
 from checker.audit.table_parse import load_table
 from checker.findings import Finding, UnusableInput, filter_findings, rule_matches
+from checker.report.output import FORCE_HELP, check_not_inputs, json_document, plan_outputs, write_output
 from rules import UnknownRound, latest_round, load_round
 from rules.messaging import load_messaging
 
@@ -46,8 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--round", metavar="ROUND", help="round of own results (default: the table's, else the newest)"
     )
     parser.add_argument(
-        "--json", type=Path, metavar="OUT", help="write the schema-versioned JSON report here"
+        "--json", metavar="OUT", help="write the schema-versioned JSON report here (- for stdout)"
     )
+    parser.add_argument("--force", action="store_true", help=FORCE_HELP)
     parser.add_argument(
         "--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes"
     )
@@ -64,13 +64,24 @@ def _is_peer_file(path: Path) -> bool:
         return False
     real = Path(str(path).split("#", 1)[0])
     try:
-        data = json.loads(real.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = load_peer_json(real)  # a regular file, capped, bounded depth: a FIFO or /dev/zero is never read
+    except UnusableInput:
         return False
     return detect_tool(data) is not None
 
 
+def _file_part(path: Path | str) -> Path:
+    """``run.json#2`` -> ``run.json`` (a GuideLLM sweep's run N)."""
+    return Path(str(path).split("#", 1)[0])
+
+
 def run(args: argparse.Namespace) -> int:
+    # the report path is judged before any work: never one of the files read (checker.report.output)
+    outputs = plan_outputs(
+        [("--json", args.json)],
+        force=getattr(args, "force", False),
+        inputs=[*(_file_part(p) for p in args.files), args.table],
+    )
     claim_files = [p for p in args.files if not _is_peer_file(p)]
     peer_files = [p for p in args.files if p not in claim_files]
     if len(claim_files) > 1:
@@ -110,6 +121,11 @@ def run(args: argparse.Namespace) -> int:
             ClaimResultSpec(file=str(p.resolve()) if "#" not in str(p) else str(p)) for p in peer_files
         )
         claim = claim.model_copy(update={"results": claim.results + extra})
+    if claim_path is not None:  # the result files the claim names are inputs too
+        base = claim_path.parent
+        check_not_inputs(
+            outputs, [base / _file_part(spec.file) for spec in claim.results if spec.file is not None]
+        )
     metric = read_metric(claim.text, claim.metric)
     resolution = resolve(claim, claim_path, table, rnd)
     issues = ClaimRules(claim, metric, resolution.results, md, rnd).run()
@@ -133,9 +149,11 @@ def run(args: argparse.Namespace) -> int:
         findings=tuple(findings),
         footnote=tuple(footnote(claim, metric, resolution.results, md)),
     )
+    text_out = sys.stderr if any(t.to_stdout for t in outputs) else sys.stdout  # stdout holds the JSON
     for line in render_text(audit, verbose=args.verbose):
-        print(line)
-    if args.json is not None:
-        write_json_report(args.json, report_dict(audit))
-        print(f"JSON report: {args.json}", file=sys.stderr)
+        print(line, file=text_out)
+    for target in outputs:
+        write_output(target, json_document(report_dict(audit)))
+        if not target.to_stdout:
+            print(f"JSON report: {target.given}", file=sys.stderr)
     return audit.exit_code

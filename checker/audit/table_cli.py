@@ -11,13 +11,13 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from checker.audit.report_common import write_json_report
 from checker.audit.table_checks import RESULT_ID, check_table
 from checker.audit.table_model import ResultTable
 from checker.audit.table_parse import load_table, parse_column_map
 from checker.audit.table_report import TableAudit, render_text, report_dict
 from checker.audit.table_tree import DEFAULT_REL_TOL, compare_with_tree
 from checker.findings import UnusableInput, filter_findings
+from checker.report.output import FORCE_HELP, json_document, plan_outputs, write_output
 from rules import UnknownRound, latest_round, load_round, normalize_round
 
 
@@ -40,8 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="round rules to apply (default: from the table's version column / result IDs)",
     )
     parser.add_argument(
-        "--json", type=Path, metavar="OUT", help="write the schema-versioned JSON report here"
+        "--json", metavar="OUT", help="write the schema-versioned JSON report here (- for stdout)"
     )
+    parser.add_argument("--force", action="store_true", help=FORCE_HELP)
     parser.add_argument(
         "--map",
         metavar="FIELD=COLUMN,...",
@@ -77,6 +78,10 @@ def detect_round(table: ResultTable) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # the report path is judged before any work: not the table, not inside --tree (checker.report.output)
+    outputs = plan_outputs(
+        [("--json", args.json)], force=getattr(args, "force", False), trees=[args.tree], inputs=[args.file]
+    )
     table = load_table(args.file, parse_column_map(args.map))
     if args.round:
         round_name, how = args.round, "--round"
@@ -95,9 +100,11 @@ def run(args: argparse.Namespace) -> int:
         findings += tree.findings
     findings = filter_findings(findings, args.select, args.ignore)
     audit = TableAudit(table, rnd.name, how, tuple(findings), tree, args.rel_tol)
+    text_out = sys.stderr if any(t.to_stdout for t in outputs) else sys.stdout  # stdout holds the JSON
     for line in render_text(audit, verbose=args.verbose):
-        print(line)
-    if args.json is not None:
-        write_json_report(args.json, report_dict(audit))
-        print(f"JSON report: {args.json}", file=sys.stderr)
+        print(line, file=text_out)
+    for target in outputs:
+        write_output(target, json_document(report_dict(audit)))
+        if not target.to_stdout:
+            print(f"JSON report: {target.given}", file=sys.stderr)
     return audit.exit_code

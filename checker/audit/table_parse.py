@@ -9,21 +9,31 @@ Shapes:
   column name).
 
 Bad input raises :class:`~checker.findings.UnusableInput` naming the file (and line where known).
+
+Memory: a CSV is streamed (a first pass checks that it is UTF-8 and reads the first characters the dialect is
+sniffed from, a second parses it row by row), never held whole; cells that repeat across rows (submitters,
+benchmarks, units, ...) are kept once; rows are built with ``TableRow.model_construct`` from the values typed
+here, which are what validation would produce (no per-row copy of ``extra``, no per-row set of the fields
+given). ``bench/table_memory.py`` measures it.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
-import json
 import math
+import os
 import re
+import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, BinaryIO
 
 from checker.audit.table_model import CANONICAL_FIELDS, ResultTable, TableFormat, TableRow
 from checker.findings import UnusableInput
 from checker.results import SUMMARY_CSV_COLUMNS
+from checker.safe_io import JsonProblem, display_name, file_kind, parse_json, read_input_bytes
 
 # Official summary_results.json column -> canonical field
 OFFICIAL_JSON_COLUMNS: dict[str, str] = {
@@ -123,29 +133,111 @@ def parse_column_map(spec: str | None) -> dict[str, str]:
 
 
 def load_table(path: Path, column_map: dict[str, str] | None = None) -> ResultTable:
-    """Read ``path`` (JSON or CSV, by content) into a :class:`ResultTable`."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UnusableInput(f"cannot read the table: {exc.strerror or exc}", str(path)) from exc
+    """Read ``path`` (JSON or CSV, by content) into a :class:`ResultTable`.
+
+    A CSV is streamed (memory grows with the rows, not the file); JSON, which is parsed whole, is read with
+    :func:`~checker.safe_io.read_input_bytes` (its size cap applies).
+    """
+    where = display_name(str(path))
+    with _open_table(path, where) as fh:
+        kind, sample = _scan(fh, where)
+        if kind == "csv":
+            fh.seek(0)
+            text_fh = io.TextIOWrapper(
+                fh, encoding="utf-8-sig", newline="\n"
+            )  # lines as StringIO(text) splits
+            try:
+                return _load_csv(path, text_fh, sample, column_map or {})
+            except UnicodeDecodeError as exc:  # the file changed between the two passes
+                raise UnusableInput(f"not UTF-8 text ({exc.reason})", where) from exc
+            except OSError as exc:
+                raise UnusableInput(f"cannot read the table: {exc.strerror or exc}", where) from exc
+            finally:
+                text_fh.detach()
+    raw = read_input_bytes(path, what="table")  # a regular file, capped; a FIFO or /dev/zero is refused
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UnusableInput(f"not UTF-8 text (byte {exc.start})", str(path)) from exc
+        raise UnusableInput(f"not UTF-8 text (byte {exc.start})", where) from exc
     if not text.strip():
         raise UnusableInput("the table is empty", str(path))
     stripped = text.lstrip()
     if stripped.startswith("[") or stripped.startswith("{"):
         return _load_json(path, text, column_map or {})
-    return _load_csv(path, text, column_map or {})
+    return _load_csv(path, io.StringIO(text), text[:_SAMPLE], column_map or {})
+
+
+_SAMPLE = 4096  # characters the CSV dialect is sniffed from
+_CHUNK = 1 << 20
+
+
+def _open_table(path: Path, where: str) -> BinaryIO:
+    """The table, opened for reading: a regular file (``O_NONBLOCK``, then ``fstat``: a FIFO, device or
+    directory is refused without reading or blocking, as :func:`~checker.safe_io.read_input_bytes` does)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise UnusableInput("cannot read the table: no such file", where) from None
+    except OSError as exc:
+        raise UnusableInput(f"cannot read the table: {exc.strerror or exc}", where) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnusableInput(
+                f"cannot read the table: {file_kind(st.st_mode)}, not a regular file; not read", where
+            )
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _scan(fh: BinaryIO, where: str) -> tuple[str, str]:
+    """("csv", its first :data:`_SAMPLE` characters) after checking, in one streamed pass, that the whole file is
+    UTF-8 and not blank, raising as decoding it whole would (byte offsets after a BOM, as ``utf-8-sig``
+    reports them); ("whole", "") when it starts as JSON, or when the first chunk already fails: the caller then
+    reads it whole, exactly as before."""
+    try:
+        head = fh.read(3)
+        offset = 0  # bytes decoded so far, after the BOM
+        pending = head[3:] if head == codecs.BOM_UTF8 else head
+        seen = False  # a non-whitespace character
+        sample: list[str] = []
+        sampled = 0
+        while True:
+            chunk = fh.read(_CHUNK)
+            final = not chunk
+            data = pending + chunk
+            try:
+                text, consumed = codecs.utf_8_decode(data, "strict", final)
+            except UnicodeDecodeError as exc:
+                if not seen:
+                    return "whole", ""
+                raise UnusableInput(f"not UTF-8 text (byte {offset + exc.start})", where) from exc
+            offset += consumed
+            pending = data[consumed:]
+            if sampled < _SAMPLE:
+                sample.append(text[: _SAMPLE - sampled])
+                sampled += len(sample[-1])
+            if not seen:
+                stripped = text.lstrip()
+                if stripped:
+                    seen = True
+                    if stripped[0] in "[{":
+                        return "whole", ""
+            if final:
+                break
+    except OSError as exc:
+        raise UnusableInput(f"cannot read the table: {exc.strerror or exc}", where) from exc
+    return ("csv", "".join(sample)) if seen else ("whole", "")
 
 
 # ---- JSON ---------------------------------------------------------------------------------------------------
 def _load_json(path: Path, text: str, column_map: dict[str, str]) -> ResultTable:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UnusableInput(f"invalid JSON: {exc.msg}", str(path), exc.lineno) from exc
+        data = parse_json(text)  # bounded: nesting depth, integers over 4,300 digits
+    except JsonProblem as exc:
+        raise UnusableInput(f"invalid JSON: {exc.msg}", display_name(str(path)), exc.lineno) from exc
     if isinstance(data, dict):
         rows_obj = next((data[k] for k in ("rows", "results", "data") if isinstance(data.get(k), list)), None)
         if rows_obj is None:
@@ -170,8 +262,9 @@ def _load_json(path: Path, text: str, column_map: dict[str, str]) -> ResultTable
     else:
         fmt, columns = TableFormat.MAPPED, _match_columns(keys, column_map, path)
     lines = _json_row_lines(text, len(records))
+    builder = _RowBuilder(columns)
     rows = tuple(
-        _build_row(i, lines[i - 1] if lines else None, rec, columns) for i, rec in enumerate(records, start=1)
+        builder.build(i, lines[i - 1] if lines else None, rec) for i, rec in enumerate(records, start=1)
     )
     return ResultTable(path=str(path), format=fmt, columns=columns, rows=rows)
 
@@ -192,13 +285,15 @@ def _json_row_lines(text: str, count: int) -> list[int] | None:
 
 
 # ---- CSV ----------------------------------------------------------------------------------------------------
-def _load_csv(path: Path, text: str, column_map: dict[str, str]) -> ResultTable:
+def _load_csv(
+    path: Path, lines: Iterator[str] | IO[str], sample: str, column_map: dict[str, str]
+) -> ResultTable:
     try:
-        dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
+        dialect = csv.Sniffer().sniff(sample, delimiters=",;\t")
         delimiter = dialect.delimiter
     except csv.Error:
         delimiter = ","
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    reader = csv.reader(lines, delimiter=delimiter)
     try:
         header = next(reader)
     except (StopIteration, csv.Error) as exc:
@@ -214,6 +309,8 @@ def _load_csv(path: Path, text: str, column_map: dict[str, str]) -> ResultTable:
     else:
         fmt, columns = TableFormat.MAPPED, _match_columns(header, column_map, path)
     rows: list[TableRow] = []
+    builder = _RowBuilder(columns)
+    once = builder.once
     try:
         for cells in reader:
             line = reader.line_num
@@ -221,7 +318,8 @@ def _load_csv(path: Path, text: str, column_map: dict[str, str]) -> ResultTable:
                 continue
             if len(cells) != len(header):
                 raise UnusableInput(f"{len(cells)} cells, header has {len(header)}", str(path), line)
-            rows.append(_build_row(len(rows) + 1, line, dict(zip(header, cells, strict=True)), columns))
+            record = dict(zip(header, [once(c) for c in cells], strict=True))
+            rows.append(builder.build(len(rows) + 1, line, record))
     except csv.Error as exc:
         raise UnusableInput(f"malformed CSV: {exc}", str(path), reader.line_num) from exc
     if not rows:
@@ -276,7 +374,53 @@ def _text(value: Any) -> str | None:
 _INT_RE = re.compile(r"^[+-]?\d+(\.0*)?$")
 
 
+_CACHE_LIMIT = 200_000  # distinct cells / extras kept once; beyond that, new values are not looked up
+
+
+class _RowBuilder:
+    """Builds the rows of one table, keeping each repeated cell and ``extra`` mapping once."""
+
+    def __init__(self, columns: dict[str, str]) -> None:
+        self.columns = columns
+        self._cells: dict[str, str] = {}
+        self._extras: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+        self._fields_sets: dict[tuple[str, ...], set[str]] = {}
+
+    def once(self, cell: str) -> str:
+        kept = self._cells.get(cell)
+        if kept is not None:
+            return kept
+        if len(self._cells) < _CACHE_LIMIT:
+            self._cells[cell] = cell
+        return cell
+
+    def build(self, index: int, line: int | None, record: dict[str, Any]) -> TableRow:
+        values = _row_values(index, line, record, self.columns)
+        extra: dict[str, str] = values["extra"]
+        if extra:
+            key = tuple(extra.items())
+            shared = self._extras.get(key)
+            if shared is not None:
+                values["extra"] = shared
+            elif len(self._extras) < _CACHE_LIMIT:
+                self._extras[key] = extra
+        names = tuple(values)
+        fields_set = self._fields_sets.get(names)
+        if fields_set is None:
+            fields_set = self._fields_sets[names] = set(names)
+        # The values are typed above exactly as validation would type them; the model is frozen, so rows may
+        # share one ``extra`` mapping and one set of the fields given.
+        return TableRow.model_construct(fields_set, **values)
+
+
 def _build_row(index: int, line: int | None, record: dict[str, Any], columns: dict[str, str]) -> TableRow:
+    """One row, validated (the reference the memory-lean :class:`_RowBuilder` must agree with)."""
+    return TableRow(**_row_values(index, line, record, columns))
+
+
+def _row_values(
+    index: int, line: int | None, record: dict[str, Any], columns: dict[str, str]
+) -> dict[str, Any]:
     values: dict[str, Any] = {}
     problems: list[str] = []
     for field, col in columns.items():
@@ -307,7 +451,7 @@ def _build_row(index: int, line: int | None, record: dict[str, Any], columns: di
             values[field] = text
     used = set(columns.values())
     extra = {k: str(v) for k, v in record.items() if k not in used and _text(v) is not None}
-    return TableRow(row=index, line=line, extra=extra, problems=tuple(problems), **values)
+    return {"row": index, "line": line, "extra": extra, "problems": tuple(problems), **values}
 
 
 def _to_float(text: str) -> float | None:

@@ -180,7 +180,7 @@ def test_score_command(
     printed = capsys.readouterr().out
     assert "INCOMPLETE: 1 samples not scored" in printed and "RUN-ACC-INCOMPLETE" in printed
     code = ["--allow-code-execution", "--lcb-problems", str(run["problems"]), "--code-timeout-s", "10"]
-    assert score_main([*base, *code, "--accuracy-txt", str(out)]) == 0
+    assert score_main([*base, *code, "--accuracy-txt", str(out), "--force"]) == 0
     printed = capsys.readouterr().out
     assert "exact_match = 75" in printed and "livecodebench      1 of     1 correct" in printed
     assert _patterns(out.read_text())["exact_match"] == pytest.approx(75.0)

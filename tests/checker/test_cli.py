@@ -109,7 +109,7 @@ def test_select_and_ignore_change_findings_and_verdicts(
     v51_tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     sub = v51_tree / "closed" / "The_Stage"  # one SDXL result is invalid (no accuracy/images)
-    base = [str(sub), "--round", "v5.1", "--json", str(tmp_path / "r.json")]
+    base = [str(sub), "--round", "v5.1", "--json", str(tmp_path / "r.json"), "--force"]
     assert cli.main(base) == 1
     capsys.readouterr()
     full = json.loads((tmp_path / "r.json").read_text())
@@ -155,12 +155,15 @@ def test_progress_goes_to_stderr_only_when_asked(redhat: Path, capsys: pytest.Ca
     assert "checking:" not in capsys.readouterr().err  # not a terminal under pytest
 
 
-def test_output_outside_the_tree_overwrites_atomically(
+def test_output_outside_the_tree_is_replaced_only_with_force(
     redhat: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = tmp_path / "r.json"
     target.write_text("previous")
-    assert cli.main([str(redhat), "--json", str(target)]) == 0
+    assert cli.main([str(redhat), "--json", str(target)]) == 2
+    assert "exists: pass --force to replace it" in capsys.readouterr().err
+    assert target.read_text() == "previous"
+    assert cli.main([str(redhat), "--json", str(target), "--force"]) == 0
     capsys.readouterr()
     assert json.loads(target.read_text())["schema_version"] == "1"
     assert cli.main([str(redhat), "--json", str(tmp_path / "missing-dir" / "r.json")]) == 2

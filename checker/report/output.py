@@ -1,0 +1,313 @@
+"""Where a report may be written: one policy for every command that writes one.
+
+:func:`plan_outputs` judges every output path before the command does any work and raises
+:class:`~checker.findings.UnusableInput` (exit 2, one line naming the option, the path and why) for anything
+but
+
+- ``-``: the report goes to standard output (at most one report per command);
+- a new name in an existing directory;
+- an existing regular file, and only with ``--force`` (it is replaced, keeping its mode).
+
+Refused: a directory, FIFO, socket or device (never opened, so a FIFO cannot block the command), a symbolic
+link (``os.replace`` would replace the link, and the file it names is someone else's), a path inside a tree the
+command reads (``check PATH``, ``table --tree``) or equal to a file it reads (``score --accuracy-log``, the
+table, a claim), and two reports naming the same file.
+
+:func:`write_output` writes a report: a temporary file with a random name beside the target, created with
+``O_CREAT | O_EXCL`` (``tempfile.mkstemp``: a name planted there, a symlink included, is never followed),
+written and fsynced, then renamed over the target (``--force``) or hard-linked to the new name (so a file
+that appeared meanwhile is not replaced). On any error the temporary file is removed, the target is left as
+it was, and :class:`UnusableInput` says why (``--csv FILE: cannot write (No space left on device)``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from checker.findings import UnusableInput
+
+STDOUT = "-"
+FORCE_HELP = "replace report files that already exist (never a directory, device, FIFO or symlink)"
+
+
+@dataclass(frozen=True)
+class OutputTarget:
+    """One report's destination, judged by :func:`plan_outputs`."""
+
+    option: str  # "--json"
+    given: str  # the path as given on the command line
+    path: Path | None  # None: standard output
+    replace: bool  # an existing regular file is to be replaced (--force)
+    identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file to replace
+
+    @property
+    def to_stdout(self) -> bool:
+        return self.path is None
+
+    def label(self) -> str:
+        return f"{self.option} {self.given}"
+
+
+def _kind(mode: int) -> str | None:
+    """What a non-regular file is, in words; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "not a regular file"
+
+
+def _refuse(option: str, given: str, why: str) -> UnusableInput:
+    return UnusableInput(f"{option} {given}: {why}")
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _real_inputs(inputs: Iterable[Path | str | None]) -> list[tuple[str, str, tuple[int, int] | None]]:
+    """(as given, real path, (dev, inode)) of each input that exists."""
+    out: list[tuple[str, str, tuple[int, int] | None]] = []
+    for p in inputs:
+        if p is None or str(p) in ("", STDOUT):
+            continue
+        try:
+            st = os.stat(p)
+        except (OSError, ValueError):
+            continue
+        out.append((str(p), os.path.realpath(p), (st.st_dev, st.st_ino)))
+    return out
+
+
+def plan_outputs(
+    outputs: Sequence[tuple[str, Path | str | None]],
+    *,
+    force: bool = False,
+    trees: Iterable[Path | str | None] = (),
+    inputs: Iterable[Path | str | None] = (),
+) -> list[OutputTarget]:
+    """Judge every ``(option, path)`` (``path`` None: the option was not given) before any work is done.
+
+    ``trees``: directories the command reads (no report may land inside them); ``inputs``: files it reads
+    (no report may replace one). Raises :class:`UnusableInput` naming the first path refused.
+    """
+    real_trees = [
+        (str(t), os.path.realpath(t)) for t in trees if t is not None and str(t) and os.path.isdir(t)
+    ]
+    real_inputs = _real_inputs(inputs)
+    targets: list[OutputTarget] = []
+    seen: dict[str, str] = {}  # real path (or "-") -> option
+    for option, value in outputs:
+        if value is None:
+            continue
+        given = str(value)
+        target = _judge(option, given, force, real_trees, real_inputs)
+        key = STDOUT if target.path is None else os.path.realpath(target.path)
+        if key in seen:
+            where = "standard output" if key == STDOUT else "the same file"
+            raise _refuse(option, given, f"{seen[key]} writes to {where}; give each report its own file")
+        seen[key] = option
+        targets.append(target)
+    return targets
+
+
+def _judge(
+    option: str,
+    given: str,
+    force: bool,
+    real_trees: list[tuple[str, str]],
+    real_inputs: list[tuple[str, str, tuple[int, int] | None]],
+) -> OutputTarget:
+    if given == STDOUT:
+        return OutputTarget(option, given, None, replace=False)
+    if not given or "\x00" in given:
+        raise _refuse(option, repr(given), "not a file name")
+    path = Path(given)
+    try:
+        st: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:  # a component is a file (ENOTDIR), a loop, a name too long, no permission
+        raise _refuse(option, given, f"cannot use this path ({exc.strerror or exc})") from exc
+    parent = path.parent
+    if st is None:
+        try:
+            pst = os.stat(parent)
+        except FileNotFoundError:
+            raise _refuse(option, given, f"directory {parent} does not exist") from None
+        except OSError as exc:
+            raise _refuse(option, given, f"directory {parent}: {exc.strerror or exc}") from exc
+        if not stat.S_ISDIR(pst.st_mode):
+            raise _refuse(option, given, f"{parent} is not a directory")
+    else:
+        kind = _kind(st.st_mode)
+        if kind == "a symbolic link":
+            try:
+                to = os.readlink(path)
+            except OSError:
+                to = "?"
+            raise _refuse(
+                option,
+                given,
+                f"is a symbolic link (to {to}); refusing to write through it: name the file itself",
+            )
+        if kind is not None:
+            raise _refuse(option, given, f"is {kind}, not a regular file; refusing to write a report there")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise _refuse(option, given, f"cannot create files in directory {parent} (permission denied)")
+    real = os.path.join(os.path.realpath(parent), path.name)
+    for tree_given, tree_real in real_trees:
+        if _inside(real, tree_real):
+            raise _refuse(
+                option, given, f"refusing to write inside the checked tree ({tree_given}, {tree_real})"
+            )
+    identity = (st.st_dev, st.st_ino) if st is not None else None
+    for in_given, in_real, in_id in real_inputs:
+        if real == in_real or (identity is not None and identity == in_id):
+            raise _refuse(
+                option, given, f"is also an input of this command ({in_given}); refusing to replace it"
+            )
+    if st is not None and not force:
+        raise _refuse(option, given, "exists: pass --force to replace it")
+    return OutputTarget(option, given, path, replace=st is not None, identity=identity)
+
+
+def _new_file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_output(target: OutputTarget, data: bytes) -> None:
+    """Write ``data`` to ``target`` (see the module docstring); :class:`UnusableInput` when it cannot."""
+    if target.path is None:
+        _write_stdout(data)
+        return
+    path = target.path
+    directory = str(path.parent) or "."
+    try:
+        st: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise _refuse(target.option, target.given, f"cannot write ({exc.strerror or exc})") from exc
+    if st is not None:  # something changed since plan_outputs judged it: judge again, never follow it
+        kind = _kind(st.st_mode)
+        if kind is not None:
+            raise _refuse(target.option, target.given, f"is now {kind}; not written")
+        if not target.replace:
+            raise _refuse(target.option, target.given, "appeared while the command ran; not replaced")
+    mode = stat.S_IMODE(st.st_mode) if st is not None else _new_file_mode()
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        try:
+            os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if target.replace:
+            os.replace(tmp, path)
+        else:
+            _link_new(tmp, path)
+        tmp = None
+        _fsync_dir(directory)
+    except OSError as exc:
+        if exc.errno == errno.EEXIST:
+            raise _refuse(
+                target.option, target.given, "appeared while the command ran; not replaced"
+            ) from exc
+        raise _refuse(target.option, target.given, f"cannot write ({exc.strerror or exc})") from exc
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _link_new(tmp: str, path: Path) -> None:
+    """Give the written temporary file its new name, failing (EEXIST) if the name was taken meanwhile."""
+    try:
+        os.link(tmp, path, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        # a file system without hard links: rename, after one last look that the name is still free
+        if os.path.lexists(path):
+            raise OSError(errno.EEXIST, os.strerror(errno.EEXIST), str(path)) from exc
+        os.rename(tmp, path)
+        return
+    os.unlink(tmp)
+
+
+def _fsync_dir(directory: str) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_stdout(data: bytes) -> None:
+    try:
+        sys.stdout.flush()
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is not None:
+            buffer.write(data)
+            buffer.flush()
+        else:
+            sys.stdout.write(data.decode("utf-8"))
+            sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except OSError as exc:
+        raise UnusableInput(f"cannot write the report to standard output ({exc.strerror or exc})") from exc
+
+
+def any_to_stdout(targets: Iterable[OutputTarget]) -> bool:
+    return any(t.to_stdout for t in targets)
+
+
+def check_not_inputs(targets: Iterable[OutputTarget], inputs: Iterable[Path | str | None]) -> None:
+    """Refuse a report that would replace one of ``inputs`` (files found only after parsing, e.g. a claim's)."""
+    real_inputs = _real_inputs(inputs)
+    for target in targets:
+        if target.path is None:
+            continue
+        real = os.path.join(os.path.realpath(target.path.parent), target.path.name)
+        for in_given, in_real, in_id in real_inputs:
+            if real == in_real or (target.identity is not None and target.identity == in_id):
+                raise _refuse(
+                    target.option,
+                    target.given,
+                    f"is also an input of this command ({in_given}); refusing to replace it",
+                )
+
+
+def json_document(data: object) -> bytes:
+    """A table / claim report as written: indented JSON, UTF-8, one final newline."""
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
