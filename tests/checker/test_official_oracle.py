@@ -142,3 +142,15 @@ def test_round_is_detected_from_the_release_in_the_logs(round_name: str) -> None
 
     d = detect_round(HERE / round_name / "tree")
     assert d.round.name == round_name and d.clear, d.note
+
+
+def test_the_sample_tree_is_rejected_by_the_official_checker_only_for_its_data_set() -> None:
+    """submissions/ (full-length official settings, 32-sample data set): HEAD's only reason is the data set."""
+    log = (HERE / "submissions" / "official.log").read_text(encoding="utf-8")
+    errors = [m.group("msg") for raw in log.splitlines() if (m := LINE.match(raw)) and m.group("level") == "ERROR"]
+    reasons = [e for e in errors if not any(p.search(e) for p in RESTATES)]
+    assert len(reasons) == 2 and all("accurcy run does not cover all dataset" in e for e in reasons), reasons
+    report = check_tree(HERE.parents[2] / "submissions", load_round("v6.1"), workers=1)
+    assert [r.valid for r in report.results] == [False, False]
+    ours = {f.rule for r in report.results for f in r.findings if f.severity is Severity.ERROR}
+    assert ours == {"ACC-DATASET", "ACC-METRIC"}
