@@ -17,6 +17,7 @@ from __future__ import annotations
 import abc
 from collections.abc import AsyncIterator, Callable, Mapping
 from enum import Enum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,13 +45,22 @@ class FirstToken(_Frozen):
     ids_from_engine: bool = True
 
 
+CountCheck = Literal["engine_ids", "tokenizer", "plausibility"]
+"""How a sample's ``n_tokens`` was checked: it equals the number of token ids the engine returned
+(``engine_ids``); it agrees with the served tokenizer's count of the streamed text within a tolerance
+(``tokenizer``); or, with neither, it passed only a plausibility bound against the text's size
+(``plausibility``: at most about one token per UTF-8 byte)."""
+
+
 class Finished(_Frozen):
-    """Generation ended. ``n_tokens`` is the engine's own count (``usage``), ids the full output."""
+    """Generation ended. ``n_tokens`` is the engine's own count (``usage``), ids the full output;
+    ``count_check`` says what ``n_tokens`` was checked against."""
 
     token_ids: tuple[int, ...]
     n_tokens: int
     ids_from_engine: bool = True
     finish_reason: str | None = None
+    count_check: CountCheck = "engine_ids"
 
 
 class ErrorKind(str, Enum):
@@ -60,8 +70,11 @@ class ErrorKind(str, Enum):
     TRUNCATED = "truncated"  # stream ended without a terminal event
     MALFORMED = "malformed"  # unparseable SSE / JSON / HTTP
     TIMEOUT = "timeout"
-    TOKEN_MISMATCH = "token_mismatch"  # ids returned != usage count
+    TOKEN_MISMATCH = "token_mismatch"  # usage count != ids returned, or far from the tokenizer's count of the text
     MISSING_USAGE = "missing_usage"  # no token count from the engine
+    BAD_USAGE = "bad_usage"  # usage.completion_tokens is not a non-negative integer
+    IMPLAUSIBLE_COUNT = "implausible_token_count"  # usage claims more tokens than the text can hold
+    TOO_LARGE = "stream_too_large"  # one SSE event or the whole response over the client's size cap
     EMPTY = "empty"  # zero output tokens
     ENGINE = "engine"  # the engine reported an error in-band / crashed
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
 from loadgen_sut.engines.base import Engine
+from loadgen_sut.engines.http_client import Endpoint
 from loadgen_sut.engines.openai_http import FLAVORS, OpenAIConfig, OpenAIEngine
 from loadgen_sut.engines.simulated import Distribution, SimulatedConfig, SimulatedEngine
 from loadgen_sut.engines.tokenizers import HFTokenizer, Tokenizer, WordTokenizer
@@ -34,6 +35,7 @@ class EngineSpec(BaseModel):
     request_timeout_s: float = 600.0
     idle_timeout_s: float = 60.0
     connect_timeout_s: float = 10.0
+    probe_timeout_s: float = 30.0  # GET /v1/models at start, the whole exchange
     max_concurrency: int = 1024
     api_key_env: str | None = None
     # transformers
@@ -52,6 +54,11 @@ class EngineSpec(BaseModel):
         if self.kind == "openai":
             if not self.endpoints:
                 raise UnusableInput("--engine openai needs at least one --endpoint URL")
+            for url in self.endpoints:
+                try:
+                    Endpoint.parse(url)
+                except ValueError as exc:
+                    raise UnusableInput(f"--endpoint: {exc}") from exc
             if self.flavor != "auto" and self.flavor not in FLAVORS:
                 raise UnusableInput(f"unknown --engine-flavor {self.flavor!r} (auto, {', '.join(FLAVORS)})")
         if self.kind == "simulated":
@@ -88,6 +95,7 @@ def build_engine(spec: EngineSpec, tokenizer: Tokenizer | None, references: dict
                 request_timeout_s=spec.request_timeout_s,
                 idle_timeout_s=spec.idle_timeout_s,
                 connect_timeout_s=spec.connect_timeout_s,
+                probe_timeout_s=spec.probe_timeout_s,
                 api_key=api_key,
                 max_concurrency=spec.max_concurrency,
             ),

@@ -1,11 +1,11 @@
-"""A lean HTTP/1.1 client on asyncio streams, for streaming (SSE) completions.
-
-Why not aiohttp/httpx: per-query client CPU in the LoadGen process matters (every microsecond
-of Python work competes with LoadGen's threads for the GIL); this client does one write per
-request, reads with ``readuntil``/``readexactly`` and keeps connections alive per endpoint.
+"""A lean HTTP/1.1 client on asyncio streams, for the engine's small JSON endpoints (``/v1/models``,
+``/version``) before a run; completions go through :mod:`loadgen_sut.engines.sse_protocol`.
 
 Supports ``Content-Length``, ``Transfer-Encoding: chunked`` and read-to-close bodies; ``http``
-and ``https``. Failures raise :class:`HttpError` with a kind the engine maps to an EngineError.
+and ``https``. Failures raise :class:`HttpError` with a kind the engine maps to a message.
+Whatever the server does, :meth:`HttpClient.get_json` is bounded: in time (``timeout_s`` for the
+whole exchange), in memory (the head at most 64 KiB, the body at most ``limit`` bytes) and in nesting
+(JSON too deep to parse is "not JSON", not a ``RecursionError``).
 """
 
 from __future__ import annotations
@@ -18,11 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+MAX_HEAD_BYTES = 1 << 16
+MAX_HEADERS = 100
+MAX_JSON_BYTES = 1 << 20
+_READ = 1 << 16
+
 
 class HttpError(Exception):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
-        self.kind = kind  # "connect", "reset", "malformed", "http_status", "timeout"
+        self.kind = kind  # "connect", "reset", "malformed", "too_large", "not_json", "timeout"
 
 
 @dataclass
@@ -39,7 +44,12 @@ class Endpoint:
 
     @classmethod
     def parse(cls, url: str) -> Endpoint:
-        parts = urlsplit(url if "://" in url else f"http://{url}")
+        """Raises ``ValueError`` naming the URL when it is not an ``http(s)://host[:port][/path]``."""
+        try:
+            parts = urlsplit(url if "://" in url else f"http://{url}")
+            port = parts.port  # raises on a port that is not a number in 0-65535
+        except ValueError as exc:
+            raise ValueError(f"not an http(s) URL: {url!r} ({exc})") from exc
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")
         base = parts.path.rstrip("/")
@@ -49,7 +59,7 @@ class Endpoint:
         return cls(
             url=f"{parts.scheme}://{parts.netloc}{base}",
             host=parts.hostname,
-            port=parts.port or (443 if tls else 80),
+            port=port or (443 if tls else 80),
             base_path=base,
             tls=tls,
         )
@@ -68,29 +78,39 @@ class Response:
         self._reusable = False
         self._done = False
 
-    async def read_head(self) -> None:
+    async def _line(self, where: str) -> bytes:
         try:
-            line = await self.reader.readuntil(b"\r\n")
+            return await self.reader.readuntil(b"\r\n")
         except asyncio.IncompleteReadError as exc:
-            raise HttpError("reset", "connection closed before the response status line") from exc
-        except asyncio.LimitOverrunError as exc:
-            raise HttpError("malformed", "response status line too long") from exc
+            raise HttpError("reset", f"connection closed {where}") from exc
+        except asyncio.LimitOverrunError as exc:  # a line over the reader's limit (MAX_HEAD_BYTES)
+            raise HttpError("malformed", f"line too long {where}") from exc
+
+    async def read_head(self) -> None:
+        line = await self._line("before the response status line")
         parts = line.decode("latin-1").rstrip("\r\n").split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit() or len(parts[1]) != 3:
             raise HttpError("malformed", f"not an HTTP/1.x status line: {line[:80]!r}")
         self.status = int(parts[1])
-        self.reason = parts[2] if len(parts) > 2 else ""
-        while True:
-            try:
-                h = await self.reader.readuntil(b"\r\n")
-            except asyncio.IncompleteReadError as exc:
-                raise HttpError("reset", "connection closed inside the response headers") from exc
+        self.reason = parts[2][:200] if len(parts) > 2 else ""
+        size = len(line)
+        for _ in range(MAX_HEADERS + 1):
+            h = await self._line("inside the response headers")
             if h == b"\r\n":
                 break
+            size += len(h)
+            if size > MAX_HEAD_BYTES:
+                raise HttpError("malformed", f"response head over {MAX_HEAD_BYTES} bytes")
             name, sep, value = h.decode("latin-1").partition(":")
             if not sep:
                 raise HttpError("malformed", f"bad header line {h[:80]!r}")
             self.headers[name.strip().lower()] = value.strip()
+        else:
+            raise HttpError("malformed", f"response head with over {MAX_HEADERS} header lines")
+        if "content-length" in self.headers and not self._chunked:
+            length = self.headers["content-length"]
+            if not length.isdigit():
+                raise HttpError("malformed", f"bad Content-Length {length[:40]!r}")
         keep = self.headers.get("connection", "").lower() != "close"
         self._reusable = keep and ("content-length" in self.headers or self._chunked)
 
@@ -98,33 +118,50 @@ class Response:
     def _chunked(self) -> bool:
         return "chunked" in self.headers.get("transfer-encoding", "").lower()
 
+    @property
+    def content_length(self) -> int | None:
+        if self._chunked or "content-length" not in self.headers:
+            return None
+        return int(self.headers["content-length"])  # digits: checked by read_head
+
+    async def _exactly(self, n: int) -> AsyncIterator[bytes]:
+        """``n`` body bytes in pieces of at most 64 KiB (never one buffer of a size the server chose)."""
+        while n > 0:
+            data = await self.reader.read(min(n, _READ))
+            if not data:
+                raise HttpError("reset", f"connection closed with {n} body bytes missing")
+            n -= len(data)
+            yield data
+
     async def iter_body(self) -> AsyncIterator[bytes]:
         r = self.reader
         try:
             if self._chunked:
                 while True:
-                    size_line = await r.readuntil(b"\r\n")
+                    size_line = await self._line("inside a chunk size line")
                     try:
                         size = int(size_line.split(b";", 1)[0].strip(), 16)
-                    except ValueError as exc:
-                        raise HttpError("malformed", f"bad chunk size line {size_line[:40]!r}") from exc
+                    except ValueError:
+                        size = -1
+                    if size < 0:
+                        raise HttpError("malformed", f"bad chunk size line {size_line[:40]!r}")
                     if size == 0:
-                        while (await r.readuntil(b"\r\n")) != b"\r\n":
-                            pass
+                        for _ in range(MAX_HEADERS + 1):
+                            if (await self._line("inside the chunk trailers")) == b"\r\n":
+                                break
+                        else:
+                            raise HttpError("malformed", f"over {MAX_HEADERS} chunk trailer lines")
                         break
-                    data = await r.readexactly(size + 2)
-                    yield data[:-2]
-            elif "content-length" in self.headers:
-                left = int(self.headers["content-length"])
-                while left > 0:
-                    data = await r.read(min(left, 65536))
-                    if not data:
-                        raise HttpError("reset", f"connection closed with {left} body bytes missing")
-                    left -= len(data)
+                    async for data in self._exactly(size):
+                        yield data
+                    if await r.readexactly(2) != b"\r\n":
+                        raise HttpError("malformed", "chunk not followed by CRLF")
+            elif (length := self.content_length) is not None:
+                async for data in self._exactly(length):
                     yield data
             else:
                 while True:
-                    data = await r.read(65536)
+                    data = await r.read(_READ)
                     if not data:
                         break
                     yield data
@@ -134,12 +171,16 @@ class Response:
             raise HttpError("reset", f"connection error while reading: {exc}") from exc
         self._done = True
 
-    async def read_all(self, limit: int = 1 << 20) -> bytes:
+    async def read_all(self, limit: int = MAX_JSON_BYTES) -> bytes:
+        """The whole body; ``too_large`` as soon as it is known to be over ``limit`` bytes."""
+        length = self.content_length
+        if length is not None and length > limit:
+            raise HttpError("too_large", f"response body of {length} bytes (the limit is {limit})")
         out = bytearray()
         async for chunk in self.iter_body():
             out += chunk
             if len(out) > limit:
-                raise HttpError("malformed", "response body too large")
+                raise HttpError("too_large", f"response body over {limit} bytes")
         return bytes(out)
 
     def release(self) -> None:
@@ -171,7 +212,7 @@ class HttpClient:
             self._ssl = ssl.create_default_context()
         try:
             return await asyncio.wait_for(
-                asyncio.open_connection(ep.host, ep.port, ssl=self._ssl if ep.tls else None, limit=1 << 20),
+                asyncio.open_connection(ep.host, ep.port, ssl=self._ssl if ep.tls else None, limit=MAX_HEAD_BYTES),
                 self.connect_timeout_s,
             )
         except asyncio.TimeoutError as exc:
@@ -203,6 +244,9 @@ class HttpClient:
                 writer.write(raw)
                 await resp.read_head()
                 return resp
+            except asyncio.CancelledError:  # a deadline (get_json's): the connection is in an unknown state
+                resp.abort()
+                raise
             except (HttpError, ConnectionError, OSError) as exc:
                 resp.abort()
                 # a kept-alive connection the server closed meanwhile: retry once on a fresh one
@@ -213,44 +257,38 @@ class HttpClient:
                 raise HttpError("reset", f"{ep.url}: {exc}") from exc
         raise HttpError("reset", f"{ep.url}: connection closed")  # pragma: no cover - loop always returns/raises
 
-    async def get_json(self, ep: Endpoint, path: str) -> tuple[int, Any]:
+    async def get_json(
+        self, ep: Endpoint, path: str, *, timeout_s: float = 30.0, limit: int = MAX_JSON_BYTES
+    ) -> tuple[int, Any]:
+        """GET ``path``: (status, the body's JSON), for a 2xx status. Raises :class:`HttpError`:
+        ``timeout`` when the whole exchange takes over ``timeout_s``; ``http_status`` for a non-2xx
+        status (its message quotes the body's start); ``too_large`` over ``limit`` bytes; ``not_json``
+        (an empty body too); and the connection's kinds."""
+        try:
+            status, data = await asyncio.wait_for(self._get(ep, path, limit), timeout_s)
+        except asyncio.TimeoutError as exc:
+            raise HttpError("timeout", f"no complete answer within {timeout_s:g} s") from exc
+        if not 200 <= status < 300:
+            text = data[:200].decode("utf-8", errors="replace").strip()
+            raise HttpError("http_status", f"HTTP {status}" + (f": {text}" if text else ""))
+        if not data.strip():
+            raise HttpError("not_json", "the answer is empty, not JSON")
+        try:
+            return status, json.loads(data)
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep to parse
+            what = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:100]
+            start = data[:60].decode("utf-8", errors="replace")
+            raise HttpError("not_json", f"the answer is not JSON ({what}): {start!r}") from exc
+
+    async def _get(self, ep: Endpoint, path: str, limit: int) -> tuple[int, bytes]:
         resp = await self.request(ep, "GET", path)
         try:
-            data = await resp.read_all()
+            if 200 <= resp.status < 300:
+                return resp.status, await resp.read_all(limit)
+            try:  # an error answer: its start is enough for the message
+                return resp.status, await resp.read_all(4096)
+            except HttpError:
+                return resp.status, b""
         finally:
             resp.release()
-        try:
-            return resp.status, json.loads(data) if data else None
-        except ValueError:
-            return resp.status, None
 
-
-async def iter_sse_data(resp: Response) -> AsyncIterator[str]:
-    """The ``data:`` payloads of a server-sent-events body, one per event (multi-line joined)."""
-    buf = b""
-    data_lines: list[str] = []
-    async for chunk in resp.iter_body():
-        buf += chunk
-        while True:
-            nl = buf.find(b"\n")
-            if nl < 0:
-                break
-            line, buf = buf[:nl], buf[nl + 1 :]
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if not line:
-                if data_lines:
-                    yield "\n".join(data_lines)
-                    data_lines = []
-                continue
-            if line.startswith(b"data:"):
-                v = line[5:]
-                data_lines.append((v[1:] if v.startswith(b" ") else v).decode("utf-8", errors="replace"))
-            # other fields (event:, id:, retry:, comments) carry nothing for completions
-    if buf.strip():
-        line = buf.rstrip(b"\r")
-        if line.startswith(b"data:"):
-            v = line[5:]
-            data_lines.append((v[1:] if v.startswith(b" ") else v).decode("utf-8", errors="replace"))
-    if data_lines:
-        yield "\n".join(data_lines)

@@ -7,7 +7,16 @@ outstanding requests). Token accounting:
 - ids: from the engine where it offers them (vLLM ``return_token_ids``), else the served model's
   tokenizer re-tokenizes the text (flagged ``ids_from_engine=False``);
 - count: ``usage.completion_tokens`` — never the number of SSE events (engines merge tokens into
-  one event under load); ids from the engine that disagree with ``usage`` fail the sample.
+  one event under load), checked per sample against what came: it must equal the number of the
+  engine's ids; else be near the tokenizer's count of the text (``max(3, 10 %)``); else, with neither,
+  stay under a plausibility bound (one token per UTF-8 byte of text, plus one per event, plus 2).
+  A count that fails its check fails the sample (``token_mismatch``, ``implausible_token_count``, or
+  ``bad_usage`` for a value that is not a non-negative integer); :meth:`OpenAIEngine.info` says which
+  check the counts got (``token_counts``) and how many samples passed each (``token_count_checks``).
+
+Start-up probes ``/v1/models`` (and ``/version``) within ``probe_timeout_s`` and 1 MiB per answer;
+anything else than an OpenAI model list — no answer, not JSON, nested too deeply, wrong types — is an
+:class:`EngineUnavailable` naming the endpoint, never a traceback.
 
 Every failure (refused/reset connection, HTTP status, malformed or truncated stream, timeout,
 missing usage) is a :class:`Failed` value; the SUT completes the sample and counts the failure.
@@ -21,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +42,7 @@ from loadgen_sut.engines.base import (
     EngineUnavailable,
     ErrorKind,
     Failed,
+    Finished,
     FirstTokenCallback,
     GenerationEvent,
     GenerationRequest,
@@ -78,6 +88,7 @@ class OpenAIConfig:
     connect_timeout_s: float = 10.0
     api_key: str | None = None
     max_concurrency: int = 1024  # in-flight requests over all endpoints
+    probe_timeout_s: float = 30.0  # each start-up probe (GET /v1/models) as a whole
 
 
 class Slots:
@@ -131,6 +142,7 @@ class OpenAIEngine(Engine):
         self._payloads: dict[int, tuple[GenerationRequest, str, bytes]] = {}  # sample index -> encoded request
         self._version: str | None = None
         self._owned_by: str | None = None
+        self._count_checks: Counter[str] = Counter()  # Finished.count_check of this engine's samples
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -138,33 +150,46 @@ class OpenAIEngine(Engine):
         """Every endpoint must answer ``/v1/models`` and serve the model, before LoadGen starts."""
         self._slots = Slots(self._cfg.max_concurrency)
         for ep in self._eps:
-            try:
-                status, body = await self._client.get_json(ep, "/v1/models")
-            except HttpError as exc:
-                raise EngineUnavailable(f"{ep.url}: cannot reach the engine ({exc}); is it running?") from exc
-            if status != 200:
-                raise EngineUnavailable(f"{ep.url}/v1/models answered HTTP {status}; is this an OpenAI-compatible server?")
-            models = [m.get("id") for m in (body or {}).get("data", []) if isinstance(m, dict)]
-            if self._cfg.model not in models:
-                raise EngineUnavailable(
-                    f"{ep.url} does not serve model {self._cfg.model!r} (it serves: {', '.join(map(str, models)) or 'nothing'})"
-                )
-            owned = next(
-                (m.get("owned_by") for m in body.get("data", []) if isinstance(m, dict) and m.get("id") == self._cfg.model),
-                None,
-            )
-            self._owned_by = self._owned_by or (str(owned) if owned else None)
+            owned = await self._probe_models(ep)
+            self._owned_by = self._owned_by or owned
             if self._version is None:
-                try:
-                    vstatus, vbody = await self._client.get_json(ep, "/version")
-                    if vstatus == 200 and isinstance(vbody, dict) and vbody.get("version"):
-                        self._version = str(vbody["version"])
+                try:  # optional: servers without /version are fine
+                    _, vbody = await self._client.get_json(ep, "/version", timeout_s=min(5.0, self._cfg.probe_timeout_s))
                 except HttpError:
-                    pass
+                    vbody = None
+                if isinstance(vbody, dict) and isinstance(vbody.get("version"), (str, int, float)):
+                    self._version = str(vbody["version"])[:100] or None
         if self._cfg.flavor == "auto":
             self._flavor = FLAVORS[_OWNED_BY.get(self._owned_by or "", "generic")]
         elif self._cfg.flavor not in FLAVORS:
             raise EngineUnavailable(f"unknown engine flavor {self._cfg.flavor!r} (known: auto, {', '.join(FLAVORS)})")
+
+    async def _probe_models(self, ep: Endpoint) -> str | None:
+        """GET /v1/models: the model must be listed; returns its ``owned_by``. Raises EngineUnavailable."""
+        where = f"{ep.url}/v1/models"
+        try:
+            _, body = await self._client.get_json(ep, "/v1/models", timeout_s=self._cfg.probe_timeout_s)
+        except HttpError as exc:
+            if exc.kind == "connect":
+                raise EngineUnavailable(f"{ep.url}: cannot reach the engine ({exc}); is it running?") from exc
+            hint = "; is this an OpenAI-compatible server?" if exc.kind in ("http_status", "not_json", "malformed") else ""
+            raise EngineUnavailable(f"GET {where}: {exc}{hint}") from exc
+        data = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(data, list):
+            raise EngineUnavailable(
+                f"GET {where}: not an OpenAI model list (expected {{\"data\": [{{\"id\": ...}}]}}, "
+                f"got {_describe(body)}); is this an OpenAI-compatible server?"
+            )
+        entries = [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+        model = next((m for m in entries if m["id"] == self._cfg.model), None)
+        if model is None:
+            served = [m["id"][:80] for m in entries[:10]]
+            more = f" and {len(entries) - 10} more" if len(entries) > 10 else ""
+            raise EngineUnavailable(
+                f"{ep.url} does not serve model {self._cfg.model!r} (it serves: {', '.join(served) or 'nothing'}{more})"
+            )
+        owned = model.get("owned_by")
+        return owned[:80] if isinstance(owned, str) and owned else None
 
     async def close(self) -> None:
         self._sse.close()
@@ -185,10 +210,26 @@ class OpenAIEngine(Engine):
                 "api": self._cfg.api,
                 "flavor": self._flavor.name,
                 "token_ids": "engine" if self._flavor.return_token_ids else ("tokenizer" if self._tok else "none"),
+                "token_counts": self._count_rule(),
+                "token_count_checks": ", ".join(f"{k}={v}" for k, v in sorted(self._count_checks.items())) or "none",
                 "request_timeout_s": f"{self._cfg.request_timeout_s:g}",
                 "idle_timeout_s": f"{self._cfg.idle_timeout_s:g}",
                 "max_concurrency": str(self._cfg.max_concurrency),
             },
+        )
+
+    def _count_rule(self) -> str:
+        """Where the token counts come from and what they are checked against (for the run record)."""
+        if self._flavor.return_token_ids:
+            return "usage.completion_tokens, equal to the number of token ids the engine returned"
+        if self._tok is not None:
+            return (
+                "usage.completion_tokens, within max(3, 10%) of the tokenizer's count of the streamed text "
+                "(the engine returns no token ids)"
+            )
+        return (
+            "usage.completion_tokens, unverified: only a plausibility bound (at most one token per UTF-8 byte "
+            "of text, plus one per event, plus 2); pass --tokenizer to check counts"
         )
 
     @property
@@ -302,10 +343,27 @@ class OpenAIEngine(Engine):
         assert self._slots is not None
         try:
             async for ev in self._sse.follow(pending):
+                if isinstance(ev, Finished):
+                    self._count_checks[ev.count_check] += 1
                 yield ev
         finally:
             pending.ep.outstanding -= 1
             self._slots.release()
+
+
+def _describe(body: Any) -> str:
+    """A short description of an unexpected JSON value, for a message."""
+    if isinstance(body, dict):
+        if "data" in body:
+            return f"an object whose 'data' is a JSON {_json_type(body['data'])}"
+        keys = ", ".join(repr(str(k)[:40]) for k in list(body)[:8])
+        return f"an object with keys {keys}" if keys else "an empty object"
+    return f"a JSON {_json_type(body)}"
+
+
+def _json_type(v: Any) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if v is None else names.get(type(v), type(v).__name__)
 
 
 def wait_for_endpoints(urls: Sequence[str], timeout_s: float) -> None:
@@ -314,11 +372,14 @@ def wait_for_endpoints(urls: Sequence[str], timeout_s: float) -> None:
     async def probe() -> bool:
         client = HttpClient(connect_timeout_s=2.0)
         for u in urls:
-            try:
-                status, _ = await client.get_json(Endpoint.parse(u), "/v1/models")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:  # each answer bounded in time: a server that accepts and hangs cannot hold this past the deadline
+                _, body = await client.get_json(Endpoint.parse(u), "/v1/models", timeout_s=min(5.0, left))
             except HttpError:
                 return False
-            if status != 200:
+            if not isinstance(body, dict):
                 return False
         return True
 
@@ -326,5 +387,5 @@ def wait_for_endpoints(urls: Sequence[str], timeout_s: float) -> None:
     while time.monotonic() < deadline:
         if asyncio.run(probe()):
             return
-        time.sleep(0.5)
+        time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
     raise EngineUnavailable(f"engines not ready after {timeout_s:g} s: {', '.join(urls)}")

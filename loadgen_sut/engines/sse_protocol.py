@@ -19,10 +19,22 @@ Behaviour (the same as the stream client it replaces):
 - one watchdog timer per request: the total deadline and the idle gap between received bytes;
 - every failure is a :class:`Failed` with an :class:`ErrorKind`: refused connection, reset
   mid-stream, HTTP status (with the body's error message), malformed HTTP/SSE/JSON, truncated
-  stream (no ``[DONE]`` or no ``finish_reason``), in-band error event, missing ``usage``, engine
-  token ids that disagree with ``usage``, timeout;
+  stream (no ``[DONE]`` or no ``finish_reason``), in-band error event, missing ``usage``, a
+  ``usage.completion_tokens`` that is not a non-negative integer, a count the text contradicts
+  (see below), one SSE event or the whole response over the size caps, timeout;
+- linear in the response size: a long line is scanned once (only its new bytes), a long HTTP chunk is
+  passed on as it arrives; one SSE event may hold at most :data:`MAX_EVENT_BYTES`, one response at
+  most :data:`MAX_RESPONSE_BYTES` (``stream_too_large`` fails that sample, not the run);
 - token ids from the engine (vLLM ``return_token_ids``) or, for text-only servers, from the
-  served model's tokenizer (``ids_from_engine=False``); the count is ``usage.completion_tokens``.
+  served model's tokenizer (``ids_from_engine=False``); the count is ``usage.completion_tokens``,
+  checked per sample (``Finished.count_check`` says how):
+
+  * engine ids: ``usage`` must equal their number (``token_mismatch``);
+  * a tokenizer, text only: ``usage`` must lie within ``max(3, 10 %)`` of the tokenizer's count of the
+    streamed text, plus one per text-less event above it (``token_mismatch``) — re-encoding the text can
+    merge or split a few tokens at boundaries, drop the end-of-sequence token and the like, no more;
+  * neither: every real token decodes to at least one UTF-8 byte except special tokens, which arrive in
+    events of their own, so ``usage`` above ``bytes(text) + events + 2`` is ``implausible_token_count``.
 """
 
 from __future__ import annotations
@@ -30,11 +42,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
+import reprlib
 import ssl
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from loadgen_sut.engines.base import (
+    CountCheck,
     EngineError,
     ErrorKind,
     Failed,
@@ -53,6 +68,20 @@ _MAX_HEAD_BYTES = 1 << 16
 _READ_SIZE = 1 << 14
 _MAX_ERROR_BODY_BYTES = 1 << 16
 _DETAIL_CHARS = 300
+_MAX_CHUNK_LINE = 1024  # a chunk size line (hex size and extensions)
+_MAX_TOKEN_ID = (1 << 31) - 1  # ids travel to LoadGen as int32
+_MAX_COUNT = (1 << 63) - 1  # LoadGen's n_tokens is an int64
+
+MAX_EVENT_BYTES = 16 << 20
+"""The most bytes one SSE event (its lines together) may hold: far above any token event (well under
+1 KiB), low enough that a broken server cannot make the client hold gigabytes for one line."""
+MAX_RESPONSE_BYTES = 256 << 20
+"""The most body bytes one streamed response may have (a 128k-token answer with token ids is ~40 MB)."""
+
+# count checks of text-only streams (see the module docstring)
+RETOKENIZE_SLACK_TOKENS = 3
+RETOKENIZE_SLACK_FRACTION = 0.10
+PLAUSIBLE_EXTRA_TOKENS = 2
 
 _decode = json.JSONDecoder().decode  # on str: skips json.loads' encoding sniffing of bytes
 
@@ -66,12 +95,15 @@ class _Stream:
     """What one request has received so far, and the two futures its task waits on."""
 
     __slots__ = (
+        "blank",
         "chat",
+        "choices",
         "conn",
         "done",
         "end",
         "engine_ids",
         "error",
+        "extra_texts",
         "finish_reason",
         "first",
         "first_ids",
@@ -103,6 +135,9 @@ class _Stream:
         self.conn: _Connection | None = None
         self.ids: list[int] = []
         self.texts: list[str] = []
+        self.extra_texts: list[str] = []  # chat reasoning text (``reasoning_content``): generated tokens too
+        self.choices = 0  # choice objects received (each may carry tokens)
+        self.blank = 0  # of them, those without text (special tokens leave none)
         self.first_ids: tuple[int, ...] | None = None
         self.first_text: str | None = None
         self.usage_tokens: int | None = None
@@ -142,7 +177,10 @@ class _Stream:
         if self.first_ids is not None:
             return self.first_ids
         if self.first_text is not None and self.tokenizer is not None:
-            return tuple(self.tokenizer.encode(self.first_text)[:1])
+            try:
+                return tuple(self.tokenizer.encode(self.first_text)[:1])
+            except Exception:  # text it cannot encode: the end of the stream reports it
+                return ()
         return ()
 
     def _got_first(self) -> None:
@@ -163,44 +201,54 @@ class _Stream:
             return False
         try:
             event = _decode(data.decode())
-        except ValueError:
-            self.fail(ErrorKind.MALFORMED, f"not JSON in SSE data: {_text(data)[:80]!r}")
+        except (ValueError, RecursionError):  # RecursionError: absurdly nested JSON
+            self.fail(ErrorKind.MALFORMED, f"not JSON in SSE data: {_head_text(data)!r}")
             return False
         if not isinstance(event, dict):
-            self.fail(ErrorKind.MALFORMED, f"SSE data is not a JSON object: {_text(data)[:80]!r}")
+            self.fail(ErrorKind.MALFORMED, f"SSE data is not a JSON object: {_head_text(data)!r}")
             return False
         if "error" in event:
             err = event["error"]
             msg = err.get("message") if isinstance(err, dict) else err
-            self.fail(ErrorKind.ENGINE, f"engine error in stream: {msg}")
+            msg = msg if isinstance(msg, str) else reprlib.repr(msg)
+            self.fail(ErrorKind.ENGINE, f"engine error in stream: {msg[:_DETAIL_CHARS]}")
             return False
         usage = event.get("usage")
-        if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-            self.usage_tokens = usage["completion_tokens"]
+        if usage is not None and not self._usage(usage):
+            return False
         choices = event.get("choices")
         if not isinstance(choices, list):
-            self.fail(ErrorKind.MALFORMED, f"event without a choices list: {_text(data)[:80]!r}")
+            self.fail(ErrorKind.MALFORMED, f"event without a choices list: {_head_text(data)!r}")
             return False
         for ch in choices:
             if not isinstance(ch, dict):
                 self.fail(ErrorKind.MALFORMED, "choice is not an object")
                 return False
+            self.choices += 1
+            thought = None
             if self.chat:
                 delta = ch.get("delta") or {}
                 text = delta.get("content") if isinstance(delta, dict) else None
+                if isinstance(delta, dict):  # reasoning parsers move thinking tokens out of content
+                    r = delta.get("reasoning_content") or delta.get("reasoning")
+                    if isinstance(r, str) and r:
+                        self.extra_texts.append(r)
+                        thought = r
             else:
                 text = ch.get("text")
             new_ids = ch.get("token_ids") if self.engine_ids else None
             if self.engine_ids and text and not new_ids:
                 self.engine_ids = False  # this server does not return ids after all
             if isinstance(new_ids, list) and new_ids:
-                try:
-                    self.ids.extend(int(t) for t in new_ids)
-                except (TypeError, ValueError):
-                    self.fail(ErrorKind.MALFORMED, f"token_ids are not integers: {_text(data)[:80]!r}")
-                    return False
+                for t in new_ids:
+                    if type(t) is not int or not 0 <= t <= _MAX_TOKEN_ID:
+                        self.fail(ErrorKind.MALFORMED, f"token_ids are not integers in [0, 2^31): {_head_text(data)!r}")
+                        return False
+                self.ids.extend(new_ids)
             if isinstance(text, str) and text:
                 self.texts.append(text)
+            elif not thought:
+                self.blank += 1
             if ch.get("finish_reason"):
                 self.finish_reason = str(ch["finish_reason"])
             if not self.first.done():
@@ -212,9 +260,35 @@ class _Stream:
                     self._got_first()
         return True
 
+    def _usage(self, usage: object) -> bool:
+        """An event's ``usage`` (not null); False when it is unusable (failure recorded)."""
+        if not isinstance(usage, dict):
+            self.fail(ErrorKind.BAD_USAGE, f"usage is not a JSON object: {reprlib.repr(usage)[:80]}")
+            return False
+        n = usage.get("completion_tokens")
+        if n is None:  # some servers send usage without it on every event; the last one counts
+            return True
+        if type(n) is not int or not 0 <= n <= _MAX_COUNT:  # bool is an int subclass: refused too
+            self.fail(
+                ErrorKind.BAD_USAGE,
+                f"usage.completion_tokens is not a non-negative integer: {reprlib.repr(n)[:80]}",
+            )
+            return False
+        self.usage_tokens = n
+        return True
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
+
 
 def _text(data: bytes | bytearray) -> str:
     return bytes(data).decode("utf-8", errors="replace")
+
+
+def _head_text(data: bytes | bytearray, chars: int = 80) -> str:
+    """The start of a (maybe huge) payload, for a message: decodes only what it shows."""
+    return _text(data[: chars * 4])[:chars]
 
 
 def _error_detail(body: bytes) -> str:
@@ -232,21 +306,78 @@ def _error_detail(body: bytes) -> str:
     return text[:_DETAIL_CHARS]
 
 
+def retokenize_tolerance(n_text: int) -> int:
+    """How far ``usage`` may be from the tokenizer's count ``n_text`` of the streamed text."""
+    return max(RETOKENIZE_SLACK_TOKENS, math.ceil(n_text * RETOKENIZE_SLACK_FRACTION))
+
+
+def utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def count_check(
+    usage_tokens: int, st: _Stream, text: str, n_text: int | None, n_ids: int
+) -> CountCheck | tuple[ErrorKind, str]:
+    """What ``usage`` was checked against, or the failure when the stream contradicts it.
+
+    ``n_text``: the tokenizer's count of the streamed text (None: no tokenizer); ``n_ids``: the engine's ids.
+    """
+    if st.engine_ids:
+        if n_ids != usage_tokens:
+            return (
+                ErrorKind.TOKEN_MISMATCH,
+                f"engine returned {n_ids} token ids but usage says {usage_tokens} completion tokens",
+            )
+        return "engine_ids"
+    if n_text is not None:
+        tol = retokenize_tolerance(n_text)
+        if usage_tokens < n_text - tol or usage_tokens > n_text + tol + st.blank:
+            extra = f" + {st.blank} text-less events" if st.blank else ""
+            return (
+                ErrorKind.TOKEN_MISMATCH,
+                f"usage says {usage_tokens} completion tokens but the tokenizer counts {n_text} in the streamed "
+                f"text (allowed: {n_text} ± {tol}{extra}); a wrong count from the engine, or not its --tokenizer?",
+            )
+        return "tokenizer"
+    n_bytes = utf8_size(text) + sum(utf8_size(t) for t in st.extra_texts)
+    bound = n_bytes + st.choices + PLAUSIBLE_EXTRA_TOKENS
+    if usage_tokens > bound:
+        return (
+            ErrorKind.IMPLAUSIBLE_COUNT,
+            f"implausible token count: usage says {usage_tokens} completion tokens for {n_bytes} bytes of text "
+            f"in {st.choices} events (at most {bound}: a token is at least one byte of text, or an event of its "
+            "own); pass --tokenizer DIR to check counts against the text",
+        )
+    return "plausibility"
+
+
 class _Connection(asyncio.Protocol):
     """One keep-alive connection; parses the response of the request it carries as bytes arrive."""
 
-    def __init__(self, pool: list[_Connection], now: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        pool: list[_Connection],
+        now: Callable[[], float],
+        max_event_bytes: int = MAX_EVENT_BYTES,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+    ) -> None:
         self.pool = pool
         self.now = now
+        self.max_event = max_event_bytes
+        self.max_response = max_response_bytes
         self.transport: Any = None  # an asyncio.Transport, or uvloop's (not a subclass of it)
         self.req: _Stream | None = None
         self.closed = False
-        self.buf = bytearray()
-        self.sse = bytearray()
+        self.buf = bytearray()  # unparsed HTTP bytes: the head, a chunk size line, trailers (all bounded)
+        self.sse = bytearray()  # an SSE line not yet ended by a newline (holds no newline)
         self.data_lines: list[bytes] = []
+        self.event_bytes = 0  # in data_lines
+        self.body_bytes = 0  # of this response so far
         self.in_body = False
         self.framing = _CHUNKED
         self.left = 0  # Content-Length bytes still to come
+        self.chunk_left = 0  # bytes of the current chunk's data still to come
+        self.chunk_crlf = False  # the CRLF after a chunk's data is due
         self.reusable = False
         self.status = 0
         self.reason = ""
@@ -320,6 +451,10 @@ class _Connection(asyncio.Protocol):
         self.buf.clear()
         self.sse.clear()
         self.data_lines.clear()
+        self.event_bytes = 0
+        self.body_bytes = 0
+        self.chunk_left = 0
+        self.chunk_crlf = False
         self.in_body = False
         self.error_body = None
         self.transport.write(raw)
@@ -357,10 +492,14 @@ class _Connection(asyncio.Protocol):
         if "chunked" in headers.get("transfer-encoding", "").lower():
             self.framing = _CHUNKED
             self.left = 0
+            self.chunk_left = 0
+            self.chunk_crlf = False
         elif "content-length" in headers:
             try:
                 self.left = int(headers["content-length"])
             except ValueError:
+                self.left = -1
+            if self.left < 0:
                 req.fail(ErrorKind.MALFORMED, f"bad Content-Length {headers['content-length'][:40]!r}")
                 return False
             self.framing = _LENGTH
@@ -378,23 +517,52 @@ class _Connection(asyncio.Protocol):
         return True
 
     def _chunks(self, req: _Stream, data: bytes) -> None:
-        """Chunked body bytes: whole chunks go to the SSE parser, a partial one waits in ``buf``."""
-        if self.buf:
-            self.buf += data
-            data = bytes(self.buf)
-            self.buf.clear()
+        """Chunked body bytes: chunk data goes to the SSE parser as it arrives (a long chunk is not
+        collected first); only a partial size line, CRLF or trailers wait in ``buf`` (all bounded)."""
+        buf = self.buf
+        if buf:
+            buf += data
+            data = bytes(buf)
+            buf.clear()
         pos = 0
         n = len(data)
-        while True:
+        while pos < n:
+            left = self.chunk_left
+            if left:  # inside a chunk that did not come whole
+                take = min(left, n - pos)
+                self.chunk_left = left - take
+                if not self._body_bytes(req, data[pos : pos + take]):
+                    return
+                pos += take
+                if self.chunk_left:
+                    return
+                self.chunk_crlf = True
+                continue
+            if self.chunk_crlf:
+                if n - pos < 2:
+                    buf += data[pos:]
+                    return
+                if data[pos : pos + 2] != b"\r\n":
+                    req.fail(ErrorKind.MALFORMED, "chunk not followed by CRLF")
+                    return
+                pos += 2
+                self.chunk_crlf = False
+                continue
             nl = data.find(b"\r\n", pos)
             if nl < 0:
-                if n - pos > 1024:
+                if n - pos > _MAX_CHUNK_LINE:
                     req.fail(ErrorKind.MALFORMED, "chunk size line too long")
                     return
-                break
+                buf += data[pos:]
+                return
+            if nl - pos > _MAX_CHUNK_LINE:
+                req.fail(ErrorKind.MALFORMED, "chunk size line too long")
+                return
             try:
                 size = int(data[pos:nl].split(b";", 1)[0], 16)
             except ValueError:
+                size = -1
+            if size < 0:
                 req.fail(ErrorKind.MALFORMED, f"bad chunk size line {data[pos:nl][:40]!r}")
                 return
             if size == 0:  # last chunk, optional trailers, blank line
@@ -403,23 +571,27 @@ class _Connection(asyncio.Protocol):
                 else:
                     end = data.find(b"\r\n\r\n", nl + 2)
                     if end < 0:
-                        break
+                        if n - pos > _MAX_HEAD_BYTES:
+                            req.fail(ErrorKind.MALFORMED, "chunk trailers too long")
+                            return
+                        buf += data[pos:]
+                        return
                     end += 4
-                self.buf += data[end:]  # anything after the body: the connection is not reused
+                buf += data[end:]  # anything after the body: the connection is not reused
                 self._end_of_body(req)
                 return
             start = nl + 2
             stop = start + size
-            if n < stop + 2:
-                break
-            if data[stop : stop + 2] != b"\r\n":
-                req.fail(ErrorKind.MALFORMED, "chunk not followed by CRLF")
-                return
-            pos = stop + 2
-            if not self._body_bytes(req, data[start:stop]):
-                return
-        if pos < n:
-            self.buf += data[pos:]
+            if stop + 2 <= n:  # the common case: the whole chunk is here
+                if data[stop : stop + 2] != b"\r\n":
+                    req.fail(ErrorKind.MALFORMED, "chunk not followed by CRLF")
+                    return
+                pos = stop + 2
+                if not self._body_bytes(req, data[start:stop]):
+                    return
+                continue
+            pos = start
+            self.chunk_left = size
 
     def _body_bytes(self, req: _Stream, part: bytes) -> bool:
         """Body bytes, in order; False when the request ended (failure recorded)."""
@@ -429,8 +601,13 @@ class _Connection(asyncio.Protocol):
                 self._http_status_failure(req, complete=False)
                 return False
             return True
+        self.body_bytes += len(part)
+        if self.body_bytes > self.max_response:
+            req.fail(ErrorKind.TOO_LARGE, f"stream too large: the response is over {_size(self.max_response)}")
+            return False
+        sse = self.sse
         if (
-            not self.sse
+            not sse
             and not self.data_lines
             and part.startswith(b"data:")
             and part.find(b"\n") == len(part) - 2
@@ -438,31 +615,45 @@ class _Connection(asyncio.Protocol):
         ):  # the common case: one whole event "data: {...}\n\n" per chunk
             v = part[6:-2] if part.startswith(b"data: ") else part[5:-2]
             return req.on_event(v[:-1] if v.endswith(b"\r") else v)
-        sse = self.sse
+        scanned = len(sse)  # what sse holds has no newline: scan only the new bytes
         sse += part
+        nl = sse.find(b"\n", scanned)
+        if nl < 0:
+            if self.event_bytes + len(sse) > self.max_event:
+                return self._too_large(req)
+            return True
         pos = 0
         try:
-            while True:
-                nl = sse.find(b"\n", pos)
-                if nl < 0:
-                    return True
-                line = sse[pos:nl]
-                pos = nl + 1
-                if line.endswith(b"\r"):
-                    line = line[:-1]
-                if not line:
+            while nl >= 0:
+                stop = nl - 1 if nl > pos and sse[nl - 1] == 13 else nl  # without the CR of a CRLF
+                if stop == pos:  # a blank line ends the event
                     if self.data_lines:
-                        data = self.data_lines[0] if len(self.data_lines) == 1 else b"\n".join(self.data_lines)
-                        self.data_lines.clear()
+                        lines = self.data_lines
+                        data = lines[0] if len(lines) == 1 else b"\n".join(lines)
+                        lines.clear()
+                        self.event_bytes = 0
                         if not req.on_event(data):
                             return False
-                elif line.startswith(b"data:"):
-                    v = bytes(line[5:])
-                    self.data_lines.append(v[1:] if v.startswith(b" ") else v)
+                elif sse.startswith(b"data:", pos):
+                    v0 = pos + 6 if sse.startswith(b" ", pos + 5) and stop > pos + 5 else pos + 5
+                    v = bytes(sse[v0:stop])
+                    self.event_bytes += len(v) + 1
+                    if self.event_bytes > self.max_event:
+                        return self._too_large(req)
+                    self.data_lines.append(v)
                 # other fields (event:, id:, retry:, comments) carry nothing for completions
+                pos = nl + 1
+                nl = sse.find(b"\n", pos)
+            if self.event_bytes + len(sse) - pos > self.max_event:
+                return self._too_large(req)
+            return True
         finally:
             if pos:
                 del sse[:pos]
+
+    def _too_large(self, req: _Stream) -> bool:
+        req.fail(ErrorKind.TOO_LARGE, f"stream too large: one SSE event is over {_size(self.max_event)}")
+        return False
 
     def _end_of_body(self, req: _Stream) -> None:
         if self.error_body is not None:
@@ -536,11 +727,15 @@ class SSEStreamClient:
         api_key: str | None = None,
         request_timeout_s: float = 600.0,
         idle_timeout_s: float = 60.0,
+        max_event_bytes: int = MAX_EVENT_BYTES,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self.connect_timeout_s = connect_timeout_s
         self.api_key = api_key
         self.request_timeout_s = request_timeout_s
         self.idle_timeout_s = idle_timeout_s
+        self.max_event_bytes = max_event_bytes
+        self.max_response_bytes = max_response_bytes
         self._pools: dict[str, list[_Connection]] = {}
         self._ssl: ssl.SSLContext | None = None
 
@@ -583,7 +778,10 @@ class SSEStreamClient:
         try:
             _, conn = await asyncio.wait_for(
                 loop.create_connection(
-                    lambda: _Connection(pool, loop.time), ep.host, ep.port, ssl=self._ssl if ep.tls else None
+                    lambda: _Connection(pool, loop.time, self.max_event_bytes, self.max_response_bytes),
+                    ep.host,
+                    ep.port,
+                    ssl=self._ssl if ep.tls else None,
                 ),
                 self.connect_timeout_s,
             )
@@ -675,8 +873,18 @@ class SSEStreamClient:
             what = "no [DONE]" if not st.done else "no finish_reason"
             yield fail(ErrorKind.TRUNCATED, f"stream ended without completing ({what})", ids)
             return
+        text = "" if st.engine_ids else "".join(st.texts)
+        n_text = 0  # the tokenizer's count of all streamed text (reasoning included)
         if not st.engine_ids:
-            ids = tokenizer.encode("".join(st.texts)) if tokenizer else []
+            if tokenizer is None:
+                ids = []
+            else:
+                try:
+                    ids = tokenizer.encode(text)
+                    n_text = len(ids) + (len(tokenizer.encode("".join(st.extra_texts))) if st.extra_texts else 0)
+                except Exception as exc:  # e.g. lone surrogates from a JSON \ud800 escape
+                    yield fail(ErrorKind.MALFORMED, f"the tokenizer cannot encode the streamed text: {exc}"[:300])
+                    return
         usage_tokens = st.usage_tokens
         if usage_tokens is None:
             if st.engine_ids:
@@ -684,18 +892,19 @@ class SSEStreamClient:
             else:
                 yield fail(ErrorKind.MISSING_USAGE, "no usage.completion_tokens in the stream (stream_options ignored?)", ids)
                 return
-        if st.engine_ids and len(ids) != usage_tokens:
-            yield fail(
-                ErrorKind.TOKEN_MISMATCH,
-                f"engine returned {len(ids)} token ids but usage says {usage_tokens} completion tokens",
-                ids,
-            )
+        check = count_check(usage_tokens, st, text, n_text if tokenizer is not None else None, len(ids))
+        if isinstance(check, tuple):
+            yield fail(check[0], check[1], ids)
             return
         if usage_tokens <= 0:
             yield fail(ErrorKind.EMPTY, "engine generated no tokens", ids)
             return
         yield Finished(
-            token_ids=tuple(ids), n_tokens=usage_tokens, ids_from_engine=st.engine_ids, finish_reason=st.finish_reason
+            token_ids=tuple(ids),
+            n_tokens=usage_tokens,
+            ids_from_engine=st.engine_ids,
+            finish_reason=st.finish_reason,
+            count_check=check,
         )
 
     async def stream(

@@ -10,6 +10,9 @@ Faults (``fault``) hit every ``fault_every``-th completion request (1-based coun
 ``usage_mismatch`` (usage claims one token more than the ids sent), ``no_usage``,
 ``engine_error`` (an in-band ``{"error": ...}`` event), ``single_token`` (one-token answer),
 ``shutdown`` (stop listening and drop connections after that request: connection refused after).
+
+``usage_claim`` (not a fault: every request) makes ``usage.completion_tokens`` that value, any JSON
+value, instead of the true count (an engine that lies about, or garbles, its token counts).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class ServerConfig:
     fault: str | None = None
     fault_every: int = 0
     stall_s: float = 30.0
+    usage_claim: Any = None
 
 
 @dataclass
@@ -194,8 +198,11 @@ class SSEServer:
             await writer.drain()
             return True
         if (req.get("stream_options") or {}).get("include_usage") and fault != "no_usage":
-            claimed = n + 1 if fault == "usage_mismatch" else n
-            usage = {"prompt_tokens": 5, "completion_tokens": claimed, "total_tokens": 5 + claimed}
+            claimed: Any = n + 1 if fault == "usage_mismatch" else n
+            if cfg.usage_claim is not None:
+                claimed = cfg.usage_claim
+            total = 5 + claimed if type(claimed) is int else claimed
+            usage = {"prompt_tokens": 5, "completion_tokens": claimed, "total_tokens": total}
             self._event(writer, {"id": "cmpl-1", "object": "text_completion", "model": cfg.model, "choices": [], "usage": usage})
         self._chunk(writer, b"data: [DONE]\n\n")
         self._chunk(writer, b"")
