@@ -28,7 +28,7 @@ done once by the user) it is used; otherwise NLTK's Punkt algorithm runs untrain
 common English abbreviations. Only rougeLsum and gen_len depend on the split; the score records
 which splitter ran.
 
-Judgement: against the round's targets (``Benchmark.accuracy_targets`` / ``accuracy_upper_limits``)
+Judgement: against the round's targets (``Benchmark.accuracy_targets_for(scenario)`` / ``accuracy_upper_limits``)
 only when the whole official data set was scored; otherwise against a reference run of the same
 model and data that the user made, with the same factors the round applies.
 """
@@ -57,7 +57,7 @@ from checker.parsers.accuracy_log import (
 from loadgen_sut.accuracy_deepseek import SubsetScore, score_deepseek, uses_deepseek_evaluators
 from loadgen_sut.code_exec import CodeExecution
 from loadgen_sut.datasets import Dataset
-from rules.models import AccuracyTarget, Benchmark
+from rules.models import AccuracyTarget, Benchmark, Scenario
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 # accuracy.txt dict key -> ACC_PATTERN metric name of the round
@@ -234,13 +234,16 @@ class AccuracyScore(BaseModel):
         """The log covers every sample of the data set."""
         return self.missing_samples == 0
 
-    def findings(self, benchmark: Benchmark, *, reference: AccuracyScore | None = None) -> list[Finding]:
-        """Judge the scores: vs a reference run when given, else vs the round's targets.
+    def findings(
+        self, benchmark: Benchmark, *, reference: AccuracyScore | None = None, scenario: Scenario | None = None
+    ) -> list[Finding]:
+        """Judge the scores: vs a reference run when given, else vs the round's targets for ``scenario``
+        (``Benchmark.accuracy_targets_for``: v6.1 qwen3-vl has its own Interactive target).
 
         The round's targets hold only for the official data set scored in full; on any other data
         set (or a partial log) they are not applied and an INFO finding says so.
         """
-        return _judge(self, benchmark, reference)
+        return _judge(self, benchmark, reference, scenario)
 
 
 def _finding(
@@ -272,7 +275,9 @@ def _bounds(target: AccuracyTarget, base: float | None) -> float | None:
     return base * target.factor
 
 
-def _judge(score: AccuracyScore, benchmark: Benchmark, reference: AccuracyScore | None) -> list[Finding]:
+def _judge(
+    score: AccuracyScore, benchmark: Benchmark, reference: AccuracyScore | None, scenario: Scenario | None = None
+) -> list[Finding]:
     out: list[Finding] = []
     tag = " (simulated engine)" if score.simulated else ""
     if score.missing_samples:
@@ -331,7 +336,7 @@ def _judge(score: AccuracyScore, benchmark: Benchmark, reference: AccuracyScore 
             return out
         base_metrics = {}
         basis = f"the {benchmark.name} target"
-    for target in benchmark.accuracy_targets:
+    for target in benchmark.accuracy_targets_for(scenario):
         if score.not_scored and target.metric not in metrics:
             continue  # RUN-ACC-INCOMPLETE says why
         out.extend(
@@ -467,7 +472,11 @@ def score_accuracy(
     refs = postprocess(references, splitter)
     rouge = rouge_scores(preds, refs)
     exact = None
-    if any(t.metric == "exact_match" for t in benchmark.accuracy_targets):
+    if any(
+        t.metric == "exact_match"
+        for scen in (None, *benchmark.accuracy_targets_by_scenario)
+        for t in benchmark.accuracy_targets_for(scen)
+    ):
         exact = round(float(np.mean([qa_exact_match(r, p) for p, r in zip(preds, refs, strict=True)])), 4)
     return AccuracyScore(
         **common,

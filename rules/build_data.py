@@ -229,7 +229,7 @@ RESULT_OVERRIDES["v6.0"] = {**RESULT_OVERRIDES["v5.1"], "gpt-oss-120b": _TOKENS}
 RESULT_OVERRIDES["v6.1"] = RESULT_OVERRIDES["v6.0"]
 
 _TOK3 = {"Offline": "Tokens/s", "Server": "Tokens/s", "Interactive": "Tokens/s"}
-# special_unit_dict (v5.1.1) == SPECIAL_UNIT_DICT (modular checker); not keyed by version.
+# special_unit_dict of the v5.1.1 checker (the v5.x rounds).
 UNIT_OVERRIDES: dict[str, dict[str, str]] = {
     "llama3.1-8b": {"Offline": "Tokens/s", "Server": "Tokens/s"},  # no Interactive: Queries/s
     "llama3.1-8b-edge": {"Offline": "Tokens/s"},
@@ -239,6 +239,22 @@ UNIT_OVERRIDES: dict[str, dict[str, str]] = {
     "llama3.1-405b": _TOK3,
     "deepseek-r1": _TOK3,
 }
+# SPECIAL_UNIT_DICT of the HEAD checker (CHK_HEAD:1952-1998), not keyed by version: the v6.x rounds. The HEAD
+# checker's results.py looks it up by MlperfModel and the directory scenario (lower-case keys there are the
+# same units as the canonical ones).
+UNIT_OVERRIDES_HEAD: dict[str, dict[str, str]] = {
+    "llama3.1-8b": _TOK3,
+    "llama3.1-8b-edge": {"Offline": "Tokens/s"},
+    "llama2-70b-99": _TOK3,
+    "llama2-70b-99.9": _TOK3,
+    "mixtral-8x7b": _TOK3,
+    "llama3.1-405b": _TOK3,
+    "deepseek-r1": _TOK3,
+    "wan-2.2-t2v-a14b": {"SingleStream": "Latency (s)"},
+    "gpt-oss-120b": _TOK3,
+    "e2e-rag-qna": {"Offline": "Tasks/s"},
+}
+UNIT_OVERRIDES_CITE = {"v5": "CHK_CONST#SPECIAL_UNIT_DICT; CATALOGUE:217", "head": "CHK_HEAD:1952-1998; CATALOGUE:217"}
 
 SDXL_IMAGES: dict[str, tuple[str, ...]] = {
     "v5.0": ("4459", "4015", "2705", "1682", "4048", "4683", "3757", "1578", "3319", "95"),
@@ -748,11 +764,14 @@ def build_benchmark(
             "PARAMS:3-24; CATALOGUE:86"
             if round_name == "v5.1"
             else "CHK_CONST#RESULT_FIELD_BENCHMARK_OVERWRITE; CATALOGUE:86"
+            if round_name.startswith("v5")
+            else "CHK_HEAD:1592-1734; CATALOGUE:86"
         )
-    units = UNIT_OVERRIDES.get(name)
+    family = "v5" if round_name.startswith("v5") else "head"
+    units = (UNIT_OVERRIDES if family == "v5" else UNIT_OVERRIDES_HEAD).get(name)
     if units:
         b["units_overrides"] = {s: u for s, u in units.items() if _has_scenario(scenarios, s)}
-        cites["units_overrides"] = "CHK_CONST#SPECIAL_UNIT_DICT; CATALOGUE:217"
+        cites["units_overrides"] = UNIT_OVERRIDES_CITE[family]
 
     # generation
     params = list(facts.get("inference_parameters_rules", []))
@@ -928,10 +947,14 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
         ),
         "result_fields": dict(RESULT_FIELDS),
         "result_fields_cite": check_cite(
-            "PARAMS:27; CATALOGUE:86" if round_name == "v5.1" else "CHK_CONST#RESULT_FIELD_NEW; CATALOGUE:86"
+            "PARAMS:27; CATALOGUE:86"
+            if round_name == "v5.1"
+            else "CHK_CONST#RESULT_FIELD_NEW; CATALOGUE:86"
+            if v5
+            else "CHK_HEAD:1554-1580; CATALOGUE:86"
         ),
         "units": dict(UNITS),
-        "units_cite": "CHK_CONST#UNIT_DICT; CATALOGUE:217",
+        "units_cite": "CHK_CONST#UNIT_DICT; CATALOGUE:217" if v5 else "CHK_HEAD:1999-2011; CATALOGUE:217",
         "power_units": dict(POWER_UNITS),
         "acc_patterns": dict(ACC_PATTERNS_V5 if v5 else ACC_PATTERNS_HEAD),
         "acc_patterns_cite": check_cite(

@@ -376,6 +376,32 @@ class Round(_Model):
                 return True
         return False
 
+    def result_key(self, bench: Benchmark | None, scenario: Scenario) -> str | None:
+        """LoadGen key of a result run as ``scenario`` (the log's effective scenario).
+
+        The benchmark's ``result_field_overrides`` (RESULT_FIELD_BENCHMARK_OVERWRITE: tokens/s for the LLMs), else
+        the round's ``result_fields`` (RESULT_FIELD_NEW). Interactive falls back to the LoadGen Server key.
+        """
+        for scen in dict.fromkeys((scenario, scenario.loadgen_scenario)):
+            if bench is not None and scen in bench.result_field_overrides:
+                return bench.result_field_overrides[scen]
+            if scen in self.result_fields:
+                return self.result_fields[scen]
+        return None
+
+    def units_for(self, bench: Benchmark | None, scenario: Scenario) -> str | None:
+        """Units the official checker writes for a result of ``scenario`` (the directory's scenario).
+
+        The benchmark's ``units_overrides`` (SPECIAL_UNIT_DICT), else the round's ``units`` (UNIT_DICT);
+        a scenario neither names falls back to its LoadGen scenario.
+        """
+        for scen in dict.fromkeys((scenario, scenario.loadgen_scenario)):
+            if bench is not None and scen in bench.units_overrides:
+                return bench.units_overrides[scen]
+            if scen in self.units:
+                return self.units[scen]
+        return None
+
     def benchmark(self, name: str) -> Benchmark | None:
         """Look a benchmark up by name or alias (None when the round has no such benchmark).
 

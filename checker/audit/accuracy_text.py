@@ -32,6 +32,24 @@ def parse_accuracy_string(text: str) -> tuple[AccuracyValue, ...]:
     return tuple(AccuracyValue(m.group(1), float(m.group(2)), m.group(2)) for m in _PAIR.finditer(text))
 
 
+_BARE = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+
+
+def bare_accuracy(text: str) -> float | None:
+    """The score of an endpoints row, which publishes one number without a metric name (``"0.7845"``)."""
+    m = _BARE.match(text)
+    return float(m.group(1)) if m else None
+
+
+def scale_to(value: float, target: float) -> tuple[float, str]:
+    """``value`` on the scale of ``target``: endpoints scores are fractions (0-1) where LoadGen's accuracy.txt
+    prints percentages (0-100), e.g. wan-2.2's vbench_score 0.7024 vs the target 69.78. Returns the value and
+    the text to print."""
+    if 0 <= value <= 1 and target > 1:
+        return value * 100, f"{value:g} (x100 = {value * 100:.4g})"
+    return value, f"{value:g}"
+
+
 def values_match(printed: AccuracyValue, measured: float) -> bool:
     """True when ``measured`` rounds to the printed value at the printed precision (or within 1e-6 rel.)."""
     if printed.decimals:

@@ -24,6 +24,17 @@ def retrieval(claim: Claim, result: ResolvedResult) -> tuple[str, str]:
     return url, date
 
 
+def _entry(r: ResolvedResult) -> str:
+    """``entry 5.1-0001``; a table without result IDs (v6.1) names the row by organisation, system, model and
+    scenario instead."""
+    if r.id:
+        return f"entry {r.id}"
+    if r.row is not None:
+        return f"row {r.row.identity()} (the table has no result ID)"
+    who = " / ".join(p for p in (r.submitter, r.system, r.benchmark, r.scenario.value if r.scenario else None) if p)
+    return f"result {who or r.label} (no result ID)"
+
+
 def citation(claim: Claim, r: ResolvedResult, md: MessagingData) -> str:
     if r.origin is Origin.PEER and r.peer is not None:
         run = r.peer
@@ -37,7 +48,7 @@ def citation(claim: Claim, r: ResolvedResult, md: MessagingData) -> str:
     if r.verified:
         url, date = retrieval(claim, r)
         return (
-            f"MLPerf® {version} Inference {division} {what}. Retrieved from {url} {date}, entry {r.id}. "
+            f"MLPerf® {version} Inference {division} {what}. Retrieved from {url} {date}, {_entry(r)}. "
             f"{md.sentence('verified_statement')}"
         )
     head = f"MLPerf® {version} Inference {division + ' ' if division else ''}{what}"

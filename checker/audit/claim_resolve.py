@@ -59,7 +59,7 @@ def _from_row(index: int, row: TableRow, spec: ClaimResultSpec | None) -> Resolv
     accelerators = None
     if row.accelerators_per_node is not None:
         accelerators = row.accelerators_per_node * (row.nodes or 1)
-    label = " ".join(p for p in (row.id, row.benchmark, row.scenario) if p) or f"row {row.row}"
+    label = row.identity() if not row.id else (" ".join(p for p in (row.id, row.benchmark, row.scenario) if p))
     return ResolvedResult(
         index=index,
         label=label,
@@ -239,6 +239,13 @@ def specs_from_text(
         return [], []
     if table is None:
         raise UnusableInput("the text cites result IDs; pass --table FILE to look them up")
+    if "id" not in table.columns:
+        raise UnusableInput(
+            f"--text cites {', '.join(from_ids)}, but the table has no result-ID column ({table.format.value}; "
+            "the v6.1 summary has none): its results are identified by organisation, system, model and scenario; "
+            "write a claim file whose results name submitter, system, benchmark and scenario",
+            table.path,
+        )
     norm = re.sub(r"[^a-z0-9.]", "", text.lower())
     scenarios = [s for s in Scenario if re.search(rf"\b{s.value}\b", text, re.I)]
     specs: list[ClaimResultSpec] = []

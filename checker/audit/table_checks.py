@@ -5,7 +5,7 @@ message, as the source names it), the table file (``path``) and, for files with 
 
 Rule ids: TABLE-VALUE (untyped cell), TABLE-ID, TABLE-VERSION, TABLE-BENCHMARK, TABLE-SUITE, TABLE-SCENARIO,
 TABLE-LOCATION, TABLE-DIVISION, TABLE-AVAILABILITY, TABLE-RESULT, TABLE-UNITS, TABLE-ACCURACY, TABLE-POWER,
-TABLE-DUPLICATE, TABLE-DERIVED.
+TABLE-DUPLICATE, TABLE-DERIVED, TABLE-INFERRED.
 """
 
 from __future__ import annotations
@@ -13,17 +13,36 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from checker.audit.accuracy_text import parse_accuracy_string
+from checker.audit.accuracy_text import AccuracyValue, bare_accuracy, parse_accuracy_string, scale_to
 from checker.audit.table_model import ResultTable, TableRow
 from checker.audit.table_parse import KNOWN_INFORMATIONAL
 from checker.findings import Finding, Severity
-from checker.result_value import result_key
-from rules.models import Benchmark, Round, Scenario
+from rules.models import AccuracyTarget, Benchmark, Round, Scenario
 
 RESULT_ID = re.compile(r"^(\d+)\.(\d+)-(\d{4})$")  # LBL-03: published form, e.g. 5.1-0001
 POWER_UNITS = ("Watts", "millijoules")
 SUITES = ("datacenter", "edge")
 _LATENCY_SCENARIOS = (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM)
+GENERATION_LENGTH_METRICS = ("GEN_LEN", "TOKENS_PER_SAMPLE")  # the checker's output-length bounds
+
+
+def row_benchmark(rnd: Round, row: TableRow, table: ResultTable | None = None) -> Benchmark | None:
+    """The row's benchmark: its benchmark column (MlperfModel) when that names one, else the model column (the
+    HEAD checker's ``Model``, the benchmark directory; v6.1 writes display names such as 'VLM' in MlperfModel)."""
+    fallback = table is None or table.column("benchmark") == "MlperfModel"
+    for name in (row.benchmark, row.used_model) if fallback else (row.benchmark,):
+        bench = rnd.benchmark(name) if name else None
+        if bench is not None:
+            return bench
+    return None
+
+
+# Official inference of one scenario's result from another's run, edge systems only (CHK_HEAD_perf:506-537):
+# (scenario of the row, scenarios it may be inferred from)
+INFERABLE_FROM: dict[Scenario, tuple[Scenario, ...]] = {
+    Scenario.MULTI_STREAM: (Scenario.SINGLE_STREAM,),
+    Scenario.OFFLINE: (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM),
+}
 
 
 class RowChecker:
@@ -61,21 +80,15 @@ class RowChecker:
         )
 
     def benchmark_of(self, row: TableRow) -> Benchmark | None:
-        return self.round.benchmark(row.benchmark) if row.benchmark else None
+        return row_benchmark(self.round, row, self.table)
 
     def expected_units(self, bench: Benchmark, scenario: Scenario) -> str | None:
         """Units the official checker writes for this benchmark and scenario (catalogue G / special units)."""
-        if scenario in bench.units_overrides:
-            return bench.units_overrides[scenario]
-        if scenario in self.round.units:
-            return self.round.units[scenario]
-        return bench.units_overrides.get(scenario.loadgen_scenario) or self.round.units.get(
-            scenario.loadgen_scenario
-        )
+        return self.round.units_for(bench, scenario)
 
     def result_key(self, bench: Benchmark, scenario: Scenario) -> str | None:
         """LoadGen key of the result (catalogue D8: per-benchmark override, else the round default)."""
-        return result_key(self.round, bench, scenario.loadgen_scenario)
+        return self.round.result_key(bench, scenario.loadgen_scenario)
 
     # ---- per row ------------------------------------------------------------------------------------------
     def check_row(self, row: TableRow) -> list[Finding]:
@@ -115,13 +128,27 @@ class RowChecker:
                     source="SUBRULES:414",
                 )
             )
+        if scenario is not None and row.scenario is not None and row.scenario != scenario.value:
+            out.append(
+                self.finding(
+                    row,
+                    "TABLE-SCENARIO",
+                    "scenario",
+                    f"'{row.scenario}' is not the scenario's name as the rules and LoadGen write it "
+                    f"('{scenario.value}'); the result directory is named so too"
+                    + (f" ({row.location})" if row.location else ""),
+                    source="SUBRULES:414; CHK_HEAD:1539-1545 (SCENARIO_MAPPING: a lower-case directory is mapped)",
+                    fix=f"write '{scenario.value}'",
+                )
+            )
         out += self._location(row)
+        out += self._inferred(row, scenario)
         if bench is not None:
             out += self._suite(row, bench)
             if scenario is not None:
                 out += self._scenario_allowed(row, bench, scenario)
                 out += self._units(row, bench, scenario)
-            out += self._accuracy(row, bench)
+            out += self._accuracy(row, bench, scenario)
         out += self._result(row)
         out += self._power(row)
         return out
@@ -312,6 +339,32 @@ class RowChecker:
             )
         return out
 
+    def _inferred(self, row: TableRow, scenario: Scenario | None) -> list[Finding]:
+        """``inferred`` = 1 where no official inference exists: SingleStream / Server / Interactive results, and
+        any result of a system that is not an edge system (the HEAD checker's inferred_check rejects those; its
+        results.py sets the flag when the directory's name differs from the log's effective_scenario
+        case-sensitively, so an Interactive or lower-case directory is marked inferred although nothing was)."""
+        if not row.inferred or scenario is None:
+            return []
+        edge = row.suite is None or "edge" in row.suite.lower()
+        if scenario in INFERABLE_FROM and edge:
+            return []
+        why = (
+            f"no {scenario.value} result may be inferred from another scenario's run"
+            if scenario not in INFERABLE_FROM
+            else f"only an edge system's result may be inferred ('{row.suite}' is not edge)"
+        )
+        return [
+            self.finding(
+                row,
+                "TABLE-INFERRED",
+                "inferred",
+                f"1 (inferred from another scenario's run), but {why}: the result was measured, not inferred",
+                source="CHK_HEAD_perf:506-537 (inferred_check); catalogue D17",
+                fix="write 0: the result was measured in this scenario",
+            )
+        ]
+
     def _result(self, row: TableRow) -> list[Finding]:
         if row.result is None:
             if any("'" + self.table.column("result") + "'" in p for p in row.problems):
@@ -369,32 +422,46 @@ class RowChecker:
             ]
         return []
 
-    def _accuracy(self, row: TableRow, bench: Benchmark) -> list[Finding]:
+    def _accuracy(self, row: TableRow, bench: Benchmark, scenario: Scenario | None) -> list[Finding]:
         if "accuracy" not in self.table.columns:
             return []
         cite = (
             bench.accuracy_cite
-            or f"rules/data/{self.round.name}.yaml benchmarks.{bench.name}.accuracy_targets"
+            or f"rules/data/{self.round.name}.yaml benchmarks.{bench.name}.accuracy_targets_by_scenario"
         )
         if row.accuracy is None:
             return [self.finding(row, "TABLE-ACCURACY", "accuracy", "no accuracy given", source=cite)]
-        values = {v.metric: v for v in parse_accuracy_string(row.accuracy)}
-        if not values:
+        targets = bench.accuracy_targets_for(scenario)
+        parsed = parse_accuracy_string(row.accuracy)
+        bare = bare_accuracy(row.accuracy) if not parsed else None
+        if not parsed and bare is None:
             return [
                 self.finding(
                     row,
                     "TABLE-ACCURACY",
                     "accuracy",
-                    f"'{row.accuracy}' has no 'METRIC: value' pair",
+                    f"'{row.accuracy}' has no 'METRIC: value' pair and is not a single score",
                     source="catalogue E13",
                 )
             ]
+        if bare is not None:
+            # endpoints rows publish the score alone: it is the benchmark's primary metric
+            if not targets:
+                return []
+            primary = targets[0]
+            scaled, how = scale_to(bare, primary.value)
+            values = {primary.metric.lower(): AccuracyValue(primary.metric, scaled, how)}
+            checked: tuple[AccuracyTarget, ...] = (primary,)
+        else:
+            values = {v.metric.lower(): v for v in parsed}
+            checked = targets
         closed = self._closed(row)
         sev = Severity.ERROR if closed else Severity.INFO
         suffix = "" if closed else " (Open: accuracy constraints do not apply, RULES_HEAD:361)"
+        scen = f" {scenario.value}" if scenario is not None and scenario in bench.accuracy_targets_by_scenario else ""
         out = []
-        for target in bench.accuracy_targets:
-            got = values.get(target.metric)
+        for target in checked:
+            got = values.get(target.metric.lower())
             if got is None:
                 if closed:
                     out.append(
@@ -413,22 +480,51 @@ class RowChecker:
                         row,
                         "TABLE-ACCURACY",
                         "accuracy",
-                        f"{target.metric} {got.text} is below the {self.round.name} threshold {target.value:g}{suffix}",
+                        f"{target.metric} {got.text} is below the {self.round.name}{scen} threshold "
+                        f"{target.value:g}{suffix}",
                         severity=sev,
                         source=target.cite or cite,
                     )
                 )
         for limit in bench.accuracy_upper_limits:
-            got = values.get(limit.metric)
+            got = values.get(limit.metric.lower())
             if got is not None and got.value > limit.value:
+                gen_len = limit.metric.upper() in GENERATION_LENGTH_METRICS
                 out.append(
                     self.finding(
                         row,
                         "TABLE-ACCURACY",
                         "accuracy",
-                        f"{limit.metric} {got.text} is above the {self.round.name} upper bound {limit.value:g}{suffix}",
-                        severity=sev,
+                        f"{limit.metric} {got.text} is above the {self.round.name} upper bound {limit.value:g}"
+                        + (
+                            " (Open: the accuracy target does not apply, but a generation length out of "
+                            "bounds means the run did not use the benchmark's data set / output limits)"
+                            if gen_len and not closed
+                            else suffix
+                        ),
+                        severity=Severity.WARNING if gen_len and not closed else sev,
                         source=limit.cite or cite,
+                        beyond_official=gen_len and not closed,
+                    )
+                )
+        for target in targets:
+            # the lower bound of a generation length counts in Open too (the same data set / output limits)
+            if closed or target.metric.upper() not in GENERATION_LENGTH_METRICS:
+                continue
+            got = values.get(target.metric.lower())
+            if got is not None and got.value < target.value:
+                out = [f for f in out if f"{target.metric} {got.text} is below" not in f.message]
+                out.append(
+                    self.finding(
+                        row,
+                        "TABLE-ACCURACY",
+                        "accuracy",
+                        f"{target.metric} {got.text} is below the {self.round.name} lower bound "
+                        f"{target.value:g} (Open: a generation length out of bounds means the run did not use "
+                        "the benchmark's data set / output limits)",
+                        severity=Severity.WARNING,
+                        source=target.cite or cite,
+                        beyond_official=True,
                     )
                 )
         return out
@@ -470,7 +566,11 @@ class RowChecker:
                 keys.append(
                     (
                         "entry",
-                        (row.id or row.submitter or "") + "|" + (row.platform or row.system or ""),
+                        (row.division or "").lower()
+                        + "|"
+                        + (row.id or row.submitter or "")
+                        + "|"
+                        + (row.platform or row.system or ""),
                         row.benchmark.lower() + "|" + model,
                         row.scenario.lower(),
                     )

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class TableFormat(str, Enum):
     OFFICIAL_JSON = "official-json"  # mlcommons/inference_results_vX.Y/summary_results.json
     CHECKER_CSV = "checker-csv"  # the official submission checker's --csv summary
+    CHECKER_JSON = "checker-json"  # the HEAD checker's summary as JSON (v6.1 summary.json, keyed "0", "1", ...)
     MAPPED = "mapped"  # any CSV / JSON, columns found by name or --map
 
 
@@ -73,7 +74,8 @@ class TableRow(BaseModel):
     nodes: int | None = None
     accelerator: str | None = None
     accelerators_per_node: int | None = None
-    location: str | None = None
+    location: str | None = None  # <division>/<submitter>/results/<system>/<benchmark>/<scenario>
+    location_text: str | None = None  # as published when it differs (``./closed/.../Offline/performance/run_1``)
     software: str | None = None
     notes: str | None = None
     version: str | None = None
@@ -86,9 +88,16 @@ class TableRow(BaseModel):
     problems: tuple[str, ...] = ()  # values that could not be typed ("column 'a#': 'x' is not an integer")
 
     def label(self) -> str:
-        """``row 12 (5.1-0001 llama2-70b-99 Offline)``."""
-        parts = [p for p in (self.id, self.benchmark, self.scenario) if p]
+        """``row 12 (5.1-0001 llama2-70b-99 Offline)``; without an ID, ``row 12 (AMD 8xMI355X llama2-70b-99 Offline)``."""
+        who = (self.id,) if self.id else (self.submitter, self.platform or self.system)
+        parts = [p for p in (*who, self.benchmark, self.scenario) if p]
         return f"row {self.row}" + (f" ({' '.join(parts)})" if parts else "")
+
+    def identity(self) -> str:
+        """How a claim cites the row: its result ID, else organisation / system / model / scenario."""
+        if self.id:
+            return self.id
+        return " / ".join(p or "?" for p in (self.submitter, self.system or self.platform, self.benchmark, self.scenario))
 
 
 class ResultTable(BaseModel):

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+from checker.audit.table_formats import FORMATS, detect_format
 from checker.audit.table_model import CANONICAL_FIELDS, ResultTable, TableFormat, TableRow
 from checker.findings import UnusableInput
 from checker.results import SUMMARY_CSV_COLUMNS
@@ -105,7 +106,11 @@ CHECKER_CSV_COLUMNS: dict[str, str] = {
 }
 CHECKER_CSV_OTHER = tuple(c for c in SUMMARY_CSV_COLUMNS if c not in CHECKER_CSV_COLUMNS)
 
-KNOWN_INFORMATIONAL = frozenset(OFFICIAL_JSON_OTHER) | frozenset(CHECKER_CSV_OTHER)
+KNOWN_INFORMATIONAL = (
+    frozenset(OFFICIAL_JSON_OTHER)
+    | frozenset(CHECKER_CSV_OTHER)
+    | frozenset(c for f in FORMATS for c in f.informational)
+)
 
 _FLOAT_FIELDS = ("result", "power_result")
 _INT_FIELDS = ("nodes", "accelerators_per_node")
@@ -238,10 +243,19 @@ def _load_json(path: Path, text: str, column_map: dict[str, str]) -> ResultTable
         data = parse_json(text)  # bounded: nesting depth, integers over 4,300 digits
     except JsonProblem as exc:
         raise UnusableInput(f"invalid JSON: {exc.msg}", display_name(str(path)), exc.lineno) from exc
+    keyed = False
     if isinstance(data, dict):
         rows_obj = next((data[k] for k in ("rows", "results", "data") if isinstance(data.get(k), list)), None)
+        if rows_obj is None and data and all(isinstance(v, dict) for v in data.values()):
+            # the v6.1 summary.json: an object of row objects keyed "0", "1", ... (pandas to_json orient=index)
+            keyed = True
+            rows_obj = list(data.values())
         if rows_obj is None:
-            raise UnusableInput("JSON object without a 'rows' / 'results' list of result rows", str(path))
+            raise UnusableInput(
+                "JSON object that is neither a 'rows' / 'results' list of result rows nor an object of row "
+                "objects keyed '0', '1', ...",
+                str(path),
+            )
         data = rows_obj
     if not isinstance(data, list) or not data:
         raise UnusableInput("expected a non-empty JSON list of result rows", str(path))
@@ -254,14 +268,17 @@ def _load_json(path: Path, text: str, column_map: dict[str, str]) -> ResultTable
         for k in rec:
             if k not in keys:
                 keys.append(k)
+    spec = detect_format(keys)
     if not column_map and "Performance_Result" in keys and "ID" in keys:
         fmt, columns = (
             TableFormat.OFFICIAL_JSON,
             {v: k for k, v in OFFICIAL_JSON_COLUMNS.items() if k in keys},
         )
+    elif not column_map and spec is not None:
+        fmt, columns = TableFormat(spec.name), {v: k for k, v in spec.columns.items() if k in keys}
     else:
         fmt, columns = TableFormat.MAPPED, _match_columns(keys, column_map, path)
-    lines = _json_row_lines(text, len(records))
+    lines = _json_row_lines(text, len(records), keyed)
     builder = _RowBuilder(columns)
     rows = tuple(
         builder.build(i, lines[i - 1] if lines else None, rec) for i, rec in enumerate(records, start=1)
@@ -269,13 +286,19 @@ def _load_json(path: Path, text: str, column_map: dict[str, str]) -> ResultTable
     return ResultTable(path=str(path), format=fmt, columns=columns, rows=rows)
 
 
-def _json_row_lines(text: str, count: int) -> list[int] | None:
-    """Line of each top-level element of a pretty-printed JSON list (None when the layout is not recognised)."""
+_KEYED_START = re.compile(r'^\s*"[^"]*"\s*:\s*\{')
+
+
+def _json_row_lines(text: str, count: int, keyed: bool = False) -> list[int] | None:
+    """Line of each top-level element of a pretty-printed JSON list, or of each ``"0": {`` member of an object
+    of rows (None when the layout is not recognised)."""
     lines = text.split("\n")
     starts = []
     indent: str | None = None
     for lineno, line in enumerate(lines, start=1):
-        if line.strip() == "{" or line.strip().startswith("{"):
+        if (keyed and _KEYED_START.match(line)) or (
+            not keyed and (line.strip() == "{" or line.strip().startswith("{"))
+        ):
             lead = line[: len(line) - len(line.lstrip())]
             if indent is None and lineno > 1:
                 indent = lead
@@ -447,11 +470,28 @@ def _row_values(
                 problems.append(f"column {col!r}: {text!r} is not a boolean (true/false/1/0)")
                 continue
             values[field] = b
+        elif field == "location":
+            loc = normalize_location(text)
+            values[field] = loc
+            if loc != text:
+                values["location_text"] = text
         else:
             values[field] = text
     used = set(columns.values())
     extra = {k: str(v) for k, v in record.items() if k not in used and _text(v) is not None}
     return {"row": index, "line": line, "extra": extra, "problems": tuple(problems), **values}
+
+
+_RUN_SUFFIX = re.compile(r"/performance(/run_\d+)?/?$")
+
+
+def normalize_location(text: str) -> str:
+    """``./closed/AMD/results/S/b/Offline/performance/run_1`` (the HEAD checker writes the directory of the
+    performance log) -> ``closed/AMD/results/S/b/Offline`` (the result directory)."""
+    loc = text.strip()
+    while loc.startswith("./"):
+        loc = loc[2:]
+    return _RUN_SUFFIX.sub("", loc.rstrip("/"))
 
 
 def _to_float(text: str) -> float | None:

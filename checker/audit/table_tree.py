@@ -15,6 +15,7 @@ from pathlib import Path
 
 from checker.audit.accuracy_text import parse_accuracy_string, values_match
 from checker.audit.rederive import PERF_DETAIL, Rederived, rederive, within_rounding
+from checker.audit.table_checks import row_benchmark
 from checker.audit.table_model import ResultTable, TableRow
 from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.mllog import parse_detail_text
@@ -23,6 +24,7 @@ from checker.tree import discover, walk_submitter
 from rules.models import Round, Scenario
 
 DEFAULT_REL_TOL = 1e-4
+ENDPOINTS_SUMMARY = "performance/result_summary.json"  # an endpoints (not LoadGen) result
 
 
 class RowStatus(str, Enum):
@@ -111,7 +113,7 @@ def compare_with_tree(
         )
 
     for row in table.rows:
-        bench = rnd.benchmark(row.benchmark) if row.benchmark else None
+        bench = row_benchmark(rnd, row, table)
         if row.location is None or bench is None:
             comparisons.append(RowComparison(row, RowStatus.NOT_CHECKED))
             continue
@@ -123,6 +125,34 @@ def compare_with_tree(
             )
             continue
         covered.add(row.location.strip("/").lower())
+        published = (row.location_text or "").strip().lstrip("./").rstrip("/")
+        run_dir = published[len(row.location.strip("/")) :].strip("/") if published else ""
+        endpoints = tree.safe.is_file(f"{rel}/{ENDPOINTS_SUMMARY}")
+        if run_dir and not tree.safe.is_dir(f"{rel}/{run_dir}"):
+            emit(
+                row,
+                "TABLE-LOCATION",
+                "location",
+                f"'{row.location_text}' names {run_dir}/, which is not in the result directory"
+                + (
+                    f" (an endpoints result: its performance result is {ENDPOINTS_SUMMARY})"
+                    if endpoints
+                    else ""
+                ),
+                Severity.ERROR,
+                source="CHK_HEAD:2055-2061 (ENDPOINTS_SCENARIO_DIR); CHK_HEAD results.py Location",
+            )
+        if endpoints and not tree.safe.is_file(f"{rel}/{PERF_DETAIL}"):
+            comparisons.append(RowComparison(row, RowStatus.NOT_CHECKED))
+            emit(
+                row,
+                "TABLE-LOGS-UNREADABLE",
+                "result",
+                f"an endpoints result ({rel}/{ENDPOINTS_SUMMARY}): not re-derived (no endpoints result parser "
+                "in checker/parsers yet)",
+                Severity.INFO,
+            )
+            continue
         metrics = tuple(v.metric for v in parse_accuracy_string(row.accuracy or ""))
         derived = rederive(tree.safe, rel, rnd, bench, metrics)
         if derived.value is None:

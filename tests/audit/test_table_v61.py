@@ -1,0 +1,82 @@
+"""The v6.1 summary.json as published: an object of rows keyed "0", "1", ..., HEAD-checker columns, no IDs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from checker.audit.table_checks import check_table
+from checker.audit.table_model import TableFormat
+from checker.audit.table_parse import load_table
+from rules import load_round
+
+BASE = {
+    "Organization": "NVIDIA", "Availability": "available", "Division": "closed", "SystemType": "datacenter",
+    "SystemName": "NVIDIA Vera Rubin NVL72 (72x VR-288GB)", "Platform": "VR-NVL72", "Model": "qwen3-vl-235b-a22b",
+    "MlperfModel": "VLM", "Scenario": "Interactive", "Result": 1306.6, "Accuracy": "0.781",
+    "number_of_nodes": 18, "accelerator_model_name": "VR", "accelerators_per_node": 4, "total_accelerators": 72,
+    "Location": "./closed/NVIDIA/results/VR-NVL72/qwen3-vl-235b-a22b/Interactive/performance/run_1",
+    "framework": "x", "notes": "", "compliance": "closed", "errors": 0, "version": "v6.1", "inferred": 0,
+    "has_power": False, "Units": "Queries/s", "weight_data_types": "fp4", "design_power_watts": None, "PrivateID": None,
+}  # fmt: skip
+
+
+def _table(tmp_path: Path, *rows: dict[str, object]):
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps({str(i): {**BASE, **r} for i, r in enumerate(rows)}, indent=4))
+    return load_table(path)
+
+
+def _rules(findings, rule):
+    return [f for f in findings if f.rule == rule]
+
+
+def test_keyed_object_reads_natively(tmp_path: Path) -> None:
+    table = _table(tmp_path, {}, {"Scenario": "Offline", "Units": "Samples/s"})
+    assert table.format is TableFormat.CHECKER_JSON
+    assert len(table.rows) == 2 and table.rows[1].line is not None
+    row = table.rows[0]
+    assert row.location == "closed/NVIDIA/results/VR-NVL72/qwen3-vl-235b-a22b/Interactive"
+    assert row.location_text is not None and row.location_text.endswith("performance/run_1")
+    assert "NVIDIA" in row.identity() and "Interactive" in row.identity()
+
+
+def test_interactive_target_and_bare_scores(tmp_path: Path) -> None:
+    rnd = load_round("v6.1")
+    table = _table(
+        tmp_path,
+        {},  # F1 0.781 >= Interactive target 0.779922: accepted (check-submission accepts it)
+        {"Scenario": "Offline", "Units": "Samples/s"},  # 0.781 < 0.782397: below the Offline target
+        {"Model": "wan-2.2-t2v-a14b", "MlperfModel": "text_to_video", "Scenario": "Offline",
+         "Units": "Samples/s", "Accuracy": "0.7024", "Location": "./closed/NVIDIA/results/VR-NVL72/wan-2.2-t2v-a14b/Offline/performance/run_1"},
+    )  # fmt: skip
+    acc = _rules(check_table(table, rnd), "TABLE-ACCURACY")
+    assert [f.scope for f in acc] == ["row 2"], [f.message for f in acc]
+    assert "0.782397" in acc[0].message
+
+
+def test_units_and_duplicates_are_no_false_alarms(tmp_path: Path) -> None:
+    rnd = load_round("v6.1")
+    gpt = {"Model": "gpt-oss-120b", "MlperfModel": "gpt-oss-120b", "Accuracy": "exact_match: 83.4"}
+    table = _table(
+        tmp_path,
+        {**gpt, "Scenario": "Interactive", "Units": "Tokens/s", "Location": "./closed/N/results/S/gpt-oss-120b/Interactive/performance/run_1"},
+        {**gpt, "Scenario": "Offline", "Units": "Tokens/s", "Division": "open", "Location": "./open/N/results/S/gpt-oss-120b/Offline/performance/run_1"},
+        {**gpt, "Scenario": "Offline", "Units": "Tokens/s", "Location": "./closed/N/results/S/gpt-oss-120b/Offline/performance/run_1"},
+    )  # fmt: skip
+    findings = check_table(table, rnd)
+    assert not _rules(findings, "TABLE-UNITS")
+    assert not _rules(findings, "TABLE-DUPLICATE")
+
+
+def test_real_problems_still_found(tmp_path: Path) -> None:
+    rnd = load_round("v6.1")
+    table = _table(
+        tmp_path,
+        {"inferred": 1},  # a datacenter Interactive result is never inferred
+        {"Model": "yolo-95", "MlperfModel": "yolo-95", "SystemType": "edge", "Scenario": "singlestream",
+         "Units": "Latency (ms)", "Accuracy": "mAP: 53.1", "Location": "./closed/H/results/S/yolo-95/singlestream/performance/run_1"},
+    )  # fmt: skip
+    findings = check_table(table, rnd)
+    assert [f.scope for f in _rules(findings, "TABLE-INFERRED")] == ["row 1"]
+    assert any("'singlestream'" in f.message for f in _rules(findings, "TABLE-SCENARIO"))
