@@ -71,15 +71,13 @@ class ResultValue:
 
 
 def result_key(rnd: Round, bench: Benchmark | None, effective: Scenario) -> str | None:
-    """LoadGen key of the result (catalogue D8: per-benchmark override, else the round default)."""
-    if bench is not None and effective in bench.result_field_overrides:
-        return bench.result_field_overrides[effective]
-    return rnd.result_fields.get(effective)
+    """LoadGen key of the result (catalogue D8: per-benchmark override, else the round default): Round.result_key."""
+    return rnd.result_key(bench, effective)
 
 
 def result_units(rnd: Round, bench: Benchmark | None, directory: Scenario) -> str:
-    """Units the official checker writes in the summary CSV for a performance result."""
-    return (bench.units_overrides.get(directory) if bench is not None else None) or rnd.units.get(directory, "")
+    """Units the official checker writes in the summary CSV for a performance result: Round.units_for."""
+    return rnd.units_for(bench, directory) or ""
 
 
 def _inferred(log: DetailValues, directory: Scenario, effective: Scenario) -> tuple[float | None, str, int | None]:
