@@ -6,21 +6,29 @@ for every test, in the test's own working directory (where an ``audit.config`` i
 for a compliance test). This module writes ``sut_result.json`` next to LoadGen's logs.
 
 Exit codes: 0 test ran (validity is judged from the logs), 3 engine unavailable, 4 setup error.
+
+Deadline (``TestSpec.deadline_s``, from the runner): the runner stops this process when it passes
+(SIGINT, then SIGKILL). Shortly before (:func:`deadline_margins`), a watchdog thread here completes
+every outstanding sample as failed and every later one at once, so LoadGen finishes and writes its
+logs; the test is then recorded with status ``deadline``.
 """
 
 from __future__ import annotations
 
 import gc
 import json
+import math
+import os
 import resource
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
 from typing import Any
 
 import mlperf_loadgen as lg
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from checker.findings import Finding, UnusableInput
 from checker.parsers.mllog import parse_detail_file
@@ -49,13 +57,14 @@ EXIT_ENGINE_UNAVAILABLE = 3
 EXIT_SETUP = 4
 EXIT_INTERRUPTED = 130
 AUDIT_CONFIG = "audit.config"
+STARTED_ENV = "INFERENCE_AUDIT_TEST_STARTED"  # time.time() when the runner started this process
 
 
 class GenerationSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    max_new_tokens: int
-    min_new_tokens: int | None = None
+    max_new_tokens: int = Field(ge=1)
+    min_new_tokens: int | None = Field(default=None, ge=0)
     ignore_eos: bool = False
     greedy: bool = True
 
@@ -77,6 +86,60 @@ class TestSpec(BaseModel):
     audit: bool = False  # an audit.config is expected in the working directory
     progress_interval_s: float = 5.0
     engine_start_timeout_s: float = 600.0
+    deadline_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)  # wall clock from the process start
+
+    @model_validator(mode="after")
+    def _sane(self) -> TestSpec:
+        """Values that would hang or crash the test: refused before any process starts."""
+        gen, eng = self.generation, self.engine
+        if gen.min_new_tokens is not None and gen.min_new_tokens > gen.max_new_tokens:
+            raise ValueError(f"min_new_tokens {gen.min_new_tokens} > max_new_tokens {gen.max_new_tokens}")
+        if eng.max_concurrency < 1 or eng.batch_size < 1:
+            raise ValueError("engine max_concurrency and batch_size must be at least 1")
+        for name in ("request_timeout_s", "idle_timeout_s", "connect_timeout_s"):
+            v = getattr(eng, name)
+            if not (math.isfinite(v) and v > 0):
+                raise ValueError(f"engine {name} must be a positive number of seconds, not {v}")
+        if self.dataset_limit is not None and self.dataset_limit < 1:
+            raise ValueError(f"dataset_limit {self.dataset_limit} < 1")
+        return self
+
+
+def deadline_margins(deadline_s: float) -> tuple[float, float]:
+    """(expire_before_s, signal_before_s): how long before its deadline a test completes its outstanding samples
+    as failed (this process), and when the runner sends SIGINT (SIGKILL comes at the deadline itself)."""
+    signal_before = min(15.0, max(1.0, 0.1 * deadline_s))
+    expire_before = min(60.0, max(2.5 * signal_before, 0.25 * deadline_s))
+    return min(expire_before, 0.9 * deadline_s), min(signal_before, 0.5 * deadline_s)
+
+
+class _Watchdog:
+    """Calls ``sut.expire`` at ``at`` (time.monotonic) unless stopped first."""
+
+    def __init__(self, sut: LoadGenSUT, at: float, reason: str) -> None:
+        self._sut, self._at, self._reason = sut, at, reason
+        self._stop = threading.Event()
+        self.fired = False
+        self._thread = threading.Thread(target=self._run, name="test-deadline", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        if self._stop.wait(max(0.0, self._at - time.monotonic())):
+            return
+        self.fired = True
+        try:
+            n = self._sut.expire(self._reason)
+        except Exception as exc:  # the loop is gone or stuck: the runner's SIGKILL ends the test
+            print(f"inference-audit: deadline: could not complete the outstanding samples: {exc}", file=sys.stderr)
+            return
+        print(f"inference-audit: {self._reason}: {n} outstanding sample(s) completed as failed", file=sys.stderr)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
 
 
 def _write(out: Path, payload: dict[str, Any]) -> None:
@@ -114,8 +177,17 @@ def read_back_from_log(actual: TestSettingsModel, detail: Path, missing: tuple[O
     return actual.model_copy(update={"sample_concatenate_permutation": logged})
 
 
-def run_test(spec: TestSpec, workdir: Path) -> int:
-    """Run one LoadGen test with its logs in ``workdir`` (the current directory)."""
+def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int:
+    """Run one LoadGen test with its logs in ``workdir`` (the current directory).
+
+    ``started``: ``time.monotonic()`` at the process start, from which ``spec.deadline_s`` counts.
+    """
+    started = time.monotonic() if started is None else started
+    expire_at = close_by = None
+    if spec.deadline_s is not None:
+        expire_before, signal_before = deadline_margins(spec.deadline_s)
+        expire_at = started + spec.deadline_s - expire_before
+        close_by = started + spec.deadline_s - signal_before
     sys.setswitchinterval(0.0005)  # LoadGen's threads get the GIL back quickly (loadgen-notes §3.3)
     result: dict[str, Any] = {"test": spec.name, "status": "setup"}
     audit_present = (workdir / AUDIT_CONFIG).exists()
@@ -158,11 +230,14 @@ def run_test(spec: TestSpec, workdir: Path) -> int:
         _write(workdir, {**result, "status": "setup_error", "error": str(exc)})
         print(f"inference-audit: error: {exc}", file=sys.stderr)
         return EXIT_SETUP
+    start_timeout = spec.engine_start_timeout_s
+    if expire_at is not None:  # the engine must be up before the deadline's grace begins
+        start_timeout = max(0.1, min(start_timeout, expire_at - time.monotonic()))
     try:
-        loop_thread.run(engine.start(), timeout_s=spec.engine_start_timeout_s)
+        loop_thread.run(engine.start(), timeout_s=start_timeout)
     except (EngineUnavailable, TimeoutError) as exc:
         loop_thread.stop()
-        msg = str(exc) or f"engine did not start within {spec.engine_start_timeout_s:g} s"
+        msg = str(exc) or f"engine did not start within {start_timeout:g} s"
         _write(workdir, {**result, "status": "engine_unavailable", "error": msg})
         print(f"inference-audit: engine unavailable: {msg}", file=sys.stderr)
         return EXIT_ENGINE_UNAVAILABLE
@@ -218,6 +293,10 @@ def run_test(spec: TestSpec, workdir: Path) -> int:
     tighten_timer_slack()
     slack_ns = timer_slack_ns()
     t0 = time.perf_counter()
+    watchdog = None
+    if expire_at is not None and spec.deadline_s is not None:
+        watchdog = _Watchdog(sut, expire_at, f"the {spec.name} test's deadline of {spec.deadline_s:g} s is near")
+        watchdog.start()
     progress.start()
     status = "finished"
     error = None
@@ -226,12 +305,21 @@ def run_test(spec: TestSpec, workdir: Path) -> int:
     except Exception as exc:  # pragma: no cover - LoadGen raises only on misuse
         status, error = "loadgen_error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
     wall_s = time.perf_counter() - t0
+    if watchdog is not None:
+        watchdog.stop()
     progress.stop()
     usage1 = resource.getrusage(resource.RUSAGE_SELF)
+    if sut.expired is not None and status == "finished":
+        status = "deadline"
+        error = (
+            f"{sut.expired}: {sut.expired_samples} sample(s) still outstanding or issued after it were completed as "
+            "failed so that LoadGen could finish"
+        )
+    close_timeout = 30.0 if close_by is None else max(0.5, min(30.0, (close_by - time.monotonic()) / 2))
     try:
-        loop_thread.run(engine.close(), timeout_s=30)
+        loop_thread.run(engine.close(), timeout_s=close_timeout)
     except Exception as exc:  # closing must not lose the result
-        error = (error or "") + f" engine close: {exc}"
+        error = (error or "") + f" engine close: {type(exc).__name__}: {exc}"
     loop_thread.stop()
     sut.destroy()
     lg.DestroyQSL(qsl)
@@ -278,7 +366,18 @@ def _length_stats(values: list[int]) -> dict[str, Any]:
     return {"count": len(values), "min": min(values), "max": max(values), "mean": sum(values) / len(values)}
 
 
+def _process_started() -> float:
+    """time.monotonic() of the moment the runner started this process (its deadline counts from there)."""
+    now = time.monotonic()
+    try:
+        since = time.time() - float(os.environ.get(STARTED_ENV, ""))
+    except ValueError:
+        return now
+    return now - since if 0 <= since < 3600 else now
+
+
 def main(argv: list[str] | None = None) -> int:
+    started = _process_started()
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         print("usage: python -m loadgen_sut.lgtest SPEC.json", file=sys.stderr)
@@ -290,10 +389,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"inference-audit: error: {spec_path}: {exc}", file=sys.stderr)
         return 2
     try:
-        return run_test(spec, Path.cwd())
+        return run_test(spec, Path.cwd(), started)
     except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the parent writes the run record
         print(f"inference-audit: {spec.name} interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # LoadGen's own threads may still run (SIGINT can end StartTest early): the interpreter's normal
+        # shutdown would tear the objects they use down under them (measured: SIGSEGV). Leave at once.
+        os._exit(EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from checker.engine import check_tree
@@ -21,6 +23,69 @@ from rules import load_round
 from rules.registry import latest_round
 
 ENGINE_KINDS = {"openai": "openai", "transformers": "transformers", "simulated": "simulated"}
+
+
+def _int_at_least(low: int) -> Callable[[str], int]:
+    """argparse type: a decimal integer >= low (a bad value exits 2 before anything starts)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is less than {low}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0."""
+    return _positive_float(text)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive finite number")
+    return value
+
+
+def positive_number(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    return _positive_float(text)
+
+
+_positive_int = _int_at_least(1)
+_non_negative_int = _int_at_least(0)
+
+
+def _non_negative_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number >= 0")
+    return value
+
+
+def validate_arguments(args: argparse.Namespace) -> None:
+    """Checks between arguments, after parsing: ``UnusableInput`` (exit 2) before anything starts."""
+    max_new = args.max_new_tokens
+    where = "--max-new-tokens"
+    if max_new is None:
+        rnd = load_round(args.round or latest_round())
+        bench = rnd.benchmark(args.benchmark)
+        max_new = bench.max_new_tokens if bench is not None else None
+        where = f"{args.benchmark}'s max new tokens"
+    if max_new is not None and args.min_new_tokens is not None and args.min_new_tokens > max_new:
+        raise UnusableInput(f"--min-new-tokens {args.min_new_tokens} is more than {where} ({max_new})")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,11 +111,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "compliant settings only); submission-trial (same flow, trial settings allowed, never submittable); find-peak",
     )
     g.add_argument("--dataset", default="builtin", help="builtin, a .jsonl file, the official pickle/json (default builtin)")
-    g.add_argument("--dataset-limit", type=int, default=None, help="use only the first N samples")
+    g.add_argument("--dataset-limit", type=_positive_int, default=None, help="use only the first N samples")
     g.add_argument("--user-conf", type=Path, default=None, help="a LoadGen user.conf (target_qps, trial overrides)")
-    g.add_argument("--target-qps", type=float, default=None, help="shorthand for '*.<Scenario>.target_qps = X' in user.conf")
+    g.add_argument("--target-qps", type=positive_number, default=None, help="shorthand for '*.<Scenario>.target_qps = X' in user.conf")
     g.add_argument("--out", type=Path, required=True, help="work directory: runs/<run_id>/ and the submission tree go here")
-    g.add_argument("--progress-interval", type=float, default=5.0, help="seconds between progress lines (0: off)")
+    g.add_argument("--progress-interval", type=_non_negative_seconds, default=5.0, help="seconds between progress lines (0: off)")
 
     e = parser.add_argument_group("engine")
     e.add_argument("--model", default=None, help="served model name (openai), model directory (transformers)")
@@ -58,15 +123,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     e.add_argument("--tokenizer", type=Path, default=None, help="local tokenizer directory of the served model")
     e.add_argument("--engine-flavor", default="auto", choices=["auto", *FLAVORS], help="request extensions to use")
     e.add_argument("--api", default="completions", choices=["completions", "chat"])
-    e.add_argument("--max-concurrency", type=int, default=1024, help="in-flight requests over all endpoints")
-    e.add_argument("--request-timeout", type=float, default=600.0, help="seconds per request")
-    e.add_argument("--idle-timeout", type=float, default=60.0, help="seconds without stream data before a request fails")
+    e.add_argument("--max-concurrency", type=_positive_int, default=1024, help="in-flight requests over all endpoints")
+    e.add_argument("--request-timeout", type=positive_seconds, default=600.0, help="seconds per request")
+    e.add_argument("--idle-timeout", type=positive_seconds, default=60.0, help="seconds without stream data before a request fails")
     e.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
     e.add_argument("--device", default="cpu", help="transformers: cpu, cuda, cuda:0 ...")
     e.add_argument("--dtype", default="auto", help="transformers: auto, bfloat16, float16, float32")
-    e.add_argument("--batch-size", type=int, default=8, help="transformers: max batch")
-    e.add_argument("--max-new-tokens", type=int, default=None, help="default: the benchmark's (128 for llama3.1-8b)")
-    e.add_argument("--min-new-tokens", type=int, default=2, help="ask engines for at least N tokens (LoadGen TPOT needs 2)")
+    e.add_argument("--batch-size", type=_positive_int, default=8, help="transformers: max batch")
+    e.add_argument("--max-new-tokens", type=_positive_int, default=None, help="default: the benchmark's (128 for llama3.1-8b)")
+    e.add_argument("--min-new-tokens", type=_non_negative_int, default=2, help="ask engines for at least N tokens (LoadGen TPOT needs 2)")
     e.add_argument("--ignore-eos", action="store_true", help="generate max-new-tokens regardless of EOS")
 
     s = parser.add_argument_group("simulated engine (results are labelled SIMULATED)")
@@ -74,7 +139,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     s.add_argument("--sim-tpot-ms", default="10", help="time per output token distribution (same forms)")
     s.add_argument("--sim-output-tokens", default="reference", help="output length: 'reference' or a distribution")
     s.add_argument("--sim-seed", type=int, default=0)
-    s.add_argument("--sim-max-concurrency", type=int, default=None, help="emulate N slots (queueing shows in TTFT)")
+    s.add_argument("--sim-max-concurrency", type=_positive_int, default=None, help="emulate N slots (queueing shows in TTFT)")
 
     add_code_execution_arguments(parser)
 
@@ -135,6 +200,7 @@ def _command_line() -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
+    validate_arguments(args)
     mode = RunMode(args.mode)
     round_name = args.round or latest_round()
     extra: list[str] = []

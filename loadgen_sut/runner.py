@@ -5,16 +5,24 @@ then starts one child process per LoadGen test (``python -m loadgen_sut.lgtest``
 own clean directory, reads LoadGen's logs back with the checker's parsers, scores accuracy and
 TEST06 with the harness-data functions, and writes the run record. Nothing under ``--out`` is
 ever overwritten: every run gets a new ``runs/<run_id>/`` directory.
+
+Every LoadGen test has a wall-clock deadline (:func:`loadgen_test_deadline_s`, or ``RunRequest.deadline_s``):
+when it passes, the child is stopped (SIGINT, then SIGKILL), the test is recorded as ``deadline``,
+no further test starts and the run is INCOMPLETE. Shortly before it, the child completes its
+outstanding samples as failed so that LoadGen can finish and write its logs.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
 import secrets
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -31,7 +39,15 @@ from loadgen_sut.datasets import Dataset, load_dataset
 from loadgen_sut.engines.base import EngineInfo
 from loadgen_sut.engines.factory import EngineSpec, build_tokenizer
 from loadgen_sut.engines.tokenizers import Tokenizer
-from loadgen_sut.lgtest import AUDIT_CONFIG, EXIT_ENGINE_UNAVAILABLE, RESULT_FILE, GenerationSpec, TestSpec
+from loadgen_sut.lgtest import (
+    AUDIT_CONFIG,
+    EXIT_ENGINE_UNAVAILABLE,
+    RESULT_FILE,
+    STARTED_ENV,
+    GenerationSpec,
+    TestSpec,
+    deadline_margins,
+)
 from loadgen_sut.mlperf_conf import MLPERF_CONF_FILE, compiled_mlperf_conf
 from loadgen_sut.record import (
     RECORD_FILE,
@@ -84,6 +100,7 @@ class RunRequest:
     progress_interval_s: float = 5.0
     command: tuple[str, ...] = ()
     code_execution: CodeExecution | None = None  # deepseek-r1: the opt-in to run generated programs
+    deadline_s: float | None = None  # each LoadGen test's wall-clock deadline; None: loadgen_test_deadline_s()
 
 
 @dataclass
@@ -243,19 +260,93 @@ def _print_findings(findings: Sequence[Finding], say: Printer) -> None:
         say(f"  {f.severity.value.upper():7} {f.rule}: {where}{f.message}")
 
 
+PROBE_TIMEOUT_S = 300.0
+ENGINE_START_TIMEOUT_S = 600.0  # TestSpec's default: the child waits this long for the engine
+DEADLINE_FACTOR = 3.0  # the expected duration of a test, times this ...
+DEADLINE_MARGIN_S = 120.0  # ... plus the engine start, one request timeout and this
+FIND_PEAK_RUNS = 10  # find-peak runs LoadGen's test several times (a binary search)
+
+
 def _probe(settings: TestSettingsModel, conf_path: Path, workdir: Path) -> subprocess.CompletedProcess[str]:
     """FromConfig in a fresh process: what the installed LoadGen will apply."""
     path = workdir / "settings.probe.json"
     path.write_text(settings.model_dump_json(), encoding="utf-8")
     cmd = [sys.executable, "-m", "loadgen_sut.probe", str(path), str(conf_path)]
-    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=300, check=False)
-
-
-def _run_child(spec_path: Path, cwd: Path) -> int:
-    """One LoadGen test in a fresh process (its output goes straight to the terminal)."""
-    proc = subprocess.Popen([sys.executable, "-m", "loadgen_sut.lgtest", str(spec_path)], cwd=cwd)
     try:
-        return proc.wait()
+        return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise UnusableInput(
+            f"LoadGen did not read the settings within {PROBE_TIMEOUT_S:g} s", path=str(conf_path)
+        ) from exc
+
+
+def expected_duration_s(settings: TestSettingsModel, n_samples: int) -> float:
+    """How long LoadGen's test should run with these (read-back) settings, the SUT keeping up.
+
+    Accuracy: every sample once at the scenario's rate. Performance: the longer of the minimum duration and
+    the minimum query count at the target rate (Offline: LoadGen's query is sized from min_duration x expected
+    QPS x 1.1). An unknown or unusable rate counts as 1 query per second.
+    """
+    scn = settings.loadgen_scenario
+
+    def rate(value: float | None) -> float:
+        return value if value is not None and math.isfinite(value) and value > 0 else 1.0
+
+    if scn is Scenario.SERVER:
+        qps = rate(settings.server_target_qps)
+    elif scn is Scenario.OFFLINE:
+        qps = rate(settings.offline_expected_qps)
+    else:
+        lat = settings.single_stream_expected_latency_ns
+        qps = 1e9 / lat if lat else 1.0
+    if settings.mode is TestMode.ACCURACY_ONLY:
+        return (settings.accuracy_sample_count or n_samples) / qps
+    min_s = settings.min_duration_ms / 1000.0
+    queries = settings.min_query_count
+    if scn is Scenario.OFFLINE:
+        queries = max(queries, math.ceil(min_s * qps * 1.1))
+        min_s *= 1.1
+    expected = max(min_s, queries / qps)
+    if settings.max_duration_ms:
+        expected = min(expected, settings.max_duration_ms / 1000.0)
+    if settings.mode is TestMode.FIND_PEAK_PERFORMANCE:
+        expected *= FIND_PEAK_RUNS
+    return expected
+
+
+def loadgen_test_deadline_s(settings: TestSettingsModel, n_samples: int, engine: EngineSpec) -> float:
+    """A LoadGen test's wall-clock deadline: engine start + expected duration x factor + a request timeout + margin."""
+    return (
+        ENGINE_START_TIMEOUT_S
+        + expected_duration_s(settings, n_samples) * DEADLINE_FACTOR
+        + engine.request_timeout_s
+        + DEADLINE_MARGIN_S
+    )
+
+
+def _run_child(spec_path: Path, cwd: Path, deadline_s: float | None = None) -> tuple[int, str | None]:
+    """One LoadGen test in a fresh process (its output goes straight to the terminal).
+
+    Returns (exit code, how it was stopped at its deadline: None when it ended by itself). At ``deadline_s``
+    minus a grace (:func:`~loadgen_sut.lgtest.deadline_margins`) the child gets SIGINT, at ``deadline_s`` SIGKILL.
+    """
+    env = {**os.environ, STARTED_ENV: repr(time.time())}
+    proc = subprocess.Popen([sys.executable, "-m", "loadgen_sut.lgtest", str(spec_path)], cwd=cwd, env=env)
+    t0 = time.monotonic()
+    try:
+        if deadline_s is None:
+            return proc.wait(), None
+        _, signal_before = deadline_margins(deadline_s)
+        try:
+            return proc.wait(max(0.0, t0 + deadline_s - signal_before - time.monotonic())), None
+        except subprocess.TimeoutExpired:
+            pass
+        proc.send_signal(signal.SIGINT)
+        try:
+            return proc.wait(max(0.1, t0 + deadline_s - time.monotonic())), "stopped with SIGINT"
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.wait(), "killed (SIGKILL) after SIGINT did not stop it"
     except KeyboardInterrupt:
         proc.send_signal(signal.SIGINT)
         try:
@@ -480,6 +571,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     engine_info = None
     probed = False
     interrupted = False
+    read_back: TestSettingsModel | None = None  # what LoadGen applies (the probe's answer)
     try:
         for name, lg_mode, audit in _tests_for(request.mode):
             test_dir = run_dir / name
@@ -505,6 +597,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
                 if pr.returncode != 0:
                     raise UnusableInput(f"LoadGen could not read the settings: {pr.stderr.strip()[-500:]}", path=str(conf_path))
                 actual = TestSettingsModel.model_validate_json(pr.stdout.strip().splitlines()[-1])
+                read_back = actual
                 overridden = frozenset(o.setting for o in planned.overrides)
                 mismatches = compare_with_loadgen(planned.official, actual, rnd.name, skip=overridden)
                 if mismatches:
@@ -516,17 +609,30 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
                         raise UnusableInput("refusing to run: the installed LoadGen does not apply this round's settings")
             if audit:
                 (test_dir / AUDIT_CONFIG).write_text(test06_audit_config(rnd, bench), encoding="utf-8")
-            say(f"-- {name} ({lg_mode.value}) --")
-            rc = _run_child(spec_path, test_dir)
+            deadline = request.deadline_s or loadgen_test_deadline_s(
+                (read_back or settings).model_copy(update={"mode": lg_mode}), len(dataset.samples), request.engine
+            )
+            spec = spec.model_copy(update={"deadline_s": deadline})
+            spec_path.write_text(spec.model_dump_json(indent=2) + "\n", encoding="utf-8")
+            say(f"-- {name} ({lg_mode.value}), deadline {deadline:.0f} s --")
+            rc, stopped = _run_child(spec_path, test_dir, deadline)
             detail = test_dir / "mlperf_log_detail.txt"
             lgr = loadgen_result(parse_detail_file(detail), rnd, bench, scenario) if detail.is_file() else None
             trec, data = _test_record(name, test_dir, run_dir, rc, lgr)
+            if stopped is not None:
+                trec = trec.model_copy(
+                    update={
+                        "status": "deadline",
+                        "error": f"the test ran past its deadline of {deadline:.0f} s: {stopped} (exit code {rc})"
+                        + (f"; before that: {trec.error}" if trec.error and trec.status == "deadline" else ""),
+                    }
+                )
             if data.get("engine") and engine_info is None:
                 engine_info = data["engine"]
             tests.append(trec)
             _summarize_test(trec, say)
             reasons += _judge_test(trec)
-            if rc == EXIT_ENGINE_UNAVAILABLE or trec.status in ("engine_unavailable", "setup_error"):
+            if rc == EXIT_ENGINE_UNAVAILABLE or trec.status in ("engine_unavailable", "setup_error", "deadline"):
                 break
             if name == "accuracy" and trec.status == "finished":
                 accuracy = _score(test_dir, dataset, bench, tokenizer, request.code_execution, say, reasons)

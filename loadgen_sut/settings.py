@@ -21,7 +21,9 @@ import importlib.metadata
 import math
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 from enum import Enum
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -112,25 +114,36 @@ class UserConf(_Frozen):
         )
 
 
-_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$|^0[xX][0-9a-fA-F]+$")
+# LoadGen's tokenizer: ``std::getline`` (lines end at "\n" only) and ``operator>>`` (C-locale isspace).
+_C_SPACE = re.compile(r"[ \t\n\v\f\r]+")
+
+
+def _tokens(line: str) -> list[str]:
+    return [t for t in _C_SPACE.split(line) if t]
 
 
 def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
-    """Parse user.conf text with LoadGen's tokenizer rules (``test_settings_internal.cc``).
+    """Parse user.conf text with LoadGen's tokenizer rules (``test_settings_internal.cc``, measured on 6.0.17).
 
-    LoadGen splits each line on whitespace: a ``#`` *token* ends the line; the first token is the
-    key, the second must be ``=``, the third a number. ``k=v`` without spaces is one token and is
-    silently ignored by LoadGen; ``#comment`` (no space) is taken as a key and is an error. Both are
-    reported here so the user does not believe a setting applied when it did not.
+    LoadGen splits each line on (ASCII) whitespace: the first token is the key, the second must be
+    ``=``, every further token is a value (the last one wins) that must read completely as an integer
+    (``strtoul(s, &end, 0)``) or a double (``strtod``). A ``#`` token ends the line before the value
+    only: ``key = 5 # note`` is an error (``#`` is read as a value) and LoadGen then rejects the whole
+    file. ``k=v`` without spaces is one token and is silently ignored, so are ``key`` and ``key =``;
+    ``#comment`` (no space) followed by more words is an error. Every such line is reported here so the
+    user does not believe a setting applied when it did not. What a value *means* depends on the key
+    (:func:`loadgen_value`); that is judged when the settings are planned.
     """
     entries: list[ConfEntry] = []
     problems: list[Finding] = []
-    for line_nr, line in enumerate(text.splitlines(), start=1):
-        tokens = line.split()
+    for line_nr, line in enumerate(text.split("\n"), start=1):
+        tokens = _tokens(line)
         if not tokens or tokens[0] == "#":
             continue
         where = {"path": path, "line": line_nr}
-        if "=" in tokens[0] and tokens[0] != "=":
+        if len(tokens) > 1 and tokens[1] == "#":
+            continue  # 'key # ...': LoadGen stops at the '#' before any '='
+        if "=" in tokens[0] and tokens[0] != "=" and len(tokens) == 1:
             problems.append(
                 Finding(
                     rule="RUN-CONF-SYNTAX",
@@ -141,28 +154,58 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
                 )
             )
             continue
-        if len(tokens) < 3 or tokens[1] != "=":
+        if len(tokens) >= 2 and tokens[1] != "=":
             problems.append(
                 Finding(
                     rule="RUN-CONF-SYNTAX",
                     severity=Severity.ERROR,
-                    message=f"expected 'key = value', got {line.strip()!r} (LoadGen logs error_invalid_config)",
+                    message=f"expected 'key = value', got {line.strip()!r} (LoadGen logs error_invalid_config "
+                    "and rejects the whole file)",
                     fix="comments need '# ' with a space; settings need 'model.Scenario.key = value'",
                     **where,
                 )
             )
             continue
-        key, value = tokens[0], tokens[2]
-        if not _NUMBER.match(value):
+        if len(tokens) < 3:
             problems.append(
                 Finding(
                     rule="RUN-CONF-SYNTAX",
                     severity=Severity.ERROR,
-                    message=f"{key}: value {value!r} is not an integer or a number (LoadGen rejects it)",
+                    message=f"{line.strip()!r}: no value; LoadGen silently ignores this line",
+                    fix="comments need '# ' with a space; settings need 'model.Scenario.key = value'",
                     **where,
                 )
             )
             continue
+        key, values = tokens[0], tokens[2:]
+        bad = [v for v in values if not loadgen_accepts_number(v)]
+        if bad:
+            what = (
+                "a '#' after the value is read as one more value, not as a comment"
+                if "#" in bad
+                else f"value {bad[0]!r} is not an integer or a number"
+            )
+            problems.append(
+                Finding(
+                    rule="RUN-CONF-SYNTAX",
+                    severity=Severity.ERROR,
+                    message=f"{key}: {what} (LoadGen logs error_invalid_config and rejects the whole file)",
+                    fix="one number per line; comments on lines of their own",
+                    **where,
+                )
+            )
+            continue
+        value = values[-1]
+        if len(values) > 1:
+            problems.append(
+                Finding(
+                    rule="RUN-CONF-NUMBER",
+                    severity=Severity.ERROR,
+                    message=f"{key}: {len(values)} values {' '.join(values)!r}: LoadGen keeps only the last, {value}",
+                    fix="one value per line",
+                    **where,
+                )
+            )
         parts = key.rsplit(".", 2)
         if len(parts) != 3 or not all(parts):
             problems.append(
@@ -196,6 +239,186 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
             )
         entries.append(ConfEntry(model=model, scenario=scenario, key=name, value=value, line=line_nr))
     return UserConf(path=path, entries=tuple(entries), problems=tuple(problems))
+
+
+# --------------------------------------------------------------------------------------------
+# numbers as LoadGen reads them
+#
+# Measured on mlcommons-loadgen 6.0.17 (FromConfig on a user.conf, TestSettings read back) and read in
+# loadgen/test_settings_internal.cc: a value token is accepted when strtoul(s, &end, 0) or strtod(s, &end)
+# consumes all of it; an integer key is then applied as strtoull(s, NULL, 0) * multiplier (uint64_t,
+# wrapping), a double key as strtod(s, NULL) * multiplier. So an integer key reads only the leading
+# integer of its text in C's base-0 syntax: '6e5' -> 6, '1e30' -> 1, '1.5' -> 1, '010' -> 8 (octal),
+# '08' -> 0, 'inf'/'nan' -> 0, '-5' -> 2^64-5, '18446744073709551616' -> 2^64-1.
+
+_U64 = 1 << 64
+_I64_MAX = (1 << 63) - 1
+_STRTOUL_FULL = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)\Z")
+_DEC_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+_HEX_FLOAT = re.compile(r"[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?\d+)?\Z")
+_SPECIAL_FLOAT = re.compile(r"[+-]?(inf|infinity|nan(\([0-9A-Za-z_]*\))?)\Z", re.IGNORECASE)
+
+
+def loadgen_accepts_number(text: str) -> bool:
+    """Whether LoadGen's conf parser accepts this value token (a whole strtoul or strtod number)."""
+    return bool(
+        _STRTOUL_FULL.match(text) or _DEC_FLOAT.match(text) or _HEX_FLOAT.match(text) or _SPECIAL_FLOAT.match(text)
+    )
+
+
+def c_strtoull(text: str) -> tuple[int, bool]:
+    """C ``strtoull(text, NULL, 0)``: (value, out of range). Reads the longest integer prefix, base 0."""
+    i, neg = 0, False
+    if text[:1] in ("+", "-"):
+        neg, i = text[0] == "-", 1
+    rest = text[i:]
+    if re.match(r"0[xX][0-9a-fA-F]", rest):
+        digits, base = re.match(r"[0-9a-fA-F]*", rest[2:]).group(), 16  # type: ignore[union-attr]
+    elif rest.startswith("0"):
+        digits, base = re.match(r"[0-7]*", rest).group(), 8  # type: ignore[union-attr]
+    else:
+        digits, base = re.match(r"[0-9]*", rest).group(), 10  # type: ignore[union-attr]
+    if not digits:
+        return 0, False
+    magnitude = int(digits, base)
+    if magnitude >= _U64:
+        return _U64 - 1, True  # ERANGE: ULLONG_MAX, the sign is not applied
+    return ((-magnitude) % _U64 if neg else magnitude), False
+
+
+def c_strtod(text: str) -> float:
+    """C ``strtod(text, NULL)`` for a token LoadGen accepted (decimal, hex float, inf, nan; C locale)."""
+    if _SPECIAL_FLOAT.match(text):
+        body = text.lstrip("+-").lower()
+        sign = -1.0 if text.startswith("-") else 1.0
+        return math.copysign(math.nan, sign) if body.startswith("nan") else sign * math.inf
+    if _HEX_FLOAT.match(text):
+        try:
+            return float.fromhex(text)
+        except OverflowError:
+            return -math.inf if text.startswith("-") else math.inf
+    return float(text)  # decimal: both are correctly rounded; overflow -> inf like HUGE_VAL
+
+
+def _apparent(text: str) -> Fraction | None:
+    """The exact number the text seems to write (decimal as written, hex as hex); None for inf/nan."""
+    if _SPECIAL_FLOAT.match(text):
+        return None
+    if _HEX_FLOAT.match(text):
+        if re.fullmatch(r"[+-]?0[xX][0-9a-fA-F]+", text):
+            return Fraction(int(text, 16))
+        try:
+            return Fraction(float.fromhex(text))
+        except OverflowError:
+            return None
+    return Fraction(Decimal(text))
+
+
+class KeyType(_Frozen):
+    """How LoadGen reads one key: integer (strtoull) or double (strtod), times a multiplier."""
+
+    kind: str  # "integer" | "double"
+    multiplier: int | float = 1
+    flag: str | None = None  # integer flags: "eq1" (true only for 1) or "ne0" (true unless 0)
+    from_user_conf: bool = True  # False: read from the compiled mlperf.conf only (seeds, test05, ...)
+
+
+_INT = KeyType(kind="integer")
+_EQ1 = KeyType(kind="integer", flag="eq1")
+_NE0 = KeyType(kind="integer", flag="ne0")
+_MS_TO_NS_INT = KeyType(kind="integer", multiplier=_NS_PER_MS)
+_MS_TO_NS_DOUBLE = KeyType(kind="double", multiplier=1000.0 * 1000.0)
+_DOUBLE = KeyType(kind="double")
+_PERCENT = KeyType(kind="double", multiplier=0.01)
+_CONF_ONLY_INT = KeyType(kind="integer", from_user_conf=False)
+
+_KEY_TYPES: dict[str, KeyType] = {
+    "mode": _INT,
+    "use_token_latencies": _EQ1,
+    "infer_token_latencies": _EQ1,
+    "sample_concatenate_permutation": _EQ1,
+    "performance_issue_unique": _NE0,
+    "performance_issue_same": _NE0,
+    "coalesce_queries": _NE0,
+    "print_timestamps": _NE0,
+    "ttft_latency": _MS_TO_NS_INT,
+    "tpot_latency": _MS_TO_NS_INT,
+    "target_latency_percentile": _PERCENT,
+    "target_qps": _DOUBLE,
+    "test05": KeyType(kind="integer", flag="eq1", from_user_conf=False),
+    "accuracy_log_probability": KeyType(kind="double", multiplier=0.01, from_user_conf=False),
+    **{k: _CONF_ONLY_INT for k in ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed")},
+    **{k: _CONF_ONLY_INT for k in ("test05_qsl_rng_seed", "test05_sample_index_rng_seed", "test05_schedule_rng_seed")},
+}
+_DURATION_KEYS = frozenset({"min_duration", "max_duration"})  # ms; LoadGen turns them into int64 ns
+
+
+def key_type(key: str, lg_scenario: Scenario) -> KeyType:
+    """How LoadGen reads ``key`` for a test of this (LoadGen) scenario: Server's target_latency is an integer
+    (ms -> ns), SingleStream's and MultiStream's a double; every other unlisted key an integer."""
+    if key == "target_latency":
+        return _MS_TO_NS_INT if lg_scenario is Scenario.SERVER else _MS_TO_NS_DOUBLE
+    return _KEY_TYPES.get(key, _INT)
+
+
+class ConfNumber(_Frozen):
+    """One user.conf value as LoadGen applies it, and whether the text means that."""
+
+    key: str
+    text: str
+    kind: str
+    value: int | float  # what LoadGen stores (multiplier applied; integers wrapped to uint64)
+    read: int | float  # the number LoadGen read before the multiplier (strtoull / strtod)
+    misread: str | None = None  # the text does not mean what LoadGen applies
+    refused: str | None = None  # LoadGen would crash on or mis-apply it: never started with it
+
+    @property
+    def flag_on(self) -> bool:
+        return self.read == 1 if key_type(self.key, Scenario.OFFLINE).flag == "eq1" else self.read != 0
+
+
+def loadgen_value(key: str, text: str, lg_scenario: Scenario) -> ConfNumber:
+    """What LoadGen applies for ``key = text`` in a test of ``lg_scenario`` (the text must be an accepted token)."""
+    kt = key_type(key, lg_scenario)
+    apparent = _apparent(text)
+    misread = refused = None
+    if kt.kind == "integer":
+        read, overflow = c_strtoull(text)
+        mult = int(kt.multiplier)
+        value = (read * mult) % _U64
+        if apparent is None:
+            refused = f"{text!r} is not a number; LoadGen's integer parser reads it as {read}"
+        elif apparent < 0:
+            refused = f"negative: LoadGen reads {text!r} as the unsigned integer {read} (2^64 - {_U64 - read})"
+        elif overflow:
+            refused = f"{text!r} does not fit 64 bits: LoadGen reads it as 2^64 - 1 = {read}"
+        elif read * mult > _I64_MAX or (key in _DURATION_KEYS and read * _NS_PER_MS > _I64_MAX):
+            what = f"{read} x {mult}" if mult != 1 else str(read)
+            refused = f"{what} overflows LoadGen's 64-bit arithmetic" + (
+                f" (it would store {value})" if read * mult >= _U64 else ""
+            )
+        elif apparent != read:
+            misread = f"LoadGen reads only the leading integer of {text!r} (C base-0 syntax): {read}, not {_num_text(apparent)}"
+        elif kt.flag == "eq1" and read not in (0, 1):
+            misread = f"{read} is neither 0 nor 1: LoadGen turns the setting on only for exactly 1, so this is off"
+        elif key == "mode" and read not in (0, 1, 2, 3):
+            misread = f"mode {read} is not 0-3: LoadGen logs error_invalid_config and keeps the mode"
+        return ConfNumber(key=key, text=text, kind=kt.kind, value=value, read=read, misread=misread, refused=refused)
+    dread = c_strtod(text)
+    dvalue = dread * float(kt.multiplier)
+    if not math.isfinite(dvalue):
+        refused = f"{text!r} is {'not a number' if math.isnan(dread) else 'infinite'} as LoadGen reads it ({dvalue})"
+    elif key == "target_qps" and dvalue <= 0:
+        refused = f"target_qps {dvalue:g} is not positive: LoadGen's Server schedule never ends (measured: it hangs)"
+    elif key == "target_latency" and dvalue <= 0:
+        refused = f"target_latency {text} ms is not positive"
+    elif key == "target_latency_percentile" and not 0 < dvalue <= 1:
+        refused = f"target_latency_percentile {text} is outside (0, 100]"
+    return ConfNumber(key=key, text=text, kind=kt.kind, value=dvalue, read=dread, misread=misread, refused=refused)
+
+
+def _num_text(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{float(x):g}"
 
 
 def load_user_conf(path: Path | None) -> UserConf:
@@ -385,21 +608,13 @@ def official_settings(rnd: Round, benchmark: Benchmark, scenario: Scenario) -> T
     )
 
 
-def _num(value: str) -> float:
-    return float(int(value, 0)) if value.lower().startswith("0x") else float(value)
-
-
-def _as_int(value: str) -> int:
-    v = _num(value)
-    return int(v) if math.isfinite(v) else 0
-
-
 def _judge(
     entry: ConfEntry, official: TestSettingsModel, benchmark: Benchmark
 ) -> tuple[dict[str, Any], Override | None]:
-    """The field update an entry makes, and the override record judging it."""
-    key, value = entry.key, entry.value
+    """The field update an entry makes (the value LoadGen applies, :func:`loadgen_value`), and its judgement."""
+    key = entry.key
     lg_scn = official.loadgen_scenario
+    num = loadgen_value(key, entry.value, lg_scn)
 
     def ov(setting: str, off: object, eff: object, ok: bool, why: str) -> Override:
         return Override(
@@ -411,8 +626,11 @@ def _judge(
             reason=why,
         )
 
+    if num.refused:  # never run (plan_settings refuses); judged non-compliant for the record
+        return {}, ov(key, None, entry.value, False, num.refused)
+    ival = int(num.value) if num.kind == "integer" else 0
     if key == "target_qps":
-        qps = _num(value)
+        qps = float(num.value)
         if lg_scn is Scenario.SERVER:
             return {"server_target_qps": qps}, ov(
                 "server_target_qps", None, qps, True, "the offered load is the submitter's choice"
@@ -423,61 +641,56 @@ def _judge(
             )
         return {}, None
     if key == "target_latency" and lg_scn is Scenario.SINGLE_STREAM:
-        ns = _as_int(value) * _NS_PER_MS
+        ns = int(num.value)
         return {"single_stream_expected_latency_ns": ns}, ov(
             "single_stream_expected_latency_ns", None, ns, True, "expected latency only sizes the schedule"
         )
     if key == "target_latency" and lg_scn is Scenario.SERVER:
-        ns = _as_int(value) * _NS_PER_MS
         off = official.server_target_latency_ns
-        ok = off is not None and ns <= off
-        return {"server_target_latency_ns": ns}, ov(
-            "server_target_latency_ns", off, ns, ok, "the latency gate is fixed by the rules"
+        ok = off is not None and ival <= off
+        return {"server_target_latency_ns": ival}, ov(
+            "server_target_latency_ns", off, ival, ok, "the latency gate is fixed by the rules"
         )
     if key == "min_duration":
-        ms = _as_int(value)
-        ok = ms >= official.min_duration_ms
-        return {"min_duration_ms": ms}, ov(
+        ok = ival >= official.min_duration_ms
+        return {"min_duration_ms": ival}, ov(
             "min_duration_ms",
             official.min_duration_ms,
-            ms,
+            ival,
             ok,
             "runs must last at least the round's minimum duration",
         )
     if key == "max_duration":
-        ms = _as_int(value)
-        return {"max_duration_ms": ms}, ov(
-            "max_duration_ms", 0, ms, ms == 0, "a maximum duration can end a run early"
+        return {"max_duration_ms": ival}, ov(
+            "max_duration_ms", 0, ival, ival == 0, "a maximum duration can end a run early"
         )
     if key == "min_query_count":
-        n = _as_int(value)
-        ok = n >= official.min_query_count
-        return {"min_query_count": n}, ov(
-            "min_query_count", official.min_query_count, n, ok, "fewer queries than the rules require"
+        ok = ival >= official.min_query_count
+        return {"min_query_count": ival}, ov(
+            "min_query_count", official.min_query_count, ival, ok, "fewer queries than the rules require"
         )
     if key == "max_query_count":
-        n = _as_int(value)
-        return {"max_query_count": n}, ov(
-            "max_query_count", 0, n, n == 0, "a maximum query count can end a run early"
+        return {"max_query_count": ival}, ov(
+            "max_query_count", 0, ival, ival == 0, "a maximum query count can end a run early"
         )
     if key == "performance_sample_count_override":
-        n = _as_int(value)
         off_psc = official.performance_sample_count
-        ok = off_psc is None or n >= off_psc
-        return {"performance_sample_count": n}, ov(
+        psc = ival or None  # 0: LoadGen uses the QSL's own performance sample count
+        ok = psc is None or off_psc is None or psc >= off_psc
+        return {"performance_sample_count": psc}, ov(
             "performance_sample_count",
             off_psc,
-            n,
+            psc,
             ok,
             "the loaded sample set may not be smaller than the round's",
         )
     if key == "accuracy_sample_count_override":
-        n = _as_int(value)
-        return {"accuracy_sample_count": n}, ov(
-            "accuracy_sample_count", None, n, False, "the accuracy run must cover the whole dataset"
+        acc = ival or None  # 0: the whole data set
+        return {"accuracy_sample_count": acc}, ov(
+            "accuracy_sample_count", None, acc, acc is None, "the accuracy run must cover the whole dataset"
         )
     if key == "sample_concatenate_permutation":
-        on = _as_int(value) != 0
+        on = num.flag_on
         ok = on or not benchmark.equal_issue_required
         return {"sample_concatenate_permutation": on}, ov(
             "sample_concatenate_permutation",
@@ -487,7 +700,7 @@ def _judge(
             "equal-issue mode is required",
         )
     if key == "use_token_latencies":
-        on = _as_int(value) != 0
+        on = num.flag_on
         ok = on or not official.use_token_latencies
         return {"use_token_latencies": on}, ov(
             "use_token_latencies",
@@ -499,18 +712,19 @@ def _judge(
     if key in ("ttft_latency", "tpot_latency"):
         if lg_scn is not Scenario.SERVER:
             return {}, None
-        ns = _as_int(value) * _NS_PER_MS
         field = f"{key}_ns"
         off_ns = getattr(official, field)
-        return {field: ns}, ov(
+        return {field: ival}, ov(
             field,
             off_ns,
-            ns,
-            off_ns is not None and ns == off_ns,
+            ival,
+            off_ns is not None and ival == off_ns,
             "the token-latency gates are fixed by the rules",
         )
     if key == "target_latency_percentile":
-        frac = _num(value) / 100.0
+        if lg_scn is Scenario.OFFLINE:
+            return {}, None
+        frac = float(num.value)
         off_pct = official.target_latency_percentile
         ok = off_pct is not None and abs(frac - off_pct) < 1e-9
         return {"target_latency_percentile": frac}, ov(
@@ -520,17 +734,57 @@ def _judge(
         return {}, ov(
             key,
             None,
-            value,
+            entry.value,
             False,
             "LoadGen ignores seeds in user.conf; the compiled mlperf.conf decides them",
         )
     if key in AUDIT_KEYS:
-        return {}, ov(key, None, value, False, "audit/compliance-test key: only an audit.config may set it")
+        return {}, ov(key, None, entry.value, False, "audit/compliance-test key: only an audit.config may set it")
     if key in ("infer_token_latencies", "token_latency_scaling_factor"):
-        return {}, ov(key, None, value, False, "token inference is fixed per benchmark by mlperf.conf")
+        return {}, ov(key, None, entry.value, False, "token inference is fixed per benchmark by mlperf.conf")
     if key in FREE_KEYS:
-        return {}, ov(key, None, value, True, "tuning knob")
+        return {}, ov(key, None, entry.value, True, "tuning knob")
     return {}, None
+
+
+def conf_number_findings(user_conf: UserConf, conf_model: str, lg_scenario: Scenario) -> tuple[list[Finding], list[str]]:
+    """The numbers of the entries LoadGen applies to this test: (misread findings, refusals).
+
+    A misread (the text does not mean what LoadGen applies: ``6e5`` -> 6 for an integer key) is an ERROR
+    finding (the runner downgrades conf findings to warnings outside submission mode). A refusal (LoadGen
+    would crash on or mis-apply the value: negative or overflowing integers, NaN/inf, target_qps <= 0) is
+    returned as text: such a test is never started, in any mode.
+    """
+    findings: list[Finding] = []
+    refused: list[str] = []
+    for e in user_conf.applying_to(conf_model, lg_scenario.value):
+        kt = key_type(e.key, lg_scenario)
+        if not kt.from_user_conf:
+            continue  # LoadGen reads it from the compiled mlperf.conf only: the value is never applied
+        num = loadgen_value(e.key, e.value, lg_scenario)
+        where = f"{user_conf.path}:{e.line}" if user_conf.path else f"line {e.line}"
+        if num.refused:
+            refused.append(f"{where}: {e.text}: {num.refused}")
+        elif num.misread:
+            findings.append(
+                Finding(
+                    rule="RUN-CONF-NUMBER",
+                    severity=Severity.ERROR,
+                    message=f"{e.text}: {num.misread}; LoadGen applies {e.key} = {_applied_text(num)}",
+                    path=user_conf.path,
+                    line=e.line,
+                    fix=f"write {e.key} as a plain decimal {'integer' if num.kind == 'integer' else 'number'}"
+                    + (" (0 or 1)" if kt.flag == "eq1" else ""),
+                )
+            )
+    return findings, refused
+
+
+def _applied_text(num: ConfNumber) -> str:
+    mult = key_type(num.key, Scenario.SERVER if num.key == "target_latency" and num.kind == "integer" else Scenario.OFFLINE).multiplier
+    if num.kind == "integer" and mult != 1:
+        return f"{num.read} (x {mult} = {num.value})"
+    return str(num.value)
 
 
 def plan_settings(
@@ -540,8 +794,19 @@ def plan_settings(
     user_conf: UserConf,
     mode: TestMode = TestMode.PERFORMANCE_ONLY,
 ) -> PlannedSettings:
-    """Expected effective settings: official values with the applicable user.conf entries applied."""
+    """Expected effective settings: official values with the applicable user.conf entries applied.
+
+    The values are the ones LoadGen applies (:func:`loadgen_value`). Refuses (``SettingsError``) a user.conf
+    with a value LoadGen would crash on or mis-apply; lines whose text does not mean what LoadGen applies are
+    added to the conf problems (errors; the runner makes them warnings outside submission mode).
+    """
     official = official_settings(rnd, benchmark, scenario)
+    number_problems, refused = conf_number_findings(user_conf, official.conf_model, official.loadgen_scenario)
+    if refused:
+        raise SettingsError(
+            "refusing to start LoadGen with these user.conf values (it would crash, hang or apply something else): "
+            + "; ".join(refused)
+        )
     updates: dict[str, Any] = {"mode": mode}
     overrides: list[Override] = []
     for entry in user_conf.applying_to(official.conf_model, official.loadgen_scenario.value):
@@ -549,6 +814,11 @@ def plan_settings(
         updates.update(upd)
         if judged is not None:
             overrides.append(judged)
+    if not updates.get("use_token_latencies", official.use_token_latencies):
+        # LoadGen reads ttft_latency / tpot_latency only while token latencies are on
+        for f in ("ttft_latency_ns", "tpot_latency_ns"):
+            updates.pop(f, None)
+        overrides = [o for o in overrides if o.setting not in ("ttft_latency_ns", "tpot_latency_ns")]
     effective = official.model_copy(update=updates)
     effective = TestSettingsModel.model_validate(effective.model_dump())
     return PlannedSettings(
@@ -557,9 +827,57 @@ def plan_settings(
         official=official,
         effective=effective,
         overrides=tuple(overrides),
-        conf_problems=user_conf.problems,
+        conf_problems=(*user_conf.problems, *number_problems),
         conf_path=user_conf.path,
     )
+
+
+def conf_applied_fields(user_conf: UserConf, planned: TestSettingsModel) -> dict[str, Any]:
+    """The mirror fields the user.conf sets for this test, with the values LoadGen applies (for the probe)."""
+    lg_scn = planned.loadgen_scenario
+    out: dict[str, Any] = {}
+    for e in user_conf.applying_to(planned.conf_model, lg_scn.value):
+        kt = key_type(e.key, lg_scn)
+        if not kt.from_user_conf or e.key == "mode":
+            continue
+        num = loadgen_value(e.key, e.value, lg_scn)
+        if num.refused:
+            continue
+        v: Any = num.value
+        field = {
+            "min_duration": "min_duration_ms",
+            "max_duration": "max_duration_ms",
+            "min_query_count": "min_query_count",
+            "max_query_count": "max_query_count",
+            "performance_sample_count_override": "performance_sample_count",
+            "accuracy_sample_count_override": "accuracy_sample_count",
+            "sample_concatenate_permutation": "sample_concatenate_permutation",
+            "use_token_latencies": "use_token_latencies",
+        }.get(e.key)
+        if e.key in ("performance_sample_count_override", "accuracy_sample_count_override"):
+            v = int(v) or None
+        elif e.key in ("sample_concatenate_permutation", "use_token_latencies"):
+            v = num.flag_on
+        if lg_scn is Scenario.SERVER:
+            field = field or {
+                "target_qps": "server_target_qps",
+                "target_latency": "server_target_latency_ns",
+                "ttft_latency": "ttft_latency_ns",
+                "tpot_latency": "tpot_latency_ns",
+                "target_latency_percentile": "target_latency_percentile",
+            }.get(e.key)
+        elif lg_scn is Scenario.OFFLINE:
+            field = field or {"target_qps": "offline_expected_qps"}.get(e.key)
+        elif lg_scn is Scenario.SINGLE_STREAM:
+            field = field or {"target_latency_percentile": "target_latency_percentile"}.get(e.key)
+            if e.key == "target_latency":
+                field, v = "single_stream_expected_latency_ns", int(v)
+        if field is None:
+            continue
+        if field in ("ttft_latency_ns", "tpot_latency_ns") and not planned.use_token_latencies:
+            continue
+        out[field] = v
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,10 +15,16 @@ Threading (see loadgen-notes §1, §3):
   called from the loop thread, so LoadGen never sees a completion before its first token.
 - Exactly one completion per sample, whatever happens: the task's ``finally`` completes a sample
   the engine did not finish (engine bug, cancellation), and failures are counted, never hidden.
+  Everything LoadGen is handed is converted and checked *before* the sample leaves the in-flight
+  table (token ids must fit the int32 response, counts LoadGen's int64): an output that does not
+  convert completes the sample once as failed (kind ``bad_output``), never zero times or twice.
+- :meth:`LoadGenSUT.expire` (the test's deadline, from a timer thread) completes every outstanding
+  sample as failed (kind ``deadline``) and every later one at once, so LoadGen can finish and write
+  its logs instead of waiting for answers that will never come.
 
 Response data is the output token ids as int32 (what the accuracy scripts and TEST06 decode);
 ``n_tokens`` is the engine's own count. A failed sample is completed with the ids it got (maybe
-none); the run is then reported invalid by the runner.
+none, and none when they do not convert); the run is then reported invalid by the runner.
 """
 
 from __future__ import annotations
@@ -56,6 +62,46 @@ from loadgen_sut.engines.base import (
 T = TypeVar("T")
 
 _MAX_FAILURE_EXAMPLES = 20
+_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+_EMPTY = np.zeros(0, dtype=np.int32)
+
+BAD_OUTPUT = "bad_output"  # an engine output LoadGen cannot be handed (ids outside int32, a bad count)
+DEADLINE = "deadline"  # still outstanding when the test's deadline came
+
+
+class BadOutput(ValueError):
+    """An engine output that cannot become a LoadGen response."""
+
+
+def response_array(token_ids: Sequence[int]) -> np.ndarray:
+    """Token ids as LoadGen's response data (int32, contiguous), or ``BadOutput``.
+
+    Each id must be an integer in [0, 2^31 - 1]: no silent wrap-around, truncation of floats, or strings.
+    """
+    try:
+        arr = np.asarray(token_ids)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise BadOutput(f"token ids are not a list of integers: {exc}") from exc
+    if arr.size == 0:
+        return _EMPTY
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise BadOutput(f"token ids are not a flat list of integers (got {arr.dtype} with shape {arr.shape})")
+    lo, hi = int(arr.min()), int(arr.max())
+    if lo < 0 or hi > _INT32_MAX:
+        bad = lo if lo < 0 else hi
+        raise BadOutput(f"token id {bad} does not fit LoadGen's int32 response data")
+    return np.ascontiguousarray(arr, dtype=np.int32)
+
+
+def token_count(n_tokens: object) -> int:
+    """The engine's output token count as LoadGen's int64 ``n_tokens``, or ``BadOutput``."""
+    if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)):
+        raise BadOutput(f"token count {n_tokens!r} is not an integer")
+    n = int(n_tokens)
+    if not 0 <= n <= _INT64_MAX:
+        raise BadOutput(f"token count {n} is outside LoadGen's range [0, 2^63 - 1]")
+    return n
 
 
 EVENT_LOOP_ENV = "INFERENCE_AUDIT_EVENT_LOOP"
@@ -166,10 +212,12 @@ class LoadGenSUT:
         self._report_ft = report_first_token
         self._lt = loop_thread
         self.stats = SutStats()
-        # in-flight query ids: LoadGen reuses ids across runs (find-peak runs many in one test)
-        self._inflight: set[int] = set()
+        # in-flight samples by query id: LoadGen reuses ids across runs (find-peak runs many in one test)
+        self._inflight: dict[int, _Sample] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._handle: Any = None
+        self.expired: str | None = None  # why the outstanding samples were completed as failed
+        self.expired_samples = 0
 
     # ------------------------------------------------------------------ LoadGen side
 
@@ -189,14 +237,43 @@ class LoadGenSUT:
     def flush(self) -> None:
         return None
 
+    def expire(self, reason: str, timeout_s: float = 10.0) -> int:
+        """From any thread but the loop's: complete every outstanding sample as failed (kind ``deadline``), and
+        every sample issued from now on at once. Returns how many were outstanding."""
+        fut: Future[int] = Future()
+
+        def _do() -> None:
+            try:
+                fut.set_result(self._expire(reason))
+            except BaseException as exc:  # pragma: no cover - reported to the caller
+                fut.set_exception(exc)
+
+        self._lt.loop.call_soon_threadsafe(_do)
+        return fut.result(timeout_s)
+
+    def _expire(self, reason: str) -> int:
+        if self.expired is None:
+            self.expired = reason
+        outstanding = list(self._inflight.values())
+        for sample in outstanding:
+            self._fail_sample(sample, DEADLINE, reason)
+        self.expired_samples += len(outstanding)
+        for task in list(self._tasks):  # their requests can only be wasted now: free the engine's slots
+            task.cancel()
+        return len(outstanding)
+
     # ------------------------------------------------------------------ loop side
 
     def _start_batch(self, ids: list[int], indices: list[int], issued_ns: int) -> None:
         loop = self._lt.loop
         self.stats.issued += len(ids)
-        self._inflight.update(ids)
         for qid, idx in zip(ids, indices, strict=True):
             sample = _Sample(qid, idx, issued_ns)
+            self._inflight[qid] = sample
+            if self.expired is not None:  # past the deadline: LoadGen must be able to finish
+                self._fail_sample(sample, DEADLINE, self.expired)
+                self.expired_samples += 1
+                continue
             try:  # may send the request right here (see Engine.generate)
                 events = self.engine.generate(self._make_request(idx), partial(self._on_first_token, sample))
             except Exception as exc:  # an engine bug must not hang LoadGen: fail the sample visibly
@@ -209,96 +286,143 @@ class LoadGenSUT:
 
     def _on_first_token(self, sample: _Sample, token_ids: Sequence[int]) -> None:
         """The engine's on_first_token callback, and the FirstToken event's handler: the first call counts."""
-        if sample.ft_sent:
+        if sample.ft_sent or sample.done:
             return
         sample.ft_sent = True
         sample.ft_ns = time.perf_counter_ns()
-        sample.partial = token_ids
+        try:
+            arr = response_array(token_ids)
+        except BadOutput as exc:  # reported (empty) all the same; the sample fails when it ends
+            arr = _EMPTY
+            sample.bad_output = f"first token: {exc}"
+        sample.partial = token_ids if sample.bad_output is None else ()
         if self._report_ft:
-            self._first_token(sample.qid, token_ids)
+            self._send_first_token(sample.qid, arr)
         self.stats.first_tokens += 1
         self.stats.ttft_ms.append((sample.ft_ns - sample.issued_ns) / 1e6)
 
-    def _first_token(self, qid: int, token_ids: Sequence[int]) -> None:
-        arr = np.asarray(token_ids, dtype=np.int32)
+    @staticmethod
+    def _send_first_token(qid: int, arr: np.ndarray) -> None:
         ptr = arr.ctypes.data if arr.size else 0
         lg.FirstTokenComplete([lg.QuerySampleResponse(qid, ptr, arr.nbytes)])
 
-    def _complete(self, qid: int, token_ids: Sequence[int], n_tokens: int) -> None:
-        if qid not in self._inflight:
+    def _complete(self, sample: _Sample, arr: np.ndarray, n_tokens: int) -> bool:
+        """Hand LoadGen the (already converted) response, once: False when the sample was done already."""
+        if sample.done:
+            return False
+        if self._inflight.get(sample.qid) is not sample:  # LoadGen does not know this sample (any more)
             self.stats.duplicate_completions += 1
-            return
-        self._inflight.discard(qid)
-        arr = np.asarray(token_ids, dtype=np.int32)
+            sample.done = True
+            return False
+        sample.done = True
+        del self._inflight[sample.qid]
         ptr = arr.ctypes.data if arr.size else 0
-        lg.QuerySamplesComplete([lg.QuerySampleResponse(qid, ptr, arr.nbytes, n_tokens)])
+        try:
+            lg.QuerySamplesComplete([lg.QuerySampleResponse(sample.qid, ptr, arr.nbytes, n_tokens)])
+        except Exception:  # pragma: no cover - converted above; never leave LoadGen waiting
+            lg.QuerySamplesComplete([lg.QuerySampleResponse(sample.qid, 0, 0, 0)])
         self.stats.completed += 1
+        return True
 
     def _record_failure(self, idx: int, err: EngineError) -> None:
+        self._count_failure(idx, err.kind.value, err.message, err.endpoint)
+
+    def _count_failure(self, idx: int, kind: str, message: str, endpoint: str | None = None) -> None:
         s = self.stats
         s.failed += 1
-        s.failures_by_kind[err.kind.value] += 1
+        s.failures_by_kind[kind] += 1
         if len(s.failure_examples) < _MAX_FAILURE_EXAMPLES:
             s.failure_examples.append(
-                {"sample_index": idx, "kind": err.kind.value, "message": err.message[:300], "endpoint": err.endpoint}
+                {"sample_index": idx, "kind": kind, "message": message[:300], "endpoint": endpoint}
             )
 
     async def _run_sample(self, sample: _Sample, events: AsyncIterator[GenerationEvent]) -> None:
-        qid, idx = sample.qid, sample.idx
-        completed = False
+        idx = sample.idx
         try:
             async for ev in events:
+                if sample.done:  # completed meanwhile (the deadline): nothing more to hand LoadGen
+                    break
                 if isinstance(ev, FirstToken):
                     self._on_first_token(sample, ev.token_ids)
                 elif isinstance(ev, Finished):
-                    if not sample.ft_sent:  # an engine that skipped the first-token event
-                        self._on_first_token(sample, ev.token_ids[:1])
-                    self._complete(qid, ev.token_ids, ev.n_tokens)
-                    completed = True
-                    s = self.stats
-                    s.output_tokens += ev.n_tokens
-                    s.output_lengths.append(ev.n_tokens)
-                    if ev.n_tokens == 1:
-                        s.single_token_outputs += 1
-                    elif ev.n_tokens > 1:
-                        s.tpot_ms.append((time.perf_counter_ns() - sample.ft_ns) / 1e6 / (ev.n_tokens - 1))
-                    if not ev.ids_from_engine:
-                        s.retokenized += 1
+                    self._finish(sample, ev)
                     break
                 elif isinstance(ev, Failed):
-                    self._record_failure(idx, ev.error)
-                    self._fail_complete(sample, ev.partial_token_ids or sample.partial)
-                    completed = True
+                    if not sample.done:
+                        self._record_failure(idx, ev.error)
+                        self._fail_complete(sample, ev.partial_token_ids or sample.partial)
                     break
         except asyncio.CancelledError:
-            if not completed:
+            if not sample.done:
                 self._record_failure(idx, EngineError(kind=ErrorKind.ENGINE, message="cancelled at shutdown"))
                 self._fail_complete(sample, sample.partial)
-                completed = True
             raise
         except Exception as exc:  # an engine bug must not hang LoadGen: fail the sample visibly
-            if not completed:
+            if not sample.done:
                 self._record_failure(idx, EngineError(kind=ErrorKind.ENGINE, message=f"{type(exc).__name__}: {exc}"))
                 self._fail_complete(sample, sample.partial)
-                completed = True
         finally:
-            if not completed:
+            if not sample.done:
                 self._record_failure(
                     idx, EngineError(kind=ErrorKind.TRUNCATED, message="engine stream ended without a terminal event")
                 )
                 self._fail_complete(sample, sample.partial)
 
+    def _finish(self, sample: _Sample, ev: Finished) -> None:
+        """A Finished event: convert and check everything first; a bad output fails the sample (once)."""
+        if sample.done:
+            return
+        if not sample.ft_sent:  # an engine that skipped the first-token event
+            self._on_first_token(sample, ev.token_ids[:1])
+        try:
+            if sample.bad_output is not None:
+                raise BadOutput(sample.bad_output)
+            arr = response_array(ev.token_ids)
+            n_tokens = token_count(ev.n_tokens)
+        except BadOutput as exc:
+            self._fail_sample(sample, BAD_OUTPUT, str(exc))
+            return
+        if not self._complete(sample, arr, n_tokens):
+            return
+        s = self.stats
+        s.output_tokens += n_tokens
+        s.output_lengths.append(n_tokens)
+        if n_tokens == 1:
+            s.single_token_outputs += 1
+        elif n_tokens > 1:
+            s.tpot_ms.append((time.perf_counter_ns() - sample.ft_ns) / 1e6 / (n_tokens - 1))
+        if not ev.ids_from_engine:
+            s.retokenized += 1
+
+    def _fail_sample(self, sample: _Sample, kind: str, message: str) -> None:
+        """Count a failure of ``kind`` and complete the sample with what it got (nothing when that is unusable)."""
+        if sample.done:
+            return
+        self._count_failure(sample.idx, kind, message)
+        self._fail_complete(sample, sample.partial)
+
     def _fail_complete(self, sample: _Sample, partial: Sequence[int]) -> None:
-        """Complete a failed sample with what it got (LoadGen still needs its first token first)."""
-        if not sample.ft_sent and self._report_ft:
-            self._first_token(sample.qid, partial[:1])
-        self._complete(sample.qid, partial, len(partial))
+        """Complete a failed sample with what it got (LoadGen still needs its first token first).
+
+        Ids that do not convert are dropped (the failure is already counted): the sample completes empty.
+        """
+        if sample.done:
+            return
+        try:
+            arr = response_array(partial)
+        except BadOutput:
+            arr = _EMPTY
+        if not sample.ft_sent:
+            sample.ft_sent = True
+            if self._report_ft:
+                self._send_first_token(sample.qid, arr[:1])
+        self._complete(sample, arr, int(arr.size))
 
 
 class _Sample:
     """One issued sample's state on the loop thread."""
 
-    __slots__ = ("ft_ns", "ft_sent", "idx", "issued_ns", "partial", "qid")
+    __slots__ = ("bad_output", "done", "ft_ns", "ft_sent", "idx", "issued_ns", "partial", "qid")
 
     def __init__(self, qid: int, idx: int, issued_ns: int) -> None:
         self.qid = qid
@@ -307,3 +431,5 @@ class _Sample:
         self.ft_sent = False
         self.ft_ns = 0
         self.partial: Sequence[int] = ()
+        self.done = False  # completed to LoadGen (exactly once)
+        self.bad_output: str | None = None
