@@ -164,7 +164,9 @@ def _run(args: argparse.Namespace) -> int:
     show_progress = not args.quiet and (args.progress or sys.stderr.isatty())
     progress = Progress() if show_progress else None
     try:
-        full = check_tree(root, rnd, submitter=args.submitter, progress=progress, workers=args.workers)
+        full = check_tree(
+            root, rnd, submitter=args.submitter, progress=progress, workers=args.workers, select=select, ignore=ignore
+        )
     finally:
         if progress is not None:
             progress.finish()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from checker.checks.structure import (
     unknown_entry_findings,
 )
 from checker.checks.system import check_system
-from checker.findings import Finding, Severity, UnusableInput
+from checker.findings import Finding, Severity, UnusableInput, filter_findings
 from checker.result_value import result_units
 from checker.results import SUMMARY_CSV_COLUMNS, CheckReport, ResultEntry, SummaryRow
 from checker.safe_io import SafeTree, display_name
@@ -126,9 +126,18 @@ def _error_categories(findings: list[Finding]) -> int:
 
 
 def check_submitter(
-    base: Path, checked: Path, division: str, name: str, rnd: Round
+    base: Path,
+    checked: Path,
+    division: str,
+    name: str,
+    rnd: Round,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
 ) -> tuple[list[ResultEntry], list[Finding]]:
-    """Check one submitter; returns its result entries and its submitter/system/benchmark-level findings."""
+    """Check one submitter; returns its result entries and its submitter/system/benchmark-level findings.
+
+    ``select`` / ``ignore`` (the CLI's rule filters) decide the verdicts that tree-level findings are computed from
+    (A18/A19: a required scenario with a valid result), so a filtered report is consistent with itself."""
     sub = walk_submitter(base, checked, division, name)
     level: list[Finding] = []
     walked = walk_findings(sub)  # what could not be looked at: errors, never skipped silently
@@ -208,7 +217,9 @@ def check_submitter(
                 entries.append(entry)
                 errors_so_far += _error_categories(found)
                 if scen is not None:
-                    verdicts[scen] = verdicts.get(scen, False) or entry.valid
+                    kept = filter_findings(found, select, ignore) if select or ignore else found
+                    valid = not any(f.severity is Severity.ERROR for f in kept)
+                    verdicts[scen] = verdicts.get(scen, False) or valid
                 sctx.files.forget_logs()
             if bench is not None and system_type is not None:
                 level += required_scenario_findings(sctx, system, bm_dir, bench, system_type, verdicts)
@@ -244,9 +255,11 @@ def _init_worker(rnd: Round) -> None:
     _worker_round[:] = [rnd]
 
 
-def _run_one(args: tuple[str, str, str, str]) -> tuple[list[ResultEntry], list[Finding]]:
-    base, checked, division, name = args
-    return check_submitter(Path(base), Path(checked), division, name, _worker_round[0])
+def _run_one(
+    args: tuple[str, str, str, str, tuple[str, ...], tuple[str, ...]],
+) -> tuple[list[ResultEntry], list[Finding]]:
+    base, checked, division, name, select, ignore = args
+    return check_submitter(Path(base), Path(checked), division, name, _worker_round[0], select, ignore)
 
 
 def check_tree(
@@ -256,8 +269,15 @@ def check_tree(
     submitter: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     workers: int | None = None,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
 ) -> CheckReport:
-    """Check a results repository, a division directory or one submitter directory against ``round``."""
+    """Check a results repository, a division directory or one submitter directory against ``round``.
+
+    ``select`` / ``ignore``: the rule filters the report will be filtered with (``filter_report``); the tree-level
+    findings that follow from result verdicts (TREE-REQUIRED-SCENARIOS, TREE-SERVER-OR-INTERACTIVE) are then computed
+    from the filtered verdicts. The findings themselves are not filtered here."""
+    sel, ign = tuple(select), tuple(ignore)
     root = Path(root)
     if not root.is_dir():
         raise UnusableInput(
@@ -279,7 +299,7 @@ def check_tree(
             max_workers=min(n_workers, total), initializer=_init_worker, initargs=(round,)
         ) as pool:
             futs = {
-                pool.submit(_run_one, (str(layout.base), str(layout.checked), d, s)): (d, s)
+                pool.submit(_run_one, (str(layout.base), str(layout.checked), d, s, sel, ign)): (d, s)
                 for d, s in layout.submitters
             }
             for fut in as_completed(futs):
@@ -289,7 +309,7 @@ def check_tree(
                     progress(done, total)
     else:
         for d, s in layout.submitters:
-            results[(d, s)] = check_submitter(layout.base, layout.checked, d, s, round)
+            results[(d, s)] = check_submitter(layout.base, layout.checked, d, s, round, sel, ign)
             done += 1
             if progress:
                 progress(done, total)

@@ -147,6 +147,39 @@ def token_settings_of(bench: Benchmark | None) -> tuple[tuple[int, ...], TokenDt
     return (eos_ids or (OFFICIAL_DEFAULT_EOS_TOKEN_ID,)), TokenDtype(dtype_name or TokenDtype.INT32.value)
 
 
+def _int64_shaped(e: AccuracyEntry) -> bool:
+    """``data`` is ``token_count`` little-endian int64 ids whose high 32-bit words are all zero."""
+    h = e.data_hex
+    return (
+        e.token_count is not None
+        and len(h) == 16 * e.token_count
+        and all(h[i + 8 : i + 16] == "00000000" for i in range(0, len(h), 16))
+    )
+
+
+def detect_token_dtype(entries: Sequence[AccuracyEntry], default: TokenDtype) -> tuple[TokenDtype, str]:
+    """The id width of one TEST06 log, decided from its data, with the reason.
+
+    A SUT may log int32 ids (most reference SUTs) or int64 ids (the llama2-70b reference accuracy script's default;
+    the official ``run_verification.py --dtype int64`` accepts such a log). The log is read as int64 when every
+    entry with a ``token_count`` holds exactly 8 bytes per counted token and every high 32-bit word is zero (token
+    ids are small non-negative numbers), as int32 when every such entry holds exactly 4 bytes per counted token;
+    otherwise (mixed or inconsistent entries, no token counts) as ``default`` (the benchmark's dtype), and the
+    sample-length check says which entries disagree.
+    """
+    counted = [e for e in entries if e.token_count]
+    if not counted:
+        return default, f"no token counts logged: ids read as {default.value} (the benchmark's width)"
+    if all(_int64_shaped(e) for e in counted):
+        return TokenDtype.INT64, (
+            f"ids read as int64: all {len(counted)} counted entries hold 8 bytes per token_count with zero high "
+            "words (run_verification.py --dtype int64)"
+        )
+    if all(e.data_nbytes == 4 * (e.token_count or 0) for e in counted):
+        return TokenDtype.INT32, f"ids read as int32: all {len(counted)} counted entries hold 4 bytes per token_count"
+    return default, f"ids read as {default.value} (the benchmark's width): the byte lengths fit neither width throughout"
+
+
 def _trailing_eos(ids: Sequence[int], eos: frozenset[int]) -> int:
     """Trailing EOS ids counted as the official loop does (position 0 never counted)."""
     n = 0
@@ -260,8 +293,16 @@ def _sample_length(entries: Sequence[AccuracyEntry], dtype: TokenDtype) -> Check
     )
 
 
-def _sample_count(entries: Sequence[AccuracyEntry], target: int) -> CheckOutcome:
+def _sample_count(entries: Sequence[AccuracyEntry], target: int, truncated: bool = False) -> CheckOutcome:
     n = len(entries)
+    if truncated:
+        return CheckOutcome(
+            check=Test06Check.SAMPLE_COUNT,
+            passed=None,
+            official_pass=None,
+            samples_checked=n,
+            note=f"the log is truncated: only {n} entries are visible, so the logged sample count is unknown",
+        )
     if n == 0:
         note = (
             "no sample was logged: the run did not apply TEST06's audit.config (accuracy_log_sampling_target)"
@@ -289,11 +330,13 @@ def verify_test06(
     eos_token_ids: Sequence[int] = (),
     dtype: TokenDtype = TokenDtype.INT32,
     sampling_target: int = OFFICIAL_SAMPLING_TARGET,
+    truncated: bool = False,
 ) -> Test06Result:
     """Verify TEST06 over the logged entries (all of them, in file order, without dedup).
 
     The EOS ids are ``eos_token_ids`` when given (e.g. a benchmark's ``test06_eos_token_ids``, see
     :func:`token_settings_of`), else ``eos_token_id``, else the official default (2, Llama-2's EOS).
+    ``truncated``: the entries are the visible part of a truncated log (the sample count is then not judged).
     """
     given = tuple(eos_token_ids) or (() if eos_token_id is None else (eos_token_id,))
     eos = given or (OFFICIAL_DEFAULT_EOS_TOKEN_ID,)
@@ -307,7 +350,7 @@ def verify_test06(
         first_token=_first_token(entries, scenario, dtype),
         eos=_eos(entries, eos, dtype),
         sample_length=_sample_length(entries, dtype),
-        samples=_sample_count(entries, sampling_target),
+        samples=_sample_count(entries, sampling_target, truncated),
     )
 
 

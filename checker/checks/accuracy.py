@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from checker.checks.context import ResultContext
 from checker.checks.performance import load_detail
 from checker.findings import Finding, Severity
-from checker.parsers.accuracy_log import TRUNCATE_SEPARATOR, is_json
+from checker.parsers.accuracy_log import has_truncate_separator, is_json
+from checker.parsers.mllog import DetailLog
 
 OLD = "official checker v5.1.1"
 HASH_RE = re.compile(r"^hash=([\w\d]+)$")
@@ -46,6 +47,9 @@ def scan_accuracy_txt(ctx: ResultContext, text: str) -> AccuracyScan:
     ]
     scan = AccuracyScan(seen={m: False for m, _, _ in targets})
     for lineno, line in enumerate(text.splitlines(keepends=True), start=1):
+        if line.endswith("\r\n") or line.endswith("\r"):
+            # the official checker reads accuracy.txt in text mode: universal newlines turn CRLF / CR into LF
+            line = line.rstrip("\r\n") + "\n"
         for metric, pat, target in targets:
             m = pat.match(line)
             if m:
@@ -179,8 +183,9 @@ def check_accuracy(ctx: ResultContext) -> list[Finding]:
                 fix="truncate the accuracy log with tools/submission/truncate_accuracy_log.py (it appends hash=)",
             )
         )
+    out += _hash_format(ctx, scan, txt)
     out += _accuracy_log_checks(ctx, scan, sev, open_note)
-    out += _accuracy_detail_checks(ctx)
+    out += _accuracy_detail_checks(ctx, _scored_samples(tr.text))
     out += _extra_files(ctx)
     return out
 
@@ -226,7 +231,7 @@ def _accuracy_log_checks(
             out.append(ctx.problem("ACC-LOG", problem))
         return out
     text = data.decode("utf-8", errors="replace")
-    if TRUNCATE_SEPARATOR in text and not is_json(text):
+    if has_truncate_separator(text) and not is_json(text):
         return out  # truncated: the hash is of the original, which is not in the tree
     digest = hashlib.sha256(data).hexdigest()
     if digest != scan.hash_value.lower():
@@ -245,7 +250,88 @@ def _accuracy_log_checks(
     return out
 
 
-def _accuracy_detail_checks(ctx: ResultContext) -> list[Finding]:
+SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+# the sample count the LLM accuracy scripts print with their scores ('gen_num': N)
+GEN_NUM_RE = re.compile(r"""['"]gen_num['"]\s*:\s*['"]?(\d+)""")
+AUDIT_CONFIG_MARK = "Found Audit Config file"
+# ACC-MODE / ACC-AUDIT-CONFIG / ACC-SAMPLES severity. By the rules these results are invalid (ERROR), but two
+# results of the shared v5.1 subset (AMD 8xMI325X_2xEPYC_9575F_2 llama2-70b-99/-99.9 Offline) are exactly such runs
+# and the official verdicts call them valid; ERROR here changes those two verdicts (62/62 -> 60/62).
+ACC_RUN_SEVERITY = Severity.WARNING
+ACC_RUN_RULES = (
+    "inference_rules.adoc: the accuracy result comes from a LoadGen run in accuracy mode (AccuracyOnly) over every "
+    "sample of the data set once (RULES_HEAD:474-475); the audit tests' audit.config must be removed before the "
+    "accuracy and performance runs (compliance/README: 'remove audit.config after the test')"
+)
+
+
+def _scored_samples(text: str) -> tuple[int, int] | None:
+    """(count, line) of the last ``'gen_num': N`` in accuracy.txt: how many samples the score was computed from."""
+    found = None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        for m in GEN_NUM_RE.finditer(line):
+            found = (int(m.group(1)), lineno)
+    return found
+
+
+def _hash_format(ctx: ResultContext, scan: AccuracyScan, txt: str) -> list[Finding]:
+    """Beyond official: the hash= value is a SHA-256 (the official regex takes any word, e.g. hash=TODO)."""
+    if scan.hash_value is None or SHA256_RE.match(scan.hash_value):
+        return []
+    return [
+        ctx.finding(
+            "ACC-HASH-FORMAT",
+            f"hash={scan.hash_value[:40]} in accuracy.txt is not a SHA-256 (64 hex digits): accuracy.txt was not "
+            "written by truncate_accuracy_log.py from an accuracy log. The official checker only looks for a "
+            "hash= line",
+            path=txt,
+            line=scan.hash_line,
+            source="truncate_accuracy_log.py appends hash=<sha256 of mlperf_log_accuracy.json> (hashlib.sha256)",
+            fix="run tools/submission/truncate_accuracy_log.py on the accuracy run's log (it writes the hash)",
+            beyond_official=True,
+        )
+    ]
+
+
+def _accuracy_run_kind(ctx: ResultContext, log: DetailLog, rel: str) -> list[Finding]:
+    """Beyond official: accuracy/ holds an accuracy-mode run, made without an audit.config."""
+    out: list[Finding] = []
+    mode = log.effective_test_mode
+    if mode is not None and mode != "AccuracyOnly":
+        out.append(
+            ctx.finding(
+                "ACC-MODE",
+                                f"the accuracy run's detail log says effective_test_mode = {mode!r}: accuracy/ holds a "
+                f"{'performance or compliance' if mode == 'PerformanceOnly' else mode} run, not an accuracy run. "
+                "Neither official checker reads the accuracy run's mode",
+                path=rel,
+                line=log.line_of("effective_test_mode"),
+                severity=ACC_RUN_SEVERITY,
+                source=ACC_RUN_RULES,
+                fix="run the benchmark with --accuracy (LoadGen AccuracyOnly) and copy that run into accuracy/",
+                beyond_official=True,
+            )
+        )
+    for rec in log.records("warning_generic_message") + log.records("generic_message"):
+        if isinstance(rec.value, str) and AUDIT_CONFIG_MARK in rec.value:
+            out.append(
+                ctx.finding(
+                    "ACC-AUDIT-CONFIG",
+                                        f"LoadGen found an audit.config in the accuracy run ({rec.value!r}): the audit test's settings "
+                    "replaced the accuracy run's, so this is a compliance run",
+                    path=rel,
+                    line=rec.line,
+                    severity=ACC_RUN_SEVERITY,
+                source=ACC_RUN_RULES,
+                    fix="remove audit.config from the working directory and rerun the accuracy run",
+                    beyond_official=True,
+                )
+            )
+            break
+    return out
+
+
+def _accuracy_detail_checks(ctx: ResultContext, scored: tuple[int, int] | None = None) -> list[Finding]:
     out: list[Finding] = []
     rel = ctx.acc_detail_path
     if not ctx.exists_file(rel):
@@ -279,6 +365,9 @@ def _accuracy_detail_checks(ctx: ResultContext) -> list[Finding]:
             or bm.accuracy_sample_count
             or bm.dataset_size
         )
+    out += _accuracy_run_kind(ctx, log, rel)
+    if expected is not None:
+        out += _accuracy_sample_counts(ctx, log, rel, expected, scored)
     if bm is not None and expected is not None:
         count = log.int_value("effective_accuracy_sample_count")
         key = "effective_accuracy_sample_count"
@@ -299,6 +388,45 @@ def _accuracy_detail_checks(ctx: ResultContext) -> list[Finding]:
                     beyond_official=True,
                 )
             )
+    return out
+
+
+def _accuracy_sample_counts(
+    ctx: ResultContext, log: DetailLog, rel: str, expected: int, scored: tuple[int, int] | None
+) -> list[Finding]:
+    """Beyond official: the samples LoadGen issued in the accuracy run, and those accuracy.txt scored, are the whole
+    data set (``qsl_reported_total_count`` is the QSL's size, the full set in every mode, so it proves nothing)."""
+    out: list[Finding] = []
+    queries = log.int_value("generated_query_count")
+    per_query = log.int_value("generated_samples_per_query")
+    if queries is not None and per_query is not None and queries * per_query != expected:
+        out.append(
+            ctx.finding(
+                "ACC-SAMPLES",
+                                f"the accuracy run issued {queries * per_query} samples (generated_query_count {queries} x "
+                f"generated_samples_per_query {per_query}); the {ctx.mlperf_model} data set has {expected}",
+                path=rel,
+                line=log.line_of("generated_samples_per_query"),
+                severity=ACC_RUN_SEVERITY,
+                source=ACC_RUN_RULES,
+                fix="run the accuracy mode over the full data set and copy that run into accuracy/",
+                beyond_official=True,
+            )
+        )
+    if scored is not None and scored[0] != expected:
+        out.append(
+            ctx.finding(
+                "ACC-SAMPLES",
+                                f"accuracy.txt was computed from {scored[0]} samples (gen_num); the {ctx.mlperf_model} data set has "
+                f"{expected}: the score is not the data set's",
+                path=f"{ctx.rd.accuracy_dir}/accuracy.txt",
+                line=scored[1],
+                severity=ACC_RUN_SEVERITY,
+                source=ACC_RUN_RULES,
+                fix="score the accuracy run's full mlperf_log_accuracy.json with the benchmark's accuracy script",
+                beyond_official=True,
+            )
+        )
     return out
 
 

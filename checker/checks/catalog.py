@@ -86,6 +86,9 @@ _RULES = (
     RuleInfo("SYS-FIELDS", "B4/B6", "required field missing"),
     RuleInfo("SYS-EMPTY-FIELDS", "B5", "field that needs a value is empty"),
     RuleInfo("SYS-UNKNOWN-FIELD", "B7", "unknown field", WARN),
+    RuleInfo(
+        "SYS-PLACEHOLDER", "-", "placeholder value (TBD, TODO, N/A) in a required field", WARN, beyond=True
+    ),
     RuleInfo("SYS-SUBMITTER", "B8", "submitter field differs from the directory"),
     RuleInfo("SYS-DIVISION", "B9", "division field differs from the directory"),
     RuleInfo(
@@ -136,6 +139,18 @@ _RULES = (
     RuleInfo("PERF-SUMMARY-MISMATCH", "-", "summary log disagrees with the detail log", beyond=True),
     RuleInfo("PERF-SUMMARY-LOG", "-", "summary log unreadable or not a file", WARN, beyond=True),
     RuleInfo(
+        "PERF-CONSTRAINT-FLAGS", "-", "result_validity VALID while a LoadGen constraint flag is false", beyond=True
+    ),
+    RuleInfo("PERF-TOKENS-RATE", "-", "tokens/s above samples/s x the benchmark's max_new_tokens", beyond=True),
+    RuleInfo(
+        "PERF-TOKENS-PER-SAMPLE",
+        "-",
+        "performance tokens per sample more than 2x from the accuracy run's (accuracy.txt tokens_per_sample)",
+        beyond=True,
+    ),
+    RuleInfo("PERF-AUDIT-CONFIG", "-", "performance run made under an audit.config", WARN, beyond=True),
+    RuleInfo("PERF-EXTRA-RUN", "-", "performance/ holds run_N besides run_1", WARN, beyond=True),
+    RuleInfo(
         "PERF-VALUE",
         "-",
         "result, latency or num_errors that no real run can log (NaN, infinite, negative, implausibly large)",
@@ -154,6 +169,12 @@ _RULES = (
     RuleInfo("LAT-TOKEN-LIMITS", "D16", "no TTFT/TPOT limits for this scenario"),
     RuleInfo("LAT-TTFT", "D16", "p99 TTFT not below the limit"),
     RuleInfo("LAT-TPOT", "D16", "p99 TPOT not below the limit"),
+    RuleInfo(
+        "LAT-TOKEN-TARGETS",
+        "-",
+        "configured TTFT/TPOT target looser than the scenario's limit (LoadGen judged against the wrong bound)",
+        beyond=True,
+    ),
     # D17 inferred
     RuleInfo("INFER-SCENARIO", "D17", "the directory holds a run of a scenario that cannot stand for it"),
     RuleInfo("INFER-INTERACTIVE", "D17", "Interactive result not from a Server run"),
@@ -174,6 +195,18 @@ _RULES = (
     RuleInfo("ACC-LOG", "E7", "mlperf_log_accuracy.json missing"),
     RuleInfo("ACC-LOG-SIZE", "E7", "mlperf_log_accuracy.json not truncated"),
     RuleInfo("ACC-HASH-MISMATCH", "-", "hash= does not match an untruncated accuracy log", beyond=True),
+    RuleInfo("ACC-HASH-FORMAT", "-", "hash= value is not a SHA-256 (e.g. hash=TODO)", beyond=True),
+    RuleInfo(
+        "ACC-MODE", "-", "accuracy/ holds a run that is not AccuracyOnly (a performance or compliance run)", WARN, beyond=True
+    ),
+    RuleInfo("ACC-AUDIT-CONFIG", "-", "LoadGen found an audit.config in the accuracy run", WARN, beyond=True),
+    RuleInfo(
+        "ACC-SAMPLES",
+        "-",
+        "samples issued in the accuracy run, or scored in accuracy.txt (gen_num), differ from the data set size",
+        WARN,
+        beyond=True,
+    ),
     RuleInfo("ACC-LOG-DETAIL", "E8/P", "accuracy detail log unreadable or malformed"),
     RuleInfo(
         "ACC-LOADGEN-ERRORS",
@@ -201,6 +234,16 @@ _RULES = (
     RuleInfo("COMPL-VERIFY", "F10", "TEST07/TEST08/TEST09 verification file without TEST PASS (v6.x)"),
     RuleInfo("COMPL-TEST06-LOG", "-", "TEST06 accuracy log missing or unparseable", beyond=True),
     RuleInfo("COMPL-TEST06-REVERIFY", "-", "TEST06 re-run on the accuracy log fails", beyond=True),
+    RuleInfo(
+        "COMPL-TEST06-SKIPPED", "-", "TEST06 first-token check 'Skipped' outside Offline", WARN, beyond=True
+    ),
+    RuleInfo(
+        "COMPL-TEST06-TRUNCATED",
+        "-",
+        "TEST06 accuracy log truncated: re-verification covers only the visible entries",
+        WARN,
+        beyond=True,
+    ),
     # G. power
     RuleInfo("POWER-FILES", "G1", "power / ranging file list incomplete"),
     RuleInfo("POWER-RANGING", "G2", "ranging run log unreadable"),

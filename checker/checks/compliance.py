@@ -18,6 +18,8 @@ from checker.test06 import (
     MAX_SAMPLES_FACTOR,
     OFFICIAL_DEFAULT_EOS_TOKEN_ID,
     OFFICIAL_SAMPLING_TARGET,
+    Test06Check,
+    detect_token_dtype,
     eos_pair_suffixes,
     token_settings_of,
     verify_test06,
@@ -213,7 +215,7 @@ def _test01_accuracy(ctx: ResultContext, tdir: str) -> list[Finding]:
     pats = ctx.round.acc_patterns
     base_t = ctx.files.text(f"{acc}/baseline_accuracy.txt").text or ""
     comp_t = ctx.files.text(f"{acc}/compliance_accuracy.txt").text or ""
-    for t in bm.accuracy_targets:
+    for t in bm.accuracy_targets_for(ctx.scenario):
         pat = pats.get(t.metric)
         if pat is None:
             continue
@@ -298,6 +300,23 @@ def _test06(ctx: ResultContext, tdir: str) -> list[Finding]:
                     fix="fix the SUT (first token / EOS / token count) and rerun TEST06",
                 )
             )
+    skipped = next((i for i, ln in enumerate(lines, 1) if ln == "First token check pass: Skipped"), None)
+    if skipped is not None and ctx.scenario is not None and ctx.scenario.loadgen_scenario is not Scenario.OFFLINE:
+        out.append(
+            ctx.finding(
+                "COMPL-TEST06-SKIPPED",
+                f"TEST06: verify_accuracy.txt says 'First token check pass: Skipped' for a {ctx.scenario.value} "
+                "result; run_verification.py skips the first-token check only for --scenario Offline, so it was run "
+                "with the wrong scenario. The official checker accepts 'Skipped' in every scenario",
+                severity=Severity.WARNING,
+                path=va,
+                line=skipped,
+                source="compliance/TEST06/run_verification.py: need_first_token_check = scenario != 'Offline'; "
+                f"{src} accepts Skipped",
+                fix=f"rerun run_verification.py with --scenario {ctx.scenario.value}",
+                beyond_official=True,
+            )
+        )
     out += _test06_reverify(ctx, tdir)
     return out
 
@@ -473,8 +492,24 @@ def _test06_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
                 beyond_official=True,
             )
         ]
-    res = verify_test06(log.entries, scen, eos_token_ids=eos_ids, dtype=dtype)
+    dtype, dtype_why = detect_token_dtype(log.entries, dtype)
+    res = verify_test06(log.entries, scen, eos_token_ids=eos_ids, dtype=dtype, truncated=log.truncated)
     out: list[Finding] = []
+    if log.truncated:
+        out.append(
+            ctx.finding(
+                "COMPL-TEST06-TRUNCATED",
+                f"TEST06: {rel} is the truncated form (head and tail windows): the re-verification covers only the "
+                f"{len(log.entries)} entries visible in it, not every logged sample; run_verification.py cannot read "
+                "a truncated log at all",
+                severity=Severity.WARNING,
+                path=rel,
+                source="compliance/TEST06/run_verification.py copies the whole accuracy log into TEST06/accuracy/; "
+                "only the accuracy run's log is truncated (truncate_accuracy_log.py)",
+                fix="submit TEST06's mlperf_log_accuracy.json as run_verification.py copied it (untruncated)",
+                beyond_official=True,
+            )
+        )
     for outcome in res.outcomes:
         if outcome.passed is False:
             first = outcome.problems[0] if outcome.problems else None
@@ -484,19 +519,38 @@ def _test06_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
                 else ""
             )
             note = f" ({outcome.note})" if outcome.note else ""
-            official = (
-                "" if outcome.official_pass is False else " The official run_verification.py passes this"
-            )
+            if outcome.official_pass is None:
+                official = " run_verification.py does not check this"
+            elif outcome.official_pass:
+                official = " The official run_verification.py passes this"
+            else:
+                official = ""
             out.append(
                 ctx.finding(
                     "COMPL-TEST06-REVERIFY",
                     f"TEST06 {outcome.check.value} check fails on {len(outcome.problems)} of {outcome.samples_checked} "
-                    f"logged samples{extra}{note}.{official}",
+                    f"logged samples{extra}{note} [{dtype_why}].{official}",
                     path=rel,
                     line=first.line if first else None,
                     source="compliance/TEST06/run_verification.py checks, re-run on the submitted accuracy log",
-                    fix="fix the SUT's token reporting and rerun TEST06",
+                    fix=_reverify_fix(outcome.check, outcome.samples_checked),
                     beyond_official=True,
                 )
             )
     return out
+
+
+def _reverify_fix(check: Test06Check, n: int) -> str:
+    if check is Test06Check.SAMPLE_COUNT and n == 0:
+        return (
+            "LoadGen logged no sample, so it never read TEST06's audit.config: copy compliance/TEST06/audit.config "
+            "into the directory the benchmark runs from (LoadGen's working directory), rerun TEST06 and check that "
+            "its detail log says 'Found Audit Config file (audit.config)'"
+        )
+    if check is Test06Check.SAMPLE_COUNT:
+        return "run TEST06 as a performance-mode run with its audit.config (not an accuracy run) and submit that log"
+    if check is Test06Check.FIRST_TOKEN:
+        return "report the first token's ids through FirstTokenComplete exactly as they start the response, rerun TEST06"
+    if check is Test06Check.EOS:
+        return "stop the output at the first EOS (do not pad with EOS tokens), rerun TEST06"
+    return "report to LoadGen (n_tokens / token_count) exactly the number of token ids in the response, rerun TEST06"

@@ -101,6 +101,23 @@ def latency_checks(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
                 "submit this benchmark only in scenarios the round defines",
             )
         else:
+            for kind, tkey, limit_ms in (
+                ("TTFT", "requested_server_ttft_latency", lim.ttft_ms),
+                ("TPOT", "requested_server_tpot_latency", lim.tpot_ms),
+            ):
+                target = log.float_value(tkey)
+                if target is not None and target > limit_ms * NS_PER_MS:
+                    add(
+                        "LAT-TOKEN-TARGETS",
+                        f"the run's {kind} target {tkey} = {target / NS_PER_MS:g} ms is looser than the "
+                        f"{ctx.mlperf_model} {scen.value} limit {limit_ms:g} ms: LoadGen judged VALID against the "
+                        f"wrong bound (e.g. an {scen.value} result run with another scenario's targets)",
+                        tkey,
+                        f"{lim.cite or 'rules LLM latency table'}; mlperf.conf sets {scen.value}'s ttft/tpot_latency; "
+                        "the official checkers do not compare the configured targets",
+                        f"run {scen.value} with the round's mlperf.conf targets for it (ttft_latency / tpot_latency)",
+                        beyond=True,
+                    )
             for kind, key, limit_ms, rule in (
                 ("TTFT", "result_first_token_99.00_percentile_latency_ns", lim.ttft_ms, "LAT-TTFT"),
                 ("TPOT", "result_time_per_output_token_99.00_percentile_ns", lim.tpot_ms, "LAT-TPOT"),

@@ -6,6 +6,7 @@ The same checks run on the compliance TEST01/TEST04 performance logs (F3) with r
 from __future__ import annotations
 
 import math
+import re
 
 from checker.checks.context import ResultContext
 from checker.findings import Finding, Severity
@@ -393,6 +394,22 @@ def summary_vs_detail(
     if summary is None:
         return []
     out: list[Finding] = []
+
+    def mismatch(skey: str, sval: object, dval: object, dkey: str | None = None) -> None:
+        where = f" ({dkey})" if dkey else ""
+        out.append(
+            ctx.finding(
+                _rule(prefix, "PERF-SUMMARY-MISMATCH"),
+                f"mlperf_log_summary.txt says {skey} = {sval!r} but the detail log says {dval!r}{where}",
+                severity=Severity.ERROR,
+                path=summary_rel,
+                line=summary.line_of(skey) if summary is not None else None,
+                source="LoadGen writes both logs from one run; a mismatch means they come from different runs or were edited",
+                fix="submit both logs of the same run, unedited",
+                beyond_official=True,
+            )
+        )
+
     pairs = [
         ("Result is", log.result_validity),
         ("Scenario", log.effective_scenario),
@@ -411,19 +428,59 @@ def summary_vs_detail(
         if sval is None or dval is None:
             continue
         if str(sval).strip() != str(dval).strip():
-            out.append(
-                ctx.finding(
-                    _rule(prefix, "PERF-SUMMARY-MISMATCH"),
-                    f"mlperf_log_summary.txt says {skey} = {sval!r} but the detail log says {dval!r}",
-                    severity=Severity.ERROR,
-                    path=summary_rel,
-                    line=summary.line_of(skey),
-                    source="LoadGen writes both logs from one run; a mismatch means they come from different runs or were edited",
-                    fix="submit both logs of the same run, unedited",
-                    beyond_official=True,
-                )
-            )
+            mismatch(skey, sval, dval)
+    for skey, dkey in SUMMARY_NUMBERS:
+        sval = summary.value(skey)
+        dnum = log.float_value(dkey)
+        if sval is None or dnum is None:
+            continue
+        if not _same_number(sval, dnum):
+            mismatch(skey, sval, log.value(dkey), dkey)
+    for skey, dkey in SUMMARY_FLAGS:
+        sval = summary.value(skey)
+        draw = log.value(dkey)
+        if sval is None or draw is None:
+            continue
+        if (sval.strip().lower() in ("yes", "true")) != _is_true(draw):
+            mismatch(skey, sval, draw, dkey)
     return out
+
+
+# summary lines that print a detail-log number (LoadGen rounds them in the summary)
+SUMMARY_NUMBERS = (
+    ("Samples per second", "result_samples_per_second"),
+    ("Tokens per second", "result_tokens_per_second"),
+    ("Completed samples per second", "result_completed_samples_per_sec"),
+    ("Scheduled samples per second", "result_scheduled_samples_per_sec"),
+    ("Completed tokens per second", "result_completed_tokens_per_second"),
+    ("target_qps", "effective_target_qps"),
+    ("90.00 percentile latency (ns)", "result_90.00_percentile_latency_ns"),
+    ("99.00 percentile latency (ns)", "result_99.00_percentile_latency_ns"),
+    ("99.00 percentile first token latency (ns)", "result_first_token_99.00_percentile_latency_ns"),
+    ("99.00 percentile time to output token (ns)", "result_time_per_output_token_99.00_percentile_ns"),
+)
+# the summary's "... satisfied" lines and the detail log's flags
+SUMMARY_FLAGS = (
+    ("Performance constraints satisfied", "result_perf_constraints_met"),
+    ("Min duration satisfied", "result_min_duration_met"),
+    ("Min queries satisfied", "result_min_queries_met"),
+    ("Early stopping satisfied", "early_stopping_met"),
+)
+
+
+def _same_number(shown: str, value: float) -> bool:
+    """``shown`` (the summary's rounded print) is ``value`` rounded: within half a unit of its last digit, or 1e-5
+    relative (the detail log itself keeps about six significant digits)."""
+    try:
+        s = float(shown.strip())
+    except ValueError:
+        return False
+    if not (math.isfinite(s) and math.isfinite(value)):
+        return s == value or (math.isnan(s) and math.isnan(value))
+    digits = shown.strip().partition(".")[2]
+    decimals = len(digits) if digits.isdigit() else 0
+    return abs(s - value) <= max(0.51 * 10.0**-decimals, 1e-5 * abs(value))
+
 
 
 def check_performance(ctx: ResultContext) -> list[Finding]:
@@ -451,4 +508,126 @@ def check_performance(ctx: ResultContext) -> list[Finding]:
             ).model_copy(update={"beyond_official": True})
         )
     out += summary_vs_detail(ctx, log, summary, srel)
+    out += run_consistency(ctx, log, ctx.perf_detail_path)
+    out += extra_run_findings(ctx)
     return out
+
+
+CONSTRAINT_FLAGS = ("result_perf_constraints_met", "result_min_duration_met", "result_min_queries_met")
+# performance vs accuracy tokens per sample: both runs draw from the same data set with the same generation settings
+TOKENS_PER_SAMPLE_FACTOR = 2.0
+ACC_TOKENS_RE = re.compile(r"""['"]tokens_per_sample['"]\s*:\s*['"]?([0-9.]+)""")
+LOADGEN_RULES = "LoadGen sets result_validity VALID only when every constraint flag is true (loadgen.cc: PerformanceSummary)"
+
+
+def _tokens_rate(log: DetailLog) -> tuple[str, float, str, float] | None:
+    """(tokens key, tokens/s, samples key, samples/s) of a run that logs both."""
+    for tkey, skey in (
+        ("result_completed_tokens_per_second", "result_completed_samples_per_sec"),
+        ("result_tokens_per_second", "result_samples_per_second"),
+    ):
+        t, n = log.float_value(tkey), log.float_value(skey)
+        if t is not None and n is not None and math.isfinite(t) and math.isfinite(n) and n > 0:
+            return tkey, t, skey, n
+    return None
+
+
+def run_consistency(ctx: ResultContext, log: DetailLog, rel: str) -> list[Finding]:
+    """Beyond official: a VALID result agrees with its own constraint flags, its tokens/s is one the run could
+    produce, its tokens per sample is the accuracy run's, and the run was not made under an audit.config."""
+    out: list[Finding] = []
+    if log.result_validity == "VALID":
+        false = [k for k in CONSTRAINT_FLAGS if log.has(k) and not _is_true(log.value(k))]
+        if false:
+            out.append(
+                ctx.log_finding(
+                    "PERF-CONSTRAINT-FLAGS",
+                    f"result_validity is VALID but {', '.join(false)} "
+                    f"{'is' if len(false) == 1 else 'are'} false: LoadGen never writes that, the log was edited",
+                    log,
+                    rel,
+                    false[0],
+                    source=LOADGEN_RULES,
+                    fix="submit the detail log exactly as LoadGen wrote it",
+                    beyond_official=True,
+                )
+            )
+    bm = ctx.benchmark
+    rate = _tokens_rate(log)
+    if bm is not None and rate is not None:
+        tkey, tokens, skey, samples = rate
+        cap = bm.max_new_tokens_performance or bm.max_new_tokens
+        if cap and tokens > samples * cap * 1.01:
+            out.append(
+                ctx.log_finding(
+                    "PERF-TOKENS-RATE",
+                    f"{tkey} = {tokens:g} is more than {skey} {samples:g} x {cap} (the {ctx.mlperf_model} "
+                    f"max_new_tokens): no run can produce {tokens / samples:.1f} tokens per sample",
+                    log,
+                    rel,
+                    tkey,
+                    source=f"rules: {ctx.mlperf_model} generates at most max_new_tokens = {cap} tokens per sample",
+                    fix="submit the detail log exactly as LoadGen wrote it",
+                    beyond_official=True,
+                )
+            )
+        acc = ctx.files.text(f"{ctx.rd.accuracy_dir}/accuracy.txt").text
+        found = ACC_TOKENS_RE.findall(acc) if acc else []
+        try:
+            acc_tps = float(found[-1]) if found else None
+        except ValueError:
+            acc_tps = None
+        perf_tps = tokens / samples
+        if acc_tps and not (acc_tps / TOKENS_PER_SAMPLE_FACTOR <= perf_tps <= acc_tps * TOKENS_PER_SAMPLE_FACTOR):
+            out.append(
+                ctx.log_finding(
+                    "PERF-TOKENS-PER-SAMPLE",
+                    f"the performance run produced {perf_tps:.1f} tokens per sample ({tkey} / {skey}) but the "
+                    f"accuracy run {acc_tps:g} (accuracy.txt tokens_per_sample): more than {TOKENS_PER_SAMPLE_FACTOR:g}x "
+                    "apart, so the two runs did not generate the same outputs",
+                    log,
+                    rel,
+                    tkey,
+                    source="inference_rules.adoc: the performance and accuracy runs use the same SUT and generation "
+                    "settings over the same data set",
+                    fix="make the performance run generate as the accuracy run does (same max tokens, same stopping)",
+                    beyond_official=True,
+                )
+            )
+    for rec in log.records("warning_generic_message") + log.records("generic_message"):
+        if isinstance(rec.value, str) and "Found Audit Config file" in rec.value:
+            out.append(
+                ctx.finding(
+                    "PERF-AUDIT-CONFIG",
+                    f"LoadGen found an audit.config in the performance run ({rec.value!r}): the result may be a "
+                    "compliance run's, made with the audit test's settings",
+                    severity=Severity.WARNING,
+                    path=rel,
+                    line=rec.line,
+                    source="compliance/TESTxx: audit.config is placed for the audit test only",
+                    fix="remove audit.config from the working directory and rerun the performance run",
+                    beyond_official=True,
+                )
+            )
+            break
+    return out
+
+
+def extra_run_findings(ctx: ResultContext) -> list[Finding]:
+    """Beyond official: performance/ holds more runs than run_1 (the official checker reads run_1 only)."""
+    base = ctx.rd.performance_dir.rsplit("/", 1)[0]
+    extra = sorted(d for d in ctx.sctx.sub.list_dirs(base) if d.startswith("run_") and d != "run_1")
+    if not extra:
+        return []
+    return [
+        ctx.finding(
+            "PERF-EXTRA-RUN",
+            f"{base} holds {', '.join(extra)} besides run_1: the checkers read run_1 only, so the other runs are "
+            "not checked and a reader may take one of them for the result",
+            severity=Severity.WARNING,
+            path=base,
+            source="v5.x submissions keep one performance run (run_1) per result (submission_checker.py reads run_1)",
+            fix=f"remove {', '.join(extra)} (keep only the run the result is taken from, as run_1)",
+            beyond_official=True,
+        )
+    ]

@@ -16,6 +16,8 @@ from checker.checks.context import SYSTEM_TYPE_KEYS, SubmitterContext
 from checker.findings import Finding, Severity
 
 OLD = "official checker v5.1.1"
+# values that stand for "not filled in yet" (compared upper-case, without surrounding spaces and dots)
+PLACEHOLDER_VALUES = frozenset({"TBD", "TBC", "TODO", "XXX", "FIXME", "PLACEHOLDER"})  # not N/A: real systems use it for "not applicable"
 HEAD = "HEAD checker"
 
 # fields both official checkers concatenate into the summary CSV as strings ('"' + value + '"'), where a
@@ -181,6 +183,28 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             f"SYSTEM_DESC_MEANINGFUL_RESPONSE_REQUIRED_FIELDS; {OLD}: L2903-2915; {HEAD} system_check.py:169-177",
             "fill in these fields",
             field=empty[0],
+        )
+    placeholders = [
+        f
+        for f in required
+        if isinstance(js.get(f), str) and js[f].strip().strip(".").upper() in PLACEHOLDER_VALUES
+    ]
+    if placeholders:
+        shown = ", ".join(f"{f} = {js[f]!r}" for f in placeholders)
+        out.append(
+            Finding(
+                rule="SYS-PLACEHOLDER",
+                severity=Severity.WARNING,
+                message=f"required field(s) hold a placeholder, not a description: {shown}. The official checkers "
+                "accept any non-empty value",
+                scope=rel,
+                path=rel,
+                line=_line_of_field(sctx, rel, placeholders[0]),
+                source="inference_rules.adoc 'System description': every required field describes the system "
+                f"({rules.cite or 'SYSTEM_DESC_REQUIRED_FIELDS'})",
+                fix="write the actual value (or a real 'none' where the field does not apply)",
+                beyond_official=True,
+            )
         )
     _check_field_types(js, add)
     known = set(rules.required_fields) | set(rules.network_fields) | set(rules.power_fields)

@@ -52,6 +52,8 @@ ACCURACY_LOG_NAME = "mlperf_log_accuracy.json"
 # truncate_accuracy_log.py: VIEWABLE_SIZE and the separator it writes between head and tail.
 TRUNCATE_VIEWABLE_CHARS = 4096
 TRUNCATE_SEPARATOR = "\n\n...\n\n"
+# The same separator after a CRLF conversion (git autocrlf, a Windows editor or archiver).
+TRUNCATE_SEPARATOR_CRLF = TRUNCATE_SEPARATOR.replace("\n", "\r\n")
 # The ``hash=`` line that truncate_accuracy_log.py appends to accuracy.txt (its own regex).
 HASH_LINE_RE = re.compile(r"^hash=([\w\d]+)$")
 
@@ -225,8 +227,16 @@ def recorded_hash(accuracy_txt_lines: Sequence[str]) -> str | None:
     return None
 
 
+def has_truncate_separator(text: str) -> bool:
+    """True when ``text`` holds the truncation script's separator, as written or CRLF-converted."""
+    return TRUNCATE_SEPARATOR in text or TRUNCATE_SEPARATOR_CRLF in text
+
+
 def is_truncated_text(text: str) -> bool:
-    """True for the truncation script's output: head window, separator, tail window."""
+    """True for the truncation script's output: head window, separator, tail window (also after a CRLF
+    conversion, which adds one character per line break)."""
+    if TRUNCATE_SEPARATOR_CRLF in text:
+        text = text.replace("\r\n", "\n")
     limit = 2 * TRUNCATE_VIEWABLE_CHARS + len(TRUNCATE_SEPARATOR)
     return (
         len(text) <= limit
@@ -371,6 +381,8 @@ def _parse_whole_json(path: Path, fh: BinaryIO, size: int, max_json_bytes: int) 
 
 
 def _parse_truncated(path: Path, text: str) -> list[AccuracyEntry]:
+    if TRUNCATE_SEPARATOR_CRLF in text:
+        text = text.replace("\r\n", "\n")
     head, _, tail = text.partition(TRUNCATE_SEPARATOR)
     entries: list[AccuracyEntry] = []
     seen_seq_ids: set[int] = set()  # head and tail overlap when the original was under 8 KiB

@@ -15,6 +15,11 @@ Mutation ops (all paths relative to the tree root):
 - ``{"op": "json_set", "path", "key", "value"}`` / ``{"op": "json_delete", "path", "key"}``
 - ``{"op": "symlink", "path", "target"}`` / ``{"op": "sparse", "path", "size"}``
 - ``{"op": "set_hash", "accuracy_json", "accuracy_txt"}``: rewrite ``hash=`` with the SHA-256 of the JSON
+- ``{"op": "copyfile", "src", "dst"}``: copy one file (replacing ``dst``)
+- ``{"op": "crlf", "path"}``: convert every LF line break to CRLF (a Windows checkout / editor)
+- ``{"op": "int64_ids", "path"}``: rewrite a LoadGen accuracy log's ``data`` / ``token_data`` hex with each int32 id
+  widened to a little-endian int64 (``token_count`` unchanged: a SUT that logs int64 ids)
+- ``{"op": "truncate_accuracy_log", "path"}``: the truncate_accuracy_log.py form (first and last 4096 characters)
 """
 
 from __future__ import annotations
@@ -140,6 +145,34 @@ def apply(root: Path, m: dict[str, Any]) -> None:
         txt = root / m["accuracy_txt"]
         text = re.sub(r"(?m)^hash=\w+$", f"hash={digest}", txt.read_text(encoding="utf-8"))
         txt.write_text(text, encoding="utf-8")
+    elif op == "copyfile":
+        (root / m["dst"]).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / m["src"], root / m["dst"])
+    elif op == "crlf":
+        assert p is not None
+        data = p.read_bytes()
+        if b"\r\n" in data:
+            raise AssertionError(f"{p}: already CRLF")
+        p.write_bytes(data.replace(b"\n", b"\r\n"))
+    elif op == "int64_ids":
+        assert p is not None
+
+        def widen(hm: re.Match[str]) -> str:
+            raw = bytes.fromhex(hm.group(2))
+            assert len(raw) % 4 == 0, "not int32 ids"
+            ids = [int.from_bytes(raw[i : i + 4], "little", signed=True) for i in range(0, len(raw), 4)]
+            wide = b"".join(v.to_bytes(8, "little", signed=True) for v in ids)
+            return f'{hm.group(1)}{wide.hex().upper()}"'
+
+        text, n = re.subn(r'("(?:data|token_data)" : ")([0-9A-Fa-f]*)"', widen, p.read_text(encoding="utf-8"))
+        if not n:
+            raise AssertionError(f"{p}: no data fields")
+        p.write_text(text, encoding="utf-8")
+    elif op == "truncate_accuracy_log":
+        assert p is not None
+        text = p.read_text(encoding="utf-8")
+        assert len(text) > 2 * 4096, "too small to truncate"
+        p.write_text(text[:4096] + "\n\n...\n\n" + text[-4096:], encoding="utf-8")
     else:
         raise AssertionError(f"unknown mutation op {op!r}")
 
