@@ -197,14 +197,13 @@ _RULES = (
     RuleInfo("ACC-HASH-MISMATCH", "-", "hash= does not match an untruncated accuracy log", beyond=True),
     RuleInfo("ACC-HASH-FORMAT", "-", "hash= value is not a SHA-256 (e.g. hash=TODO)", beyond=True),
     RuleInfo(
-        "ACC-MODE", "-", "accuracy/ holds a run that is not AccuracyOnly (a performance or compliance run)", WARN, beyond=True
+        "ACC-MODE", "-", "accuracy/ holds a run that is not AccuracyOnly (a performance or compliance run)", beyond=True
     ),
-    RuleInfo("ACC-AUDIT-CONFIG", "-", "LoadGen found an audit.config in the accuracy run", WARN, beyond=True),
+    RuleInfo("ACC-AUDIT-CONFIG", "-", "LoadGen found an audit.config in the accuracy run", beyond=True),
     RuleInfo(
         "ACC-SAMPLES",
         "-",
         "samples issued in the accuracy run, or scored in accuracy.txt (gen_num), differ from the data set size",
-        WARN,
         beyond=True,
     ),
     RuleInfo("ACC-LOG-DETAIL", "E8/P", "accuracy detail log unreadable or malformed"),

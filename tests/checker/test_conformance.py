@@ -1,9 +1,9 @@
 """Conformance with the official v5.1.1 checker on the shared subset of the published v5.1 results.
 
 Every result's verdict must equal ``official-verdicts/v5.1-subset-verdicts.csv`` and every official summary row must
-equal ours, compared as parsed CSV values. Deliberate differences from the official checker are each tested (with
-the rule text that justifies them) in ``test_rule_cases.py`` (cases marked ``beyond_official``); none of them
-changes a verdict on this subset.
+equal ours, compared as parsed CSV values — except for the results in ``DELIBERATE``, where the official checker is
+wrong and the rules text named there makes this tool right. Deliberate differences are each also tested as a rule
+case (``test_rule_cases.py``, cases marked ``beyond_official``).
 """
 
 from __future__ import annotations
@@ -13,10 +13,22 @@ from pathlib import Path
 
 import pytest
 
+from checker.checks.accuracy import ACC_RUN_RULES
 from checker.engine import check_tree
 from checker.findings import Severity
 from checker.results import SUMMARY_CSV_COLUMNS, CheckReport
 from rules import load_round
+
+_AMD = "closed/AMD/results/8xMI325X_2xEPYC_9575F_2"
+# result -> (the errors this tool raises, why the official verdict 'valid' is wrong)
+DELIBERATE: dict[str, tuple[frozenset[str], str]] = {
+    f"{_AMD}/{bm}/Offline": (
+        frozenset({"ACC-MODE", "ACC-AUDIT-CONFIG", "ACC-SAMPLES"}),
+        "its accuracy/ holds a PerformanceOnly run made under an audit.config (LoadGen logged 'Found Audit Config "
+        "file'), and accuracy.txt was scored on 100 of the 24,576 samples (gen_num 100). " + ACC_RUN_RULES,
+    )
+    for bm in ("llama2-70b-99", "llama2-70b-99.9")
+}
 
 
 @pytest.fixture(scope="module")
@@ -41,19 +53,20 @@ def test_every_result_found(report: CheckReport, verdicts: dict[str, dict[str, s
 
 
 def test_verdicts_equal_official(report: CheckReport, verdicts: dict[str, dict[str, str]]) -> None:
-    diffs = []
+    diffs = {}
     for e in report.results:
         mine = "valid" if e.valid else "invalid"
         if verdicts[e.path]["verdict"] != mine:
-            diffs.append((e.path, verdicts[e.path]["verdict"], mine, [f.rule for f in e.findings if f.severity is Severity.ERROR]))
-    assert not diffs, diffs
-    assert sum(1 for e in report.results if not e.valid) == 4
+            diffs[e.path] = frozenset(f.rule for f in e.findings if f.severity is Severity.ERROR)
+    assert diffs == {path: rules for path, (rules, _why) in DELIBERATE.items()}
+    assert all(verdicts[p]["verdict"] == "valid" for p in DELIBERATE)  # the official checker lets them through
+    assert sum(1 for e in report.results if not e.valid) == 4 + len(DELIBERATE)
 
 
 def test_invalid_results_fail_for_the_official_reason(report: CheckReport, verdicts: dict[str, dict[str, str]]) -> None:
     """The four invalid SDXL results lack accuracy/images/ (the official errors name exactly that)."""
     for e in report.results:
-        if not e.valid:
+        if not e.valid and e.path not in DELIBERATE:
             assert "expected to have the following extra files" in verdicts[e.path]["errors"]
             assert {f.rule for f in e.findings if f.severity is Severity.ERROR} == {"ACC-EXTRA-FILES"}
 
@@ -61,6 +74,8 @@ def test_invalid_results_fail_for_the_official_reason(report: CheckReport, verdi
 def test_summary_rows_equal_official(report: CheckReport, official_rows: dict[str, dict[str, str]]) -> None:
     by_path = {e.path: e for e in report.results}
     for loc, row in official_rows.items():
+        if loc in DELIBERATE:
+            continue
         entry = by_path[loc]
         assert entry.valid and entry.summary is not None, loc
         assert set(row) == set(SUMMARY_CSV_COLUMNS)
@@ -71,12 +86,12 @@ def test_summary_rows_equal_official(report: CheckReport, official_rows: dict[st
 
 def test_every_valid_result_has_an_official_row(report: CheckReport, official_rows: dict[str, dict[str, str]]) -> None:
     valid = sorted(e.path for e in report.results if e.valid)
-    assert valid == sorted(official_rows)
+    assert valid == sorted(set(official_rows) - set(DELIBERATE))
 
 
-def test_no_deliberate_difference_fires_as_error_on_the_subset(report: CheckReport) -> None:
+def test_deliberate_differences_fire_only_where_listed(report: CheckReport) -> None:
     beyond = [(e.path, f.rule) for e in report.results for f in e.findings if f.beyond_official and f.severity is Severity.ERROR]
-    assert not beyond
+    assert all(path in DELIBERATE and rule in DELIBERATE[path][0] for path, rule in beyond), beyond
 
 
 def test_single_submitter_and_division_roots(v51_tree: Path) -> None:
