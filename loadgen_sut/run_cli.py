@@ -116,6 +116,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--target-qps", type=positive_number, default=None, help="shorthand for '*.<Scenario>.target_qps = X' in user.conf")
     g.add_argument("--out", type=Path, required=True, help="work directory: runs/<run_id>/ and the submission tree go here")
     g.add_argument("--progress-interval", type=_non_negative_seconds, default=5.0, help="seconds between progress lines (0: off)")
+    g.add_argument(
+        "--deadline-s",
+        type=_positive_float,
+        default=None,
+        help="wall-clock deadline of each LoadGen test (default: derived from the settings; see the README)",
+    )
 
     e = parser.add_argument_group("engine")
     e.add_argument("--model", default=None, help="served model name (openai), model directory (transformers)")
@@ -206,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     extra: list[str] = []
     if args.target_qps is not None:
         lg_scn = "Server" if args.scenario.lower() in ("server", "interactive") else args.scenario
-        extra.append(f"*.{lg_scn}.target_qps = {args.target_qps:g}")
+        extra.append(f"*.{lg_scn}.target_qps = {args.target_qps!r}")  # repr: every digit (':g' kept 6)
     if mode.is_submission_flow and not args.submitter:
         raise UnusableInput(f"--mode {mode.value} needs --submitter NAME")
     implementation = read_implementation_json(args.implementation_json) if args.implementation_json else None
@@ -225,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
         min_new_tokens=args.min_new_tokens,
         ignore_eos=args.ignore_eos,
         progress_interval_s=args.progress_interval,
+        deadline_s=args.deadline_s,
         command=_command_line(),
         code_execution=code_execution_from_args(args),
     )

@@ -254,6 +254,20 @@ def _submission_input_findings(request: RunRequest, bench: Benchmark) -> list[Fi
     return out
 
 
+def _refuse_partial_dataset(dataset: Dataset, bench: Benchmark, scenario: Scenario, spec: str) -> None:
+    """--mode submission: the data set must hold every sample the accuracy run covers (checked as loaded, not by
+    name: a copy of the built-in set under another name is refused too)."""
+    want = (
+        bench.accuracy_sample_count_by_scenario.get(scenario) or bench.accuracy_sample_count or bench.dataset_size
+    )
+    if want is not None and len(dataset.samples) != want:
+        raise UnusableInput(
+            f"--mode submission: the data set holds {len(dataset.samples)} samples, the {bench.name} "
+            f"{scenario.value} accuracy run covers {want}; use the official data set (or --mode submission-trial)",
+            path=spec,
+        )
+
+
 def _print_findings(findings: Sequence[Finding], say: Printer) -> None:
     for f in findings:
         where = f"{f.location()}: " if f.path else ""
@@ -375,7 +389,7 @@ def _peak_qps(log: DetailLog) -> float | None:
 
 
 def loadgen_result(log: DetailLog, rnd: Round, bench: Benchmark, scenario: Scenario) -> LoadGenResult:
-    key = bench.result_field_overrides.get(scenario) or rnd.result_fields.get(scenario.loadgen_scenario)
+    key = rnd.result_key(bench, scenario)
     return LoadGenResult(
         result_validity=log.result_validity,
         early_stopping_met=log.early_stopping_met,
@@ -543,6 +557,14 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
             + (" (a submission run must use compliant settings)" if request.mode is RunMode.SUBMISSION else "")
         )
 
+    # the parent needs the data set (accuracy scoring) and the tokenizer (detokenizing outputs)
+    tokenizer = build_tokenizer(request.engine, [])
+    dataset = load_dataset(request.dataset, tokenizer=tokenizer, limit=request.dataset_limit)
+    if request.engine.kind == "simulated" and request.engine.tokenizer_dir is None:
+        tokenizer = build_tokenizer(request.engine, [t for s in dataset.samples for t in (s.prompt, s.reference) if t])
+    if request.mode is RunMode.SUBMISSION:
+        _refuse_partial_dataset(dataset, bench, scenario, request.dataset)
+
     run_id, run_dir = new_run_dir(request.out)
     conf_path = run_dir / "user.conf"
     conf_path.write_text(conf_text, encoding="utf-8")
@@ -558,11 +580,6 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     )
     say(f"  run directory: {run_dir}")
 
-    # the parent needs the data set (accuracy scoring) and the tokenizer (detokenizing outputs)
-    tokenizer = build_tokenizer(request.engine, [])
-    dataset = load_dataset(request.dataset, tokenizer=tokenizer, limit=request.dataset_limit)
-    if request.engine.kind == "simulated" and request.engine.tokenizer_dir is None:
-        tokenizer = build_tokenizer(request.engine, [t for s in dataset.samples for t in (s.prompt, s.reference) if t])
 
     tests: list[TestRecord] = []
     reasons: list[str] = []
@@ -635,7 +652,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
             if rc == EXIT_ENGINE_UNAVAILABLE or trec.status in ("engine_unavailable", "setup_error", "deadline"):
                 break
             if name == "accuracy" and trec.status == "finished":
-                accuracy = _score(test_dir, dataset, bench, tokenizer, request.code_execution, say, reasons)
+                accuracy = _score(test_dir, dataset, bench, scenario, tokenizer, request.code_execution, say, reasons)
             if name == "TEST06" and trec.status == "finished":
                 test06 = _verify_test06(test_dir, tokenizer, bench, say, reasons)
 
@@ -714,6 +731,7 @@ def _score(
     test_dir: Path,
     dataset: Dataset,
     bench: Benchmark,
+    scenario: Scenario,
     tokenizer: Tokenizer | None,
     code_execution: CodeExecution | None,
     say: Printer,
@@ -725,7 +743,7 @@ def _score(
         return None
     score = score_accuracy(log, dataset, bench, tokenizer.decode, code_execution=code_execution)
     write_accuracy_txt(score, test_dir / "accuracy.txt", log)
-    judged = score.findings(bench)
+    judged = score.findings(bench, scenario=scenario)  # the scenario's targets (v6.1 qwen3-vl Interactive has its own)
     for f in judged:
         if f.severity is Severity.ERROR:
             reasons.append(f"accuracy: {f.message}")

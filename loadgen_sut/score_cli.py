@@ -24,6 +24,7 @@ from loadgen_sut.accuracy import AccuracyScore, accuracy_log_hash, accuracy_txt,
 from loadgen_sut.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.datasets import load_dataset
 from loadgen_sut.engines.tokenizers import HFTokenizer
+from rules.models import Scenario
 from rules.registry import UnknownBenchmark, UnknownRound, find_benchmark, latest_round
 
 
@@ -42,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--benchmark", required=True, help="benchmark name, e.g. deepseek-r1, llama3.1-8b")
     parser.add_argument("--round", default=None, help="rules round, e.g. v6.1 (default: the latest known)")
+    parser.add_argument(
+        "--scenario", default=None, help="the result's scenario: its accuracy targets apply (default: the benchmark's)"
+    )
     parser.add_argument(
         "--tokenizer", type=Path, required=True, help="local tokenizer directory of the model"
     )
@@ -98,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
     )
     for line in _summary(score):
         print(line, file=out)
-    findings = score.findings(bench)
+    scenario = Scenario.parse(args.scenario) if args.scenario else None
+    if args.scenario and scenario is None:
+        raise UnusableInput(f"unknown scenario {args.scenario!r} (Offline, Server, Interactive, SingleStream)")
+    findings = score.findings(bench, scenario=scenario)
     for f in findings:
         print(f"  {f.severity.value.upper():7} {f.rule}: {f.message}", file=out)
     for target in outputs:

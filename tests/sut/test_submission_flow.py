@@ -113,3 +113,32 @@ def test_ctrl_c_ends_the_run_without_a_traceback_and_keeps_a_record(tmp_path: Pa
     data = json.loads(record.read_text(encoding="utf-8"))
     assert data["verdict"]["status"] == "INCOMPLETE"
     assert any("interrupted" in r for r in data["verdict"]["reasons"])
+
+
+def test_submission_refuses_a_partial_data_set_by_its_size_not_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "mine.jsonl"
+    copy.write_bytes((Path(__file__).resolve().parents[2] / "loadgen_sut" / "data" / "builtin_summaries.jsonl").read_bytes())
+    argv = ["run", "--engine", "simulated", "--benchmark", "llama3.1-8b", "--scenario", "Offline", "--round", "v6.1"]
+    argv += ["--mode", "submission", "--submitter", "Demo", "--dataset", str(copy), "--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    assert "holds 32 samples" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "runs").exists() or not any((tmp_path / "out" / "runs").iterdir())
+
+
+def test_deadline_option_is_parsed_and_validated(tmp_path: Path) -> None:
+    import argparse
+
+    from loadgen_sut.run_cli import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(
+        ["--engine", "simulated", "--benchmark", "llama3.1-8b", "--scenario", "Server", "--out", "x", "--deadline-s", "30"]
+    )
+    assert args.deadline_s == 30.0
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--engine", "simulated", "--benchmark", "llama3.1-8b", "--scenario", "Server", "--out", "x",
+              "--deadline-s", "0"])
+    assert exc.value.code == 2
