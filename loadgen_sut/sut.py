@@ -113,7 +113,7 @@ def new_event_loop() -> tuple[asyncio.AbstractEventLoop, str]:
     if choice not in ("auto", "uvloop", "asyncio"):
         raise ValueError(f"{EVENT_LOOP_ENV}={choice!r}: expected auto, uvloop or asyncio")
     if choice != "asyncio" and uvloop is not None:
-        return uvloop.new_event_loop(), f"uvloop {uvloop.__version__}"
+        return uvloop.new_event_loop(), f"uvloop {getattr(uvloop, '__version__', 'unknown')}"
     if choice == "uvloop":
         raise ValueError(f"{EVENT_LOOP_ENV}=uvloop but uvloop is not installed (pip install uvloop)")
     return asyncio.new_event_loop(), "asyncio"

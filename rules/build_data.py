@@ -560,7 +560,8 @@ def arith(expr: str | float | int) -> float:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
             return node.value
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
+            combined: float = _BINOPS[type(node.op)](ev(node.left), ev(node.right))
+            return combined
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -ev(node.operand)
         raise ValueError(f"unsupported threshold expression {expr!r}")

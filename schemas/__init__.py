@@ -38,6 +38,6 @@ def _message(err: jsonschema.ValidationError) -> str:
     hints = err.schema.get("x-message") if isinstance(err.schema, dict) else None
     hint = hints.get(str(err.validator)) if isinstance(hints, dict) else None
     if not isinstance(hint, str):
-        return err.message
+        return str(err.message)
     found = repr(err.instance)
     return f"{hint} (found {found if len(found) <= 80 else found[:77] + '...'})"

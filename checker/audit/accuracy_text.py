@@ -53,5 +53,5 @@ def scale_to(value: float, target: float) -> tuple[float, str]:
 def values_match(printed: AccuracyValue, measured: float) -> bool:
     """True when ``measured`` rounds to the printed value at the printed precision (or within 1e-6 rel.)."""
     if printed.decimals:
-        return abs(round(measured, printed.decimals) - printed.value) <= 0.51 * 10 ** (-printed.decimals)
+        return abs(round(measured, printed.decimals) - printed.value) <= 0.51 * 10.0 ** (-printed.decimals)
     return abs(measured - printed.value) <= max(0.5, 1e-6 * abs(measured))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from pydantic import ValidationError
@@ -46,7 +46,7 @@ class ClaimLoader(yaml.SafeLoader):
         self._depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
+        event = cast(Any, self).peek_event()  # PyYAML's stubs leave it untyped
         line = event.start_mark.line + 1 if event.start_mark is not None else None
         if isinstance(event, AliasEvent):
             raise ClaimYamlError(

@@ -76,4 +76,4 @@ def render_junit(report: CheckReport) -> bytes:
         ET.SubElement(props, "property", name=key, value=_clean(value))
     suite.insert(0, props)
     ET.indent(suites)
-    return ET.tostring(suites, encoding="utf-8", xml_declaration=True) + b"\n"
+    return bytes(ET.tostring(suites, encoding="utf-8", xml_declaration=True)) + b"\n"
