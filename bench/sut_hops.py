@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,9 +62,12 @@ class Stamps:
         originals: list[tuple[Any, str, Any]] = []
 
         def wrap(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
-            orig = getattr(owner, name)
-            originals.append((owner, name, orig))
-            setattr(owner, name, make(orig))
+            raw = owner.__dict__[name]  # the descriptor itself (a staticmethod stays one when restored)
+            originals.append((owner, name, raw))
+            if isinstance(raw, staticmethod):
+                setattr(owner, name, staticmethod(make(raw.__func__)))
+            else:
+                setattr(owner, name, make(getattr(owner, name)))
 
         def issue(orig: Any) -> Any:
             def f(sut: Any, ids: list[int], indices: list[int]) -> None:
@@ -76,9 +79,9 @@ class Stamps:
             return f
 
         def first_token(orig: Any) -> Any:
-            def f(sut: Any, qid: int, token_ids: Sequence[int]) -> None:
+            def f(qid: int, arr: Any) -> None:  # LoadGenSUT._send_first_token: just before FirstTokenComplete
                 self.ftc[qid] = time.time_ns()
-                orig(sut, qid, token_ids)
+                orig(qid, arr)
 
             return f
 
@@ -101,7 +104,7 @@ class Stamps:
             return f
 
         wrap(sut_module.LoadGenSUT, "issue", issue)
-        wrap(sut_module.LoadGenSUT, "_first_token", first_token)
+        wrap(sut_module.LoadGenSUT, "_send_first_token", first_token)
         wrap(sse_protocol._Connection, "start", start)
         wrap(sse_protocol._Stream, "on_event", on_event)
 

@@ -175,7 +175,7 @@ def _fake_scoring(monkeypatch: pytest.MonkeyPatch) -> None:
     from loadgen_sut import score_cli
 
     class FakeScore:
-        def findings(self, bench: object) -> list[object]:
+        def findings(self, bench: object, **_kw: object) -> list[object]:
             return []
 
     monkeypatch.setattr(score_cli, "HFTokenizer", lambda path: type("T", (), {"decode": None})())

@@ -28,7 +28,7 @@ from rules import load_round
 # What a short simulated trial legitimately fails on: durations/counts, and accuracy on a
 # 32-sample built-in set. Every other check family (tree, system, measurements, compliance,
 # seeds, token latencies, hashes, file lists, log errors) must pass on the produced tree.
-EXPECTED_TRIAL_RULES = {"PERF-MIN-DURATION", "PERF-OFFLINE-SPQ", "ACC-METRIC", "ACC-UPPER", "ACC-DATASET"}
+EXPECTED_TRIAL_RULES = {"PERF-MIN-DURATION", "PERF-OFFLINE-SPQ", "ACC-METRIC", "ACC-UPPER", "ACC-DATASET", "ACC-SAMPLES"}
 
 
 def _package(out: RunOutcome, tree: Path, **kw: object) -> Path:
