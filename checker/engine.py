@@ -18,6 +18,7 @@ from typing import Any
 from checker.checks.accuracy import check_accuracy
 from checker.checks.compliance import check_compliance
 from checker.checks.context import FileCache, ResultContext, SubmitterContext
+from checker.checks.endpoints import check_endpoints
 from checker.checks.inferred import check_result
 from checker.checks.latency import check_latency
 from checker.checks.measurements import check_measurements
@@ -48,6 +49,13 @@ RESULT_CHECKS: tuple[Callable[[ResultContext], list[Finding]], ...] = (
     check_accuracy,
     check_compliance,
     check_power,
+)
+
+# an endpoints result (v6.1, MLPerf Endpoints documents instead of LoadGen logs): check_endpoints runs the
+# performance, result, latency, accuracy and compliance rules on them
+ENDPOINTS_RESULT_CHECKS: tuple[Callable[[ResultContext], list[Finding]], ...] = (
+    check_measurements,
+    check_endpoints,
 )
 
 # Finding families the official checker counts in its per-benchmark ``errors`` counter (summary CSV column)
@@ -186,9 +194,10 @@ def check_submitter(
                 sf = scenario_finding(sctx, rd.path, scen_dir, bench, system_type)
                 if sf is not None:
                     found.append(sf)
-                found += unknown_entry_findings(sctx, rd.path)
+                endpoints = scen is not None and ctx.is_endpoints
+                found += unknown_entry_findings(sctx, rd.path, endpoints=endpoints)
                 if scen is not None:
-                    for check in RESULT_CHECKS:
+                    for check in ENDPOINTS_RESULT_CHECKS if endpoints else RESULT_CHECKS:
                         found += check(ctx)
                 summary = power_row = None
                 if scen is not None and _finite(ctx.computed.get("result")) and js is not None:

@@ -20,7 +20,7 @@ from loadgen_sut.runner import RunRequest
 from loadgen_sut.runner import run as run_mode
 from loadgen_sut.settings import RunMode
 from rules import load_round
-from rules.registry import latest_round
+from rules.registry import UnknownRound, latest_round
 
 ENGINE_KINDS = {"openai": "openai", "transformers": "transformers", "simulated": "simulated"}
 
@@ -80,7 +80,10 @@ def validate_arguments(args: argparse.Namespace) -> None:
     max_new = args.max_new_tokens
     where = "--max-new-tokens"
     if max_new is None:
-        rnd = load_round(args.round or latest_round())
+        try:
+            rnd = load_round(args.round or latest_round())
+        except UnknownRound as exc:
+            raise UnusableInput(str(exc)) from exc
         bench = rnd.benchmark(args.benchmark)
         max_new = bench.max_new_tokens if bench is not None else None
         where = f"{args.benchmark}'s max new tokens"

@@ -70,6 +70,16 @@ EXTRA_SOURCES: dict[str, dict[str, str]] = {
         "[128001, 128008, 128009] (<|end_of_text|>, <|eom_id|>, <|eot_id|>); vLLM, which the "
         "llama3.1-8b reference SUT_VLLM.py uses without its own stop ids, stops on all of them",
     },
+    "AUDIT_TEST07": {
+        "path": "mlcommons/inference/compliance/TEST07/gpt-oss-120b/audit.config",
+        "provenance": "TEST07 audit.config at inference HEAD b66003e1 (accuracy_log_sampling_target 990, "
+        "min_query_count 990, test07_accuracy_threshold 60.698), read from a stored copy",
+    },
+    "AUDIT_TEST09": {
+        "path": "mlcommons/inference/compliance/TEST09/<benchmark>/audit.config",
+        "provenance": "TEST09 audit.config files at inference HEAD b66003e1: gpt-oss-120b (min_query_count 6396, "
+        "test09_min/max_output_tokens 1150.38/1406.02) and e2e-rag-qna (824, 246.43/301.19)",
+    },
     "LOADGEN_SEEDS": {
         "path": "https://pypi.org/project/mlcommons-loadgen/#history",
         "provenance": "measured 2026-12-01 for every release on PyPI (5.0.0-5.0.25, 5.1.0-5.1.2, 6.0.3-6.0.17): "
@@ -254,7 +264,10 @@ UNIT_OVERRIDES_HEAD: dict[str, dict[str, str]] = {
     "gpt-oss-120b": _TOK3,
     "e2e-rag-qna": {"Offline": "Tasks/s"},
 }
-UNIT_OVERRIDES_CITE = {"v5": "CHK_CONST#SPECIAL_UNIT_DICT; CATALOGUE:217", "head": "CHK_HEAD:1952-1998; CATALOGUE:217"}
+UNIT_OVERRIDES_CITE = {
+    "v5": "CHK_CONST#SPECIAL_UNIT_DICT; CATALOGUE:217",
+    "head": "CHK_HEAD:1952-1998; CATALOGUE:217",
+}
 
 SDXL_IMAGES: dict[str, tuple[str, ...]] = {
     "v5.0": ("4459", "4015", "2705", "1682", "4048", "4683", "3757", "1578", "3319", "95"),
@@ -419,6 +432,33 @@ LAYOUTS: dict[str, dict[str, Any]] = {
         ),
     },
 }
+
+# TEST07 / TEST09 thresholds and sample counts the reference audit.config files set (v6.x), per benchmark.
+COMPLIANCE_THRESHOLDS: dict[str, dict[str, tuple[Any, str]]] = {
+    "gpt-oss-120b": {
+        "test07_accuracy_threshold": (60.698, "AUDIT_TEST07:37"),
+        "test07_score_pattern": ("'exact_match':\\s*([\\d.]+)", "AUDIT_TEST07:37"),
+        "test07_sample_count": (990, "AUDIT_TEST07:16-19"),
+        "test09_min_output_tokens": (1150.38, "AUDIT_TEST09:40"),
+        "test09_max_output_tokens": (1406.02, "AUDIT_TEST09:42"),
+        "test09_sample_count": (6396, "AUDIT_TEST09:20"),
+    },
+    "e2e-rag-qna": {
+        "test09_min_output_tokens": (246.43, "AUDIT_TEST09:38"),
+        "test09_max_output_tokens": (301.19, "AUDIT_TEST09:40"),
+        "test09_sample_count": (824, "AUDIT_TEST09:20"),
+    },
+}
+# benchmarks the HEAD checker accepts as MLPerf Endpoints results (ENDPOINTS_ALLOWED_MODELS)
+ENDPOINTS_ALLOWED_MODELS = (
+    "wan-2.2-t2v-a14b",
+    "qwen3-vl-235b-a22b",
+    "qwen3.6-27b",
+    "llama3.1-8b",
+    "llama3.1-8b-edge",
+    "gpt-oss-120b",
+    "deepseek-r1",
+)
 
 # Per round: checker family, LoadGen series, layout.
 ROUND_SETTINGS: dict[str, dict[str, Any]] = {
@@ -754,6 +794,11 @@ def build_benchmark(
         b["test06_token_dtype"] = token_dtype
         cites["test06_eos_token_ids"] = check_cite(t06_cite)
 
+    if not round_name.startswith("v5"):
+        for field, (value, cite) in COMPLIANCE_THRESHOLDS.get(name, {}).items():
+            b[field] = value
+            cites[field] = check_cite(cite)
+
     # result keys and units
     overrides = RESULT_OVERRIDES[round_name].get(name)
     if overrides:
@@ -931,6 +976,14 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
         "loadgen_versions": list(settings["loadgen_versions"]),
         "loadgen_versions_cite": check_cite(settings["loadgen_cite"]),
         "loadgen_runs": {**settings["loadgen_runs"], "cite": check_cite(settings["loadgen_runs"]["cite"])},
+        **(
+            {}
+            if round_name.startswith("v5")
+            else {
+                "endpoints_allowed_models": list(ENDPOINTS_ALLOWED_MODELS),
+                "endpoints_cite": "CHK_CONST#ENDPOINTS_ALLOWED_MODELS",
+            }
+        ),
         "seeds": {
             "qsl_rng_seed": int(seeds["qsl_rng_seed"]),
             "sample_index_rng_seed": int(seeds["sample_index_rng_seed"]),

@@ -150,6 +150,13 @@ class Benchmark(_Model):
     # returns to LoadGen. Empty / None: the official run_verification.py defaults (EOS 2, int32).
     test06_eos_token_ids: tuple[int, ...] = ()
     test06_token_dtype: str | None = None  # "int32" / "int64" (numpy dtype name)
+    # TEST07 (accuracy in performance mode) and TEST09 (mean output length): the reference audit.config values
+    test07_accuracy_threshold: float | None = None
+    test07_score_pattern: str | None = None  # regex with one group: the score in verify_accuracy.txt
+    test07_sample_count: int | None = None
+    test09_min_output_tokens: float | None = None
+    test09_max_output_tokens: float | None = None
+    test09_sample_count: int | None = None
     cites: dict[str, str] = Field(default_factory=dict)  # field name -> SOURCE_ID:line
 
     def accuracy_targets_for(self, scenario: Scenario | None = None) -> tuple[AccuracyTarget, ...]:
@@ -330,10 +337,11 @@ class Round(_Model):
     sources: dict[str, Source]
     loadgen_versions: tuple[str, ...]  # accepted LoadGen version prefixes, e.g. ("5.1",)
     loadgen_versions_cite: str | None = None
-    loadgen_runs: LoadgenRuns | None = (
-        None  # the releases a run of this round must use (the checker reads logs by
-    )
-    # loadgen_versions, the series published results of the round were made with)
+    # the releases a run of this round must use (the checker reads logs by loadgen_versions, the series the
+    # round's published results were made with)
+    loadgen_runs: LoadgenRuns | None = None
+    endpoints_allowed_models: tuple[str, ...] = ()  # MLPerf Endpoints results the round accepts (v6.x)
+    endpoints_cite: str | None = None
     seeds: Seeds
     scenario_defaults: dict[Scenario, ScenarioDefaults]
     min_duration_ms: int

@@ -24,6 +24,8 @@ from checker.test06 import (
     token_settings_of,
     verify_test06,
 )
+from checker.test07 import DEFAULT_SCORE_PATTERN, parse_verify_accuracy
+from checker.test09 import reported_mean, verify_test09
 from rules.models import Scenario
 
 OLD = "official checker v5.1.1"
@@ -71,6 +73,10 @@ def check_compliance(ctx: ResultContext) -> list[Finding]:
             out += _test06(ctx, tdir)
         if test in PASS_FILE_TESTS:
             out += _pass_file_test(ctx, test, tdir)
+        if test == "TEST07":
+            out += _test07_reverify(ctx, tdir)
+        if test == "TEST09":
+            out += _test09_reverify(ctx, tdir)
     if any(f.severity is Severity.ERROR for f in out):
         ctx.computed["compliance"] = 0
     return out
@@ -301,7 +307,11 @@ def _test06(ctx: ResultContext, tdir: str) -> list[Finding]:
                 )
             )
     skipped = next((i for i, ln in enumerate(lines, 1) if ln == "First token check pass: Skipped"), None)
-    if skipped is not None and ctx.scenario is not None and ctx.scenario.loadgen_scenario is not Scenario.OFFLINE:
+    if (
+        skipped is not None
+        and ctx.scenario is not None
+        and ctx.scenario.loadgen_scenario is not Scenario.OFFLINE
+    ):
         out.append(
             ctx.finding(
                 "COMPL-TEST06-SKIPPED",
@@ -554,3 +564,193 @@ def _reverify_fix(check: Test06Check, n: int) -> str:
     if check is Test06Check.EOS:
         return "stop the output at the first EOS (do not pad with EOS tokens), rerun TEST06"
     return "report to LoadGen (n_tokens / token_count) exactly the number of token ids in the response, rerun TEST06"
+
+
+def _rules_data(ctx: ResultContext, what: str, fields: str) -> Finding:
+    return ctx.finding(
+        "COMPL-RULES-DATA",
+        f"{what} is not in the rules data of round {ctx.round.name} ({fields}); not re-verified",
+        severity=Severity.WARNING,
+        source="rules/data: the round's data must carry the compliance thresholds (the benchmark's audit.config)",
+        fix=f"add {fields} to the round's rules data",
+        beyond_official=True,
+    )
+
+
+def _test07_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
+    """Beyond official (which reads only the PASS line): the summary of verify_accuracy.txt against its own
+    script output, the round's threshold and its PASS line; the accuracy log is present with every sample."""
+    bm = ctx.benchmark
+    out: list[Finding] = []
+    va = f"{tdir}/verify_accuracy.txt"
+    tr = ctx.files.text(va)
+    threshold = getattr(bm, "test07_accuracy_threshold", None)
+    pattern = getattr(bm, "test07_score_pattern", None) or DEFAULT_SCORE_PATTERN
+    src = "compliance/TEST07/run_verification.py (score = first --score-pattern match; pass = score >= threshold)"
+
+    def add(rule: str, msg: str, path: str, fix: str) -> None:
+        out.append(ctx.finding(rule, f"TEST07: {msg}", path=path, source=src, fix=fix, beyond_official=True))
+
+    if threshold is None:
+        out.append(
+            _rules_data(
+                ctx,
+                f"the TEST07 accuracy threshold of {ctx.mlperf_model}",
+                "Benchmark.test07_accuracy_threshold",
+            )
+        )
+    if tr.text is not None:
+        rep = parse_verify_accuracy(tr.text, pattern)
+        if not rep.has_summary or rep.score is None:
+            add(
+                "COMPL-TEST07-REVERIFY",
+                f"{va} has no 'TEST07 Verification Summary' with an 'Accuracy score'",
+                va,
+                "keep verify_accuracy.txt exactly as run_verification.py wrote it",
+            )
+        else:
+            if rep.output_score is not None and rep.output_score != rep.score:
+                add(
+                    "COMPL-TEST07-REVERIFY",
+                    f"the summary's score {rep.score:g} is not the accuracy script's "
+                    f"output score {rep.output_score:g}",
+                    va,
+                    "keep verify_accuracy.txt exactly as written",
+                )
+            if threshold is not None and rep.threshold is not None and rep.threshold < threshold:
+                add(
+                    "COMPL-TEST07-REVERIFY",
+                    f"verified against threshold {rep.threshold:g}, below the round's {threshold:g}",
+                    va,
+                    "run run_verification.py with the benchmark's audit.config",
+                )
+            want = threshold if threshold is not None else rep.threshold
+            if want is not None and not rep.score >= want:
+                add(
+                    "COMPL-TEST07-REVERIFY",
+                    f"score {rep.score:g} is below the threshold {want:g}"
+                    + (" although the file says TEST PASS" if rep.says_pass else ""),
+                    va,
+                    "fix the SUT's accuracy in performance mode and rerun TEST07",
+                )
+            elif want is not None and not rep.says_pass:
+                add(
+                    "COMPL-TEST07-REVERIFY",
+                    f"score {rep.score:g} >= {want:g} but no TEST PASS line",
+                    va,
+                    "rerun run_verification.py",
+                )
+    log = f"{tdir}/accuracy/mlperf_log_accuracy.json"
+    if not ctx.exists_file(log):
+        add(
+            "COMPL-TEST07-LOG",
+            f"{log} is missing; the score cannot be reproduced",
+            log,
+            "copy TEST07's mlperf_log_accuracy.json (run_verification.py copies it to TEST07/accuracy/)",
+        )
+        return out
+    need = getattr(bm, "test07_sample_count", None)
+    if need is not None:
+        n = _entry_count(ctx, log)
+        if isinstance(n, str):
+            add("COMPL-TEST07-LOG", n, log, "submit the log as LoadGen wrote it")
+        elif n is not None and n < need:
+            add(
+                "COMPL-TEST07-LOG",
+                f"{log} holds {n} samples; TEST07 logs all {need}",
+                log,
+                "run TEST07 with its audit.config (accuracy_log_sampling_target, min_query_count)",
+            )
+    return out
+
+
+def _entry_count(ctx: ResultContext, rel: str) -> int | str | None:
+    tree = ctx.sctx.tree
+    size = tree.size(rel)
+    if not tree.is_inside(rel) or size is None or size > TEST06_MAX_LOG_BYTES:
+        return None
+    try:
+        return len(parse_accuracy_log(tree.abspath(rel)).entries)
+    except UnusableInput as exc:
+        return f"the accuracy log cannot be parsed: {exc}"
+
+
+def _test09_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
+    """Beyond official (which reads only the PASS line): the mean output length recomputed from TEST09's accuracy
+    log as run_verification.py computes it, against the round's bounds."""
+    bm = ctx.benchmark
+    low = getattr(bm, "test09_min_output_tokens", None)
+    high = getattr(bm, "test09_max_output_tokens", None)
+    src = "compliance/TEST09/run_verification.py (4-byte ids per sample, mean over logged samples, bounds inclusive)"
+    rel = f"{tdir}/accuracy/mlperf_log_accuracy.json"
+
+    def finding(rule: str, msg: str, fix: str, line: int | None = None) -> Finding:
+        return ctx.finding(
+            rule, f"TEST09: {msg}", path=rel, line=line, source=src, fix=fix, beyond_official=True
+        )
+
+    if low is None or high is None:
+        return [
+            _rules_data(
+                ctx,
+                f"the TEST09 mean output length bounds of {ctx.mlperf_model}",
+                "Benchmark.test09_min_output_tokens / test09_max_output_tokens",
+            )
+        ]
+    if not ctx.exists_file(rel):
+        return [
+            finding(
+                "COMPL-TEST09-LOG",
+                f"{rel} is missing; the mean output length cannot be re-computed",
+                "copy TEST09's mlperf_log_accuracy.json (run_verification.py copies it to TEST09/accuracy/)",
+            )
+        ]
+    tree = ctx.sctx.tree
+    size = tree.size(rel)
+    if not tree.is_inside(rel) or size is None or size > TEST06_MAX_LOG_BYTES:
+        return []  # tree hygiene / size findings report these
+    try:
+        log = parse_accuracy_log(tree.abspath(rel))
+    except UnusableInput as exc:
+        return [
+            finding(
+                "COMPL-TEST09-LOG",
+                f"the accuracy log cannot be parsed: {exc}",
+                "submit the log as LoadGen wrote it",
+                exc.line,
+            )
+        ]
+    out: list[Finding] = []
+    res = verify_test09(log.entries, low, high)
+    need = getattr(bm, "test09_sample_count", None)
+    if log.truncated or (need is not None and res.samples < need):
+        out.append(
+            finding(
+                "COMPL-TEST09-LOG",
+                f"{rel} holds {res.samples} samples"
+                + (" (truncated)" if log.truncated else "")
+                + (f"; TEST09 logs all {need}" if need else ""),
+                "run TEST09 with its audit.config and submit its whole accuracy log",
+            )
+        )
+    if not res.passed:
+        out.append(
+            finding(
+                "COMPL-TEST09-REVERIFY",
+                f"mean output length {res.mean:.2f} tokens over {res.samples} "
+                f"samples is outside [{low:g}, {high:g}]",
+                "generate outputs of the reference length (do not truncate or pad) and rerun TEST09",
+            )
+        )
+    vt = ctx.files.text(f"{tdir}/verify_output_len.txt").text
+    shown = reported_mean(vt) if vt else None
+    if shown is not None and abs(shown - res.mean) > 0.006:
+        out.append(
+            finding(
+                "COMPL-TEST09-REVERIFY",
+                f"verify_output_len.txt reports mean {shown:g}, the accuracy log "
+                f"gives {res.mean:.2f}: the verification was not made on this log",
+                "rerun run_verification.py on the submitted accuracy log",
+            )
+        )
+    return out

@@ -10,6 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checker.findings import Finding, Severity
+from checker.parsers.endpoints import (
+    ACCURACY_RESULTS,
+    CONFIG_FILES,
+    RESULT_SUMMARY,
+    EndpointsRun,
+    parse_endpoints,
+)
 from checker.parsers.mllog import DetailLog, SummaryLog, parse_detail_text, parse_summary_text
 from checker.safe_io import JsonRead, ReadProblem, SafeTree, TextRead, json_read
 from checker.tree import ResultDir, SubmitterTree
@@ -213,6 +220,40 @@ class ResultContext:
 
     def acc_detail(self) -> DetailLog | None:
         return self.files.detail(self.acc_detail_path)[0]
+
+    # ---- endpoints results (v6.1: MLPerf Endpoints instead of LoadGen) --------------------------------------
+    @property
+    def is_endpoints(self) -> bool:
+        """An endpoints result: no LoadGen detail log (performance nor accuracy) but an Endpoints document, as the
+        official loader decides (it falls back to the endpoints parser when both detail logs are missing)."""
+        got = self.computed.get("_is_endpoints")
+        if got is None:
+            p = self.rd.path
+            loadgen = self.exists_file(self.perf_detail_path) or self.exists_file(self.acc_detail_path)
+            docs = [f"{p}/{n}" for n in CONFIG_FILES] + [f"{p}/{RESULT_SUMMARY}", f"{p}/{ACCURACY_RESULTS}"]
+            got = not loadgen and not self.exists_dir(self.rd.performance_dir) and any(map(self.exists_file, docs))
+            self.computed["_is_endpoints"] = got
+        return bool(got)
+
+    def endpoints_run(self) -> EndpointsRun:
+        """The endpoints documents of this result, read once and parsed."""
+        run = self.computed.get("_endpoints_run")
+        if isinstance(run, EndpointsRun):
+            return run
+        p = self.rd.path
+        config = None
+        for name in CONFIG_FILES:
+            if self.exists_file(f"{p}/{name}"):
+                tr = self.files.text(f"{p}/{name}")
+                config = (name, tr.text, tr.problem.message if tr.problem else None)
+                break
+
+        def text(rel: str) -> str | None:
+            return self.files.text(f"{p}/{rel}").text if self.exists_file(f"{p}/{rel}") else None
+
+        run = parse_endpoints(config, text(RESULT_SUMMARY), text(ACCURACY_RESULTS))
+        self.computed["_endpoints_run"] = run
+        return run
 
     @property
     def has_power(self) -> bool:

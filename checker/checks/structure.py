@@ -14,6 +14,7 @@ import re
 
 from checker.checks.context import SubmitterContext
 from checker.findings import Finding, Severity
+from checker.parsers.endpoints import CONFIG_FILES, HARNESS_EXTRA_ENTRIES
 from rules.models import Benchmark, Scenario
 
 OLD = "official checker v5.1.1"
@@ -237,8 +238,10 @@ def required_scenario_findings(
     return out
 
 
-def unknown_entry_findings(sctx: SubmitterContext, result_path: str) -> list[Finding]:
-    """Beyond official: entries of a result directory that no rule expects (the official checker ignores them)."""
+def unknown_entry_findings(sctx: SubmitterContext, result_path: str, *, endpoints: bool = False) -> list[Finding]:
+    """Beyond official: entries of a result directory that no rule expects (the official checker ignores them).
+
+    ``endpoints``: an endpoints result, whose config.yaml, audit/ and the harness's report.txt / metrics/ belong."""
     lay = sctx.round.structure.layout
     files = set(sctx.sub.list_files(result_path))
     allowed_files: set[str] = set()
@@ -246,7 +249,10 @@ def unknown_entry_findings(sctx: SubmitterContext, result_path: str) -> list[Fin
         allowed_files |= set(sctx.round.structure.measurement_required_files) | set(lay.measurement_optional_files)
         allowed_files.add(lay.measurements_json)
     allowed_files |= {f for f in files if f.lower().endswith(lay.result_dir_document_suffixes)}
-    names = sctx.sub.list_dirs(result_path) + sorted(files - allowed_files)
+    if endpoints:
+        allowed_files |= set(CONFIG_FILES) | set(HARNESS_EXTRA_ENTRIES)
+    names = [d for d in sctx.sub.list_dirs(result_path) if not (endpoints and d in HARNESS_EXTRA_ENTRIES)]
+    names += sorted(files - allowed_files)
     return [
         Finding(
             rule="TREE-UNKNOWN-ENTRY",

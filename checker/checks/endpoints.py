@@ -1,0 +1,562 @@
+"""Endpoints results (v6.1, MLPerf Endpoints instead of LoadGen): the performance, latency, result, accuracy and
+compliance rules on ``config.yaml`` / ``result_summary.json`` / ``accuracy_results.json`` / ``audit/``.
+
+The documents are parsed by :mod:`checker.parsers.endpoints` into an :class:`EndpointsRun` and presented as LoadGen
+keys (an :class:`EndpointsDetailLog`), so the LoadGen rules judge them with the same ids (PERF-SEEDS,
+PERF-MIN-DURATION, PERF-RESULT, PERF-VALUE, LAT-TTFT/TPOT, ACC-METRIC, ACC-DATASET). The HEAD official checker's
+endpoints exemptions are applied as it applies them and named in each finding; where it is blind this tool goes
+further and says so (``beyond_official``):
+
+- official: no early stopping, no performance-sample-count or min-query check, no qsl seed (none exists), accuracy
+  targets for qwen3-vl only, TTFT/TPOT judged with the Server limits for Interactive, the result in queries/s for
+  every benchmark; TEST06/TEST07 audits required only where the audit file exists (TEST04 for wan: always);
+- here: the directory scenario's limits (Interactive's for Interactive), every benchmark's accuracy targets, the
+  run's real duration and sample counts, the config against the round (run type, load pattern, max tokens), the
+  result in the round's units (tokens/s for the LLMs that report tokens/s).
+"""
+
+from __future__ import annotations
+
+import math
+
+from checker.checks.context import ResultContext
+from checker.checks.inferred import result_checks
+from checker.checks.performance import value_findings
+from checker.findings import Finding, Severity
+from checker.parsers.endpoints import (
+    ACCURACY_RESULTS,
+    AUDIT_DIR,
+    CONFIG_FILES,
+    RESULT_SUMMARY,
+    EndpointsDetailLog,
+    EndpointsRun,
+    parse_audit,
+)
+from rules.models import Scenario
+
+HEAD = "HEAD official checker (endpoints)"
+NS_PER_MS = 1_000_000
+# official ENDPOINTS_COMPLIANCE_MAPPING: compliance test -> the audit name the Endpoints harness writes
+AUDIT_NAMES = {
+    "TEST01": "accuracy_in_performance_test",
+    "TEST04": "output_caching_test",
+    "TEST06": "consistency_output_test",
+    "TEST07": "accuracy_in_performance_full_test",
+    "TEST08": "accuracy_in_performance_dlrmv3_test",
+}
+# run type and load pattern the Endpoints harness uses for each LoadGen scenario
+RUN_TYPES = {Scenario.OFFLINE: ("offline", "max_throughput"), Scenario.SERVER: ("online", "poisson")}
+
+
+def rules_data_finding(ctx: ResultContext, rule: str, what: str, field: str) -> Finding:
+    return ctx.finding(
+        rule,
+        f"{what} is not in the rules data of round {ctx.round.name} ({field}); not checked",
+        severity=Severity.WARNING,
+        source="rules/data: the round's data must carry it (HEAD checker constants.py)",
+        fix=f"add {field} to the round's rules data",
+        beyond_official=True,
+    )
+
+
+def check_endpoints(ctx: ResultContext) -> list[Finding]:
+    """All result-level rules for an endpoints result (replaces the LoadGen performance/accuracy/compliance families)."""
+    if not ctx.is_endpoints or ctx.scenario is None:
+        return []
+    run = ctx.endpoints_run()
+    out = _documents(ctx, run)
+    out += _model_allowed(ctx)
+    perf_rel = f"{ctx.rd.path}/{RESULT_SUMMARY}"
+    if run.summary is not None and run.config is not None:
+        log = run.detail_log(perf_rel)
+        out += value_findings(ctx, log, perf_rel)
+        out += _performance(ctx, run, perf_rel)
+        out += _latency(ctx, run, perf_rel)
+        out += result_checks(ctx, log, perf_rel)
+        out += _units_note(ctx, run, perf_rel)
+    out += _accuracy(ctx, run)
+    out += _compliance(ctx, run, perf_rel)
+    return out
+
+
+def _documents(ctx: ResultContext, run: EndpointsRun) -> list[Finding]:
+    out: list[Finding] = []
+    p = ctx.rd.path
+    src = f"tools/submission/submission_structure.md (endpoints submission structure); {HEAD}: parsers/endpoints_parser.py"
+    wanted = (
+        ("PERF-ENDPOINTS-FILES", CONFIG_FILES, "the run configuration the Endpoints harness used"),
+        ("PERF-ENDPOINTS-FILES", (RESULT_SUMMARY,), "the performance run's summary"),
+        ("ACC-ENDPOINTS-RESULTS", (ACCURACY_RESULTS,), "the accuracy run's scores"),
+    )
+    for rule, names, what in wanted:
+        present = [n for n in names if ctx.exists_file(f"{p}/{n}")]
+        if not present:
+            out.append(
+                ctx.finding(
+                    rule,
+                    f"endpoints result without {names[0]} ({what})",
+                    path=f"{p}/{names[0]}",
+                    source=src,
+                    fix=f"copy the Endpoints harness's {names[0]} into the result directory",
+                )
+            )
+            continue
+        tr = ctx.files.text(f"{p}/{present[0]}")
+        if tr.text is None and tr.problem is not None:
+            out.append(ctx.problem(rule.replace("-FILES", "-LOG"), tr.problem, source=src))
+    for prob in run.problems:
+        rule = "ACC-ENDPOINTS-RESULTS" if prob.path == ACCURACY_RESULTS else "PERF-ENDPOINTS-LOG"
+        if prob.message.endswith("is missing"):
+            continue  # reported above
+        out.append(
+            ctx.finding(
+                rule,
+                prob.message,
+                path=f"{p}/{prob.path}",
+                source=src,
+                fix="submit the document as the Endpoints harness wrote it",
+            )
+        )
+    return out
+
+
+def _model_allowed(ctx: ResultContext) -> list[Finding]:
+    allowed = getattr(ctx.round, "endpoints_allowed_models", None)
+    if allowed is None:
+        return [
+            rules_data_finding(
+                ctx,
+                "PERF-ENDPOINTS-RULES-DATA",
+                "the list of benchmarks an endpoints result may be",
+                "Round.endpoints_allowed_models",
+            )
+        ]
+    if ctx.mlperf_model in allowed:
+        return []
+    return [
+        ctx.finding(
+            "PERF-ENDPOINTS-MODEL",
+            f"{ctx.mlperf_model} may not be submitted as an endpoints result in round {ctx.round.name} "
+            f"(allowed: {', '.join(allowed)})",
+            path=ctx.rd.path,
+            source=f"{HEAD}: endpoints_model_check (ENDPOINTS_ALLOWED_MODELS)",
+            fix="submit this benchmark with LoadGen logs",
+        )
+    ]
+
+
+def _performance(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Finding]:
+    out: list[Finding] = []
+    r, bm, scen = ctx.round, ctx.benchmark, ctx.scenario
+    assert scen is not None
+    cfg = f"{ctx.rd.path}/{run.config_name or CONFIG_FILES[0]}"
+
+    def add(
+        rule: str,
+        msg: str,
+        path: str,
+        source: str,
+        fix: str,
+        *,
+        beyond: bool = False,
+        sev: Severity = Severity.ERROR,
+    ) -> None:
+        out.append(
+            ctx.finding(rule, msg, severity=sev, path=path, source=source, fix=fix, beyond_official=beyond)
+        )
+
+    failed = run.count("n_samples_failed")
+    if failed:
+        add(
+            "PERF-LOADGEN-ERRORS",
+            f"{failed} sample(s) failed in the performance run (n_samples_failed)",
+            rel,
+            f"{HEAD}: loadgen_errors_check (n_samples_failed is mapped to num_errors)",
+            "find and fix the cause of the failed requests, then rerun",
+        )
+    issued, completed = run.count("n_samples_issued"), run.count("n_samples_completed")
+    if (
+        run.complete is not True
+        or (run.state not in (None, "complete"))
+        or (issued is not None and completed is not None and completed != issued)
+    ):
+        add(
+            "PERF-ENDPOINTS-INCOMPLETE",
+            f"the performance run is not complete: complete={run.complete!r}, state={run.state!r}, "
+            f"{completed} of {issued} samples completed. The official checker does not look",
+            rel,
+            "MLPerf Endpoints result_summary.json (complete, state, n_samples_*)",
+            "rerun until the harness reports a complete run",
+            beyond=True,
+        )
+    # seeds: the official endpoints check compares the sample-index and schedule seeds (no qsl seed exists)
+    for name, got in (
+        ("sample_index_rng_seed", run.sample_index_rng_seed),
+        ("schedule_rng_seed", run.schedule_rng_seed),
+    ):
+        want = getattr(r.seeds, name)
+        if got != want:
+            yaml_key = "dataloader_random_seed" if name.startswith("sample") else "scheduler_random_seed"
+            add(
+                "PERF-SEEDS",
+                f"settings.runtime.{yaml_key} ({name}) is {got}, the round's value is {want}",
+                cfg,
+                f"round seeds ({r.seeds.cite or r.name}); {HEAD}: seeds_check (the qsl seed has no endpoints equivalent)",
+                "run with the round's seeds",
+            )
+    dur = run.min_duration_ms
+    if bm is not None and not bm.min_duration_exempt and (dur is None or dur < r.min_duration_ms):
+        add(
+            "PERF-MIN-DURATION",
+            f"settings.runtime.min_duration_ms {dur} < {r.min_duration_ms}",
+            cfg,
+            f"{r.min_duration_cite or 'rules: 600 s minimum run'}; {HEAD}: min_duration_check",
+            "do not lower min_duration",
+        )
+    real = run.duration_ns
+    need_ms = r.min_duration_ms
+    if bm is not None and not bm.min_duration_exempt and (real is None or real < need_ms * NS_PER_MS):
+        add(
+            "PERF-ENDPOINTS-DURATION",
+            f"the performance run lasted {real / 1e9 if real is not None else None} s (duration_ns), less than the "
+            f"round's {need_ms / 1000:g} s minimum. The official checker reads only the configured min_duration_ms",
+            rel,
+            f"{r.min_duration_cite or 'rules: 600 s minimum run'}",
+            "run at least the minimum duration",
+            beyond=True,
+        )
+    spq = bm.offline_min_samples_per_query if bm is not None else None
+    if scen.loadgen_scenario is Scenario.OFFLINE and spq and (issued is None or issued < spq):
+        add(
+            "PERF-ENDPOINTS-SAMPLES",
+            f"the Offline run issued {issued} samples, fewer than the {spq} an "
+            f"Offline run of {ctx.mlperf_model} must issue. The official checker skips the sample-count checks "
+            "for endpoints results",
+            rel,
+            "rules: Offline query of at least 24,576 samples or the data set size (OFFLINE_MIN_SPQ_SINCE_V4)",
+            "issue at least the minimum number of samples (settings.runtime.n_samples_to_issue)",
+            beyond=True,
+        )
+    # the configuration against the round
+    want_type, want_pattern = RUN_TYPES.get(scen.loadgen_scenario, (None, None))
+    if want_type is not None and run.run_type != want_type:
+        add(
+            "PERF-ENDPOINTS-CONFIG",
+            f"config type is {run.run_type!r} but a {scen.value} result is an "
+            f"{want_type!r} run. The official checker maps the type without comparing it",
+            cfg,
+            "MLPerf Endpoints: type offline (Offline) / online (Server, Interactive)",
+            f"put the {run.run_type} run in its scenario's directory",
+            beyond=True,
+        )
+    if want_pattern is not None and run.load_pattern not in (None, want_pattern):
+        add(
+            "PERF-ENDPOINTS-CONFIG",
+            f"settings.load_pattern.type is {run.load_pattern!r}; a {scen.value} run uses {want_pattern!r}",
+            cfg,
+            "rules: Offline issues all queries at once, Server queries arrive as a Poisson process",
+            f"run {scen.value} with load_pattern {want_pattern}",
+            beyond=True,
+        )
+    cap = (bm.max_new_tokens_performance or bm.max_new_tokens) if bm is not None else None
+    mnt = run.model_param("max_new_tokens")
+    if cap and isinstance(mnt, int) and not isinstance(mnt, bool) and mnt > cap:
+        add(
+            "PERF-ENDPOINTS-CONFIG",
+            f"model_params.max_new_tokens {mnt} is above the {ctx.mlperf_model} limit {cap}",
+            cfg,
+            f"rules: {ctx.mlperf_model} max output tokens",
+            f"set max_new_tokens to at most {cap}",
+            beyond=True,
+        )
+    return out
+
+
+def _latency(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Finding]:
+    """p99 latencies (the early-stopping estimates, as the official mapping reads) against the directory scenario's
+    bounds; the official checker judges an Interactive endpoints result against the Server limits."""
+    out: list[Finding] = []
+    bm, scen = ctx.benchmark, ctx.scenario
+    if bm is None or scen not in (Scenario.SERVER, Scenario.INTERACTIVE):
+        return out
+    lenient = scen is Scenario.INTERACTIVE
+    official = (
+        " The official checker compares Interactive endpoints results with the Server limits"
+        if lenient
+        else ""
+    )
+    if bm.use_token_latencies_required or bm.token_latency_limits:
+        lim = bm.token_latency_limits.get(scen)
+        if lim is None:
+            out.append(
+                ctx.finding(
+                    "LAT-TOKEN-LIMITS",
+                    f"the round defines no TTFT/TPOT limits for {ctx.mlperf_model} {scen.value}",
+                    path=rel,
+                    source=f"{HEAD}: llm_check (limits missing fails)",
+                    fix="submit this benchmark only in scenarios the round defines",
+                )
+            )
+            return out
+        server = bm.token_latency_limits.get(Scenario.SERVER)
+        for kind, dist, limit_ms, server_ms, rule in (
+            ("TTFT", "ttft", lim.ttft_ms, server.ttft_ms if server else None, "LAT-TTFT"),
+            ("TPOT", "tpot", lim.tpot_ms, server.tpot_ms if server else None, "LAT-TPOT"),
+        ):
+            v = run.percentile(dist, "99.0")
+            if v is None or not math.isfinite(v) or v < 0 or not v < limit_ms * NS_PER_MS:
+                shown = "missing" if v is None else f"{v / NS_PER_MS:.3f} ms"
+                passes_official = v is not None and server_ms is not None and v < server_ms * NS_PER_MS
+                out.append(
+                    ctx.finding(
+                        rule,
+                        f"p99 {kind} ({dist}.early_stopping_percentiles.99.0) {shown} is not below the {ctx.mlperf_model} "
+                        f"{scen.value} limit {limit_ms:g} ms."
+                        + (official if lenient and passes_official else ""),
+                        path=rel,
+                        source=f"{lim.cite or 'rules LLM latency table'}; {HEAD}: llm_check (strict <)",
+                        fix="lower the load (target_qps) until p99 TTFT and TPOT are below the limits",
+                        beyond_official=lenient and passes_official,
+                    )
+                )
+        return out
+    bound = bm.interactive_target_latency_ns if scen is Scenario.INTERACTIVE else bm.server_target_latency_ns
+    if scen is Scenario.INTERACTIVE and bound is None:
+        bound = bm.server_target_latency_ns
+    if bound is None:
+        return out
+    v = run.percentile("latency", "99.0")
+    if v is None or not math.isfinite(v) or v < 0 or not v <= bound:
+        shown = "missing" if v is None else f"{v / 1e9:.3f} s"
+        out.append(
+            ctx.finding(
+                "LAT-E2E",
+                f"p99 end-to-end latency (latency.early_stopping_percentiles.99.0) {shown} is above the {ctx.mlperf_model} "
+                f"{scen.value} bound {bound / 1e9:g} s.{official}",
+                path=rel,
+                source=f"latency-constraint[{ctx.mlperf_model}][{scen.value}]; {HEAD}: latency_check",
+                fix="lower the load (target_qps) until the p99 latency is within the bound",
+                beyond_official=lenient,
+            )
+        )
+    return out
+
+
+def _units_note(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Finding]:
+    """The official checker reports every endpoints result as queries/s (RESULT_FIELD_ENDPOINTS), also under a
+    'Tokens/s' unit; this tool reports the round's metric (tokens/s where the round says so)."""
+    scen, bm = ctx.scenario, ctx.benchmark
+    if scen is None or bm is None:
+        return []
+    if scen not in bm.result_field_overrides and scen.loadgen_scenario not in bm.result_field_overrides:
+        return []
+    if ctx.computed.get("result") is None or run.qps is None:
+        return []
+    return [
+        ctx.finding(
+            "PERF-ENDPOINTS-UNITS",
+            f"result reported in the round's unit ({ctx.round.units_for(bm, scen)}): {ctx.computed['result']:g}; the official "
+            f"checker reports qps {run.qps:g} for endpoints results under the same unit",
+            severity=Severity.INFO,
+            path=rel,
+            source=f"{HEAD}: get_performance_metric_check uses RESULT_FIELD_ENDPOINTS (queries/s) before the "
+            "RESULT_FIELD_BENCHMARK_OVERWRITE lookup, whose tokens/s keys endpoints results do not carry",
+            beyond_official=True,
+        )
+    ]
+
+
+def _accuracy(ctx: ResultContext, run: EndpointsRun) -> list[Finding]:
+    out: list[Finding] = []
+    bm, scen = ctx.benchmark, ctx.scenario
+    rel = f"{ctx.rd.path}/{ACCURACY_RESULTS}"
+    if run.accuracy is None:
+        return out
+    score = run.accuracy_score
+    if score is None:
+        out.append(
+            ctx.finding(
+                "ACC-ENDPOINTS-RESULTS",
+                "accuracy_results.json holds no accuracy score",
+                path=rel,
+                source=f"{HEAD}: accuracy_result_check ('accuracy score not found')",
+                fix="submit the harness's accuracy_results.json",
+            )
+        )
+        return out
+    if run.accuracy_complete() is False:
+        out.append(
+            ctx.finding(
+                "ACC-ENDPOINTS-RESULTS",
+                "the accuracy run is not complete (accuracy_scores[].complete "
+                "is false). The official checker does not look",
+                path=rel,
+                source="MLPerf Endpoints accuracy_results.json",
+                fix="rerun the accuracy run to the end",
+                beyond_official=True,
+            )
+        )
+    if bm is None or scen is None:
+        return out
+    open_div = ctx.rd.division == "open"
+    values: dict[str, str] = {}
+    enforced = ctx.mlperf_model == "qwen3-vl-235b-a22b"  # the only benchmark the HEAD endpoints check judges
+    for t in bm.accuracy_targets_for(scen):
+        v = run.accuracy_mean_output_tokens if t.metric == "TOKENS_PER_SAMPLE" else score
+        if t.metric != "TOKENS_PER_SAMPLE":
+            values[t.metric] = str(score)
+        if v is None:
+            out.append(
+                ctx.finding(
+                    "ACC-METRIC",
+                    f"no {t.metric} in accuracy_results.json",
+                    path=rel,
+                    severity=Severity.WARNING if open_div else Severity.ERROR,
+                    source=f"{bm.accuracy_cite or 'accuracy targets'}",
+                    beyond_official=not enforced,
+                )
+            )
+        elif v < t.value:
+            note = (
+                ""
+                if enforced
+                else (" The official checker enforces endpoints accuracy targets for qwen3-vl-235b-a22b only")
+            )
+            out.append(
+                ctx.finding(
+                    "ACC-METRIC",
+                    f"{t.metric} {v:g} is below the {ctx.mlperf_model} {scen.value} "
+                    f"target {t.value:g}.{note}",
+                    path=rel,
+                    severity=Severity.WARNING if open_div else Severity.ERROR,
+                    source=f"{t.cite or bm.accuracy_cite or 'accuracy targets'}",
+                    fix="fix the SUT's accuracy and rerun the accuracy run",
+                    beyond_official=not enforced,
+                )
+            )
+    for t in bm.accuracy_upper_limits:
+        v = run.accuracy_mean_output_tokens if t.metric == "TOKENS_PER_SAMPLE" else score
+        if v is not None and v > t.value and not open_div:
+            out.append(
+                ctx.finding(
+                    "ACC-UPPER",
+                    f"{t.metric} {v:g} is above the {ctx.mlperf_model} upper limit "
+                    f"{t.value:g}. The official checker does not check it for endpoints results",
+                    path=rel,
+                    source=f"{t.cite or 'accuracy upper limits'}",
+                    fix="generate as the reference does (same max tokens and stopping)",
+                    beyond_official=True,
+                )
+            )
+    ctx.computed["accuracy"] = "  ".join(f"{k}: {v}" for k, v in values.items()) or f"score: {score}"
+    want = bm.accuracy_sample_count_by_scenario.get(scen) or bm.accuracy_sample_count or bm.dataset_size
+    got = run.accuracy_sample_count
+    if want is not None and got != want:
+        out.append(
+            ctx.finding(
+                "ACC-DATASET",
+                f"the accuracy run scored {got} samples; the {ctx.mlperf_model} "
+                f"{scen.value} accuracy data set has {want}",
+                path=rel,
+                source=f"{HEAD}: dataset_check (effective_accuracy_sample_count)",
+                fix="run the accuracy run over the whole data set",
+            )
+        )
+    return out
+
+
+def _compliance(ctx: ResultContext, run: EndpointsRun, perf_rel: str) -> list[Finding]:
+    out: list[Finding] = []
+    bm = ctx.benchmark
+    ctx.computed["compliance"] = 1
+    if not ctx.closed_or_network or bm is None:
+        return out
+    adir = f"{ctx.compliance_dir()}/{AUDIT_DIR}"
+    src = f"{HEAD}: compliance_endpoints_check (audit/audit_<name>.json, ENDPOINTS_COMPLIANCE_MAPPING)"
+    for test in bm.compliance_tests:
+        name = AUDIT_NAMES.get(test)
+        if name is not None:
+            rel = f"{adir}/audit_{name}.json"
+            if not ctx.exists_file(rel):
+                if test == "TEST04":
+                    out.append(
+                        ctx.finding(
+                            "COMPL-ENDPOINTS-AUDIT",
+                            f"{test} is required for {ctx.mlperf_model}: {rel} is missing",
+                            path=rel,
+                            source=src,
+                            fix=f"run the Endpoints {name} audit and copy its output",
+                        )
+                    )
+                else:
+                    out.append(
+                        ctx.finding(
+                            "COMPL-ENDPOINTS-AUDIT-MISSING",
+                            f"{test} is required for {ctx.mlperf_model} but the endpoints result has no {rel}; the "
+                            f"official checker skips a missing endpoints audit except TEST04, so {test} is not evidenced",
+                            severity=Severity.WARNING,
+                            path=rel,
+                            source=src,
+                            fix=f"run the Endpoints {name} audit and copy audit_{name}.json",
+                            beyond_official=True,
+                        )
+                    )
+            else:
+                tr = ctx.files.text(rel)
+                audit = parse_audit(tr.text) if tr.text is not None else None
+                why = None
+                if audit is None:
+                    why = tr.problem.message if tr.problem else "cannot be read"
+                elif audit.problem:
+                    why = audit.problem
+                elif audit.test != name:
+                    why = f"reports test {audit.test!r}, expected {name!r}"
+                elif audit.passed is not True:
+                    why = f"passed is {audit.passed!r}"
+                if why:
+                    out.append(
+                        ctx.finding(
+                            "COMPL-ENDPOINTS-AUDIT",
+                            f"{test}: {rel} {why}",
+                            path=rel,
+                            source=src,
+                            fix=f"rerun the {name} audit until it passes",
+                        )
+                    )
+        if test == "TEST09":
+            out += _test09_endpoints(ctx, run, perf_rel)
+    if any(f.severity is Severity.ERROR for f in out):
+        ctx.computed["compliance"] = 0
+    return out
+
+
+def _test09_endpoints(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Finding]:
+    bm = ctx.benchmark
+    low = getattr(bm, "test09_min_output_tokens", None)
+    high = getattr(bm, "test09_max_output_tokens", None)
+    if low is None or high is None:
+        return [
+            rules_data_finding(
+                ctx,
+                "COMPL-RULES-DATA",
+                f"the TEST09 mean output length bounds of {ctx.mlperf_model}",
+                "Benchmark.test09_min_output_tokens / test09_max_output_tokens",
+            )
+        ]
+    mean = run.stat("output_sequence_lengths", "avg")
+    if mean is not None and low <= mean <= high:
+        return []
+    return [
+        ctx.finding(
+            "COMPL-TEST09-REVERIFY",
+            f"TEST09: mean output tokens of the performance run "
+            f"(output_sequence_lengths.avg) {mean} is outside [{low:g}, {high:g}]",
+            path=rel,
+            source=f"compliance/TEST09/{ctx.mlperf_model}/audit.config; {HEAD}: compliance_endpoints_check "
+            "(mean_output_tokens within TEST09_LOW/TEST09_HIGH)",
+            fix="generate outputs of the reference length (do not truncate)",
+        )
+    ]
+
+
+__all__ = ["EndpointsDetailLog", "check_endpoints", "rules_data_finding"]
