@@ -758,17 +758,22 @@ def package_run(
     """Copy one finished submission run into the official tree of its round (atomically; never overwrites)."""
     if plan is None:
         _check_run(record, run_dir)
-        eng = record.engine
-        plan = plan_package(
-            req,
-            rnd,
-            record.benchmark,
-            record.scenario,
-            record.simulated,
-            model=eng.model if eng else None,
-            precision=eng.precision if eng else None,
-        )
+        plan = plan_for_record(req, rnd, record)
     return package_runs([(record, run_dir, plan)], rnd, req)[0]
+
+
+def plan_for_record(req: PackageRequest, rnd: Round, record: RunRecord) -> PackagePlan:
+    """:func:`plan_package` for a finished run: what its record says about the benchmark, scenario and engine."""
+    eng = record.engine
+    return plan_package(
+        req,
+        rnd,
+        record.benchmark,
+        record.scenario,
+        record.simulated,
+        model=eng.model if eng else None,
+        precision=eng.precision if eng else None,
+    )
 
 
 def read_implementation_json(path: Path) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from loadgen_sut.package import (
     PackagePlan,
     PackageRequest,
     package_runs,
-    plan_package,
+    plan_for_record,
     read_implementation_json,
 )
 from loadgen_sut.record import RECORD_FILE, RunRecord
@@ -79,16 +79,7 @@ def run(args: argparse.Namespace) -> int:
             rnd = load_round(record.round)
         except UnknownRound as exc:
             raise UnusableInput(f"the run record names an unknown round: {exc}", path=str(run_dir / RECORD_FILE)) from exc
-        eng = record.engine
-        plan = plan_package(
-            req,
-            rnd,
-            record.benchmark,
-            record.scenario,
-            record.simulated,
-            model=eng.model if eng else None,
-            precision=eng.precision if eng else None,
-        )
+        plan = plan_for_record(req, rnd, record)
         if any(p.location == plan.location for _, _, _, p in planned):
             raise UnusableInput(f"two runs of {plan.location.benchmark} {plan.location.scenario} given", path=str(run_dir))
         planned.append((run_dir, record, rnd, plan))

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checker.findings import UnusableInput
+from checker.safe_io import file_kind
 
 STDOUT = "-"
 FORCE_HELP = "replace report files that already exist (never a directory, device, FIFO or symlink)"
@@ -58,22 +59,8 @@ class OutputTarget:
 
 
 def _kind(mode: int) -> str | None:
-    """What a non-regular file is, in words; None for a regular file."""
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    return "not a regular file"
+    """What a non-regular file is, in words (checker.safe_io.file_kind); None for a regular file."""
+    return None if stat.S_ISREG(mode) else file_kind(mode)
 
 
 def _refuse(option: str, given: str, why: str) -> UnusableInput:
