@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from loopback_server import LoopbackServer
 from sut_helpers import http_engine, start_server, trial
 
 from loadgen_sut.engines.base import ErrorKind, Failed, Finished, GenerationEvent
-from loadgen_sut.engines.http_client import Endpoint
 from loadgen_sut.engines.sse_protocol import SSEStreamClient, retokenize_tolerance
 from loadgen_sut.engines.tokenizers import Tokenizer, WordTokenizer
 from loadgen_sut.settings import RunMode
@@ -55,34 +55,14 @@ def usage_event(n: Any) -> bytes:
     return event({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": n}})
 
 
-class Scripted:
+class Scripted(LoopbackServer):
     """A loopback server answering every request with the same bytes (steps)."""
 
     def __init__(self, steps: Sequence[Step]) -> None:
+        super().__init__()
         self.steps = steps
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
 
-    async def __aenter__(self) -> Scripted:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        for task in self._tasks:  # end the handlers here, not in a finalizer after the loop closed
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    @property
-    def endpoint(self) -> Endpoint:
-        assert self._server is not None
-        return Endpoint.parse(f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}")
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from loopback_server import LoopbackServer
 from sut_helpers import http_engine, trial
 
 from checker.findings import UnusableInput
@@ -39,35 +40,15 @@ def _raw(body: bytes, status: int = 200, ctype: str = "application/json") -> byt
 GOOD_MODELS = _json({"object": "list", "data": [{"id": "tiny", "owned_by": "vllm"}]})
 
 
-class BadServer:
+class BadServer(LoopbackServer):
     """Answers /v1/models with ``models`` and /version with ``version`` (bytes, or an async writer)."""
 
     def __init__(self, models: bytes | Writer, version: bytes | Writer = b"") -> None:
+        super().__init__()
         self.models = models
         self.version = version
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
 
-    async def __aenter__(self) -> BadServer:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        for task in self._tasks:  # end the handlers here, not in a finalizer after the loop closed
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")

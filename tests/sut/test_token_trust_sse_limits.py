@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from loopback_server import LoopbackServer
 from test_token_trust import (
     HEAD_CHUNKED,
     Scripted,
@@ -38,36 +39,16 @@ BLOCK = b"x" * (1 << 16)
 TAIL = usage_event(3) + b"data: [DONE]\n\n"
 
 
-class LongLineServer:
+class LongLineServer(LoopbackServer):
     """Streams one ``data:`` line of a JSON event whose text is ``size`` bytes, written block by block
     (the server never holds the line): in many HTTP chunks, one HTTP chunk, or with Content-Length."""
 
     def __init__(self, size: int, framing: str) -> None:
+        super().__init__()
         self.size = size
         self.framing = framing
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
 
-    async def __aenter__(self) -> LongLineServer:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        for task in self._tasks:  # end the handlers here, not in a finalizer after the loop closed
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    @property
-    def endpoint(self) -> Endpoint:
-        assert self._server is not None
-        return Endpoint.parse(f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}")
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         prefix = b'data: {"choices": [{"index": 0, "finish_reason": "length", "text": "'
         suffix = b'"}]}\n\n'
         total = len(prefix) + self.size + len(suffix) + len(TAIL)
