@@ -10,7 +10,7 @@ import re
 
 from checker.checks.context import ResultContext
 from checker.findings import Finding, Severity
-from checker.parsers.mllog import DetailLog, SummaryLog
+from checker.parsers.mllog import DetailLog, SummaryLog, as_float
 from rules.models import Scenario
 
 OLD = "official checker v5.1.1"
@@ -38,21 +38,7 @@ def _bound(key: str) -> tuple[float, str] | None:
 
 def _numeric(v: object) -> float | None:
     """A logged value as a number (strings such as "NaN" included); None for booleans and non-numeric text."""
-    if isinstance(v, bool) or v is None:
-        return None
-    if isinstance(v, int):
-        try:
-            return float(v)
-        except OverflowError:
-            return math.copysign(math.inf, v)
-    if isinstance(v, float):
-        return v
-    if isinstance(v, str):
-        try:
-            return float(v.strip())
-        except ValueError:
-            return None
-    return None
+    return None if isinstance(v, bool) else as_float(v)
 
 
 def value_findings(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "") -> list[Finding]:

@@ -118,7 +118,8 @@ def _as_int(v: Any) -> int | None:
     return None
 
 
-def _as_float(v: Any) -> float | None:
+def as_float(v: Any) -> float | None:
+    """A logged value as a float: numbers, numeric strings ("NaN" too), booleans as 0/1; None otherwise."""
     if isinstance(v, bool):
         return float(v)
     if isinstance(v, int):
@@ -302,7 +303,7 @@ class DetailLog:
             key=obj["key"],
             value=obj.get("value"),
             line=lineno,
-            time_ms=_as_float(time_ms)
+            time_ms=as_float(time_ms)
             if isinstance(time_ms, int | float) and not isinstance(time_ms, bool)
             else None,
             event_type=obj.get("event_type") if isinstance(obj.get("event_type"), str) else None,
@@ -375,7 +376,7 @@ class DetailLog:
         return _as_int(self.value(key))
 
     def float_value(self, key: str) -> float | None:
-        return _as_float(self.value(key))
+        return as_float(self.value(key))
 
     def bool_value(self, key: str) -> bool | None:
         return _as_bool(self.value(key))
@@ -506,7 +507,7 @@ class SummaryLog:
         return None if e is None else e.line
 
     def float_value(self, key: str) -> float | None:
-        return _as_float(self.value(key))
+        return as_float(self.value(key))
 
     def int_value(self, key: str) -> int | None:
         return _as_int(self.value(key))
