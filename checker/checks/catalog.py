@@ -110,6 +110,7 @@ _RULES = (
     RuleInfo("MEAS-JSON", "C4", "measurement JSON missing or unreadable"),
     RuleInfo("MEAS-JSON-FIELDS", "C5", "measurement JSON field missing or empty"),
     RuleInfo("MEAS-CODE", "C6", "no code/<benchmark>"),
+    RuleInfo("MEAS-MLPERF-CONF", "-", "the measurements mlperf.conf is not the round's (seeds, min duration)", WARN, beyond=True),
     # D. performance
     RuleInfo("PERF-RUN-DIR", "D1", "performance/run_1 missing"),
     RuleInfo("PERF-FILES", "D2", "run_1 file list mismatch"),

@@ -5,8 +5,11 @@ Sets ``ctx.computed["weight_data_types"]`` from the measurement JSON (summary CS
 
 from __future__ import annotations
 
+import re
+
 from checker.checks.context import ResultContext
-from checker.findings import Finding
+from checker.findings import Finding, Severity
+from rules.models import Scenario
 
 OLD = "official checker v5.1.1"
 HEAD = "HEAD checker measurements_checks.py"
@@ -46,6 +49,55 @@ def _measurement_json(ctx: ResultContext, d: str) -> str | None:
     return None
 
 
+_CONF_LINE = re.compile(r"^\s*(?P<model>[^.\s#]+)\.(?P<scen>[^.\s]+)\.(?P<key>\S+)\s*=\s*(?P<value>\S+)")
+
+
+def _mlperf_conf_findings(ctx: ResultContext, rel: str) -> list[Finding]:
+    """Beyond official (a warning): the mlperf.conf copied into the measurements is not the round's.
+
+    Compared: the three seeds (``*.*.<seed>``) and the scenario's ``*.<scenario>.min_duration``, the values that make
+    a run of another round; the LoadGen detail log is what the round's checks judge, so this only says the copy
+    documents other settings than the ones the run must have used.
+    """
+    text = ctx.files.text(rel).text
+    if not text:
+        return []
+    seeds = ctx.round.seeds
+    want = {
+        ("*", "*", "qsl_rng_seed"): seeds.qsl_rng_seed,
+        ("*", "*", "sample_index_rng_seed"): seeds.sample_index_rng_seed,
+        ("*", "*", "schedule_rng_seed"): seeds.schedule_rng_seed,
+    }
+    scen = Scenario.parse(ctx.rd.scenario)
+    if scen is not None and scen.loadgen_scenario in ctx.round.scenario_defaults:
+        want[("*", scen.loadgen_scenario.value, "min_duration")] = ctx.round.scenario_defaults[
+            scen.loadgen_scenario
+        ].min_duration_ms
+    differ: list[tuple[int, str]] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        m = _CONF_LINE.match(line)
+        if m is None:
+            continue
+        key = (m.group("model"), m.group("scen"), m.group("key"))
+        if key in want and m.group("value") != str(want[key]):
+            differ.append((lineno, f"{'.'.join(key)} = {m.group('value')} (the round's: {want[key]})"))
+    if not differ:
+        return []
+    return [
+        ctx.finding(
+            "MEAS-MLPERF-CONF",
+            f"the mlperf.conf copy is not round {ctx.round.name}'s: " + "; ".join(d for _, d in differ),
+            severity=Severity.WARNING,
+            path=rel,
+            line=differ[0][0],
+            source="beyond the official checker, which does not read the mlperf.conf copy; round seeds and "
+            "durations from the rules data",
+            fix="copy the mlperf.conf of the LoadGen release the run used (inference-audit run keeps it)",
+            beyond_official=True,
+        )
+    ]
+
+
 def check_measurements(ctx: ResultContext) -> list[Finding]:
     out: list[Finding] = []
     lay = ctx.round.structure.layout
@@ -64,6 +116,8 @@ def check_measurements(ctx: ResultContext) -> list[Finding]:
         )
         return out
     files = set(ctx.list_files(d))
+    if "mlperf.conf" in files:
+        out += _mlperf_conf_findings(ctx, f"{d}/mlperf.conf")
     for name in ctx.round.structure.measurement_required_files:
         if name == "user.conf" and ctx.is_endpoints:
             continue  # HEAD checker required_files_check: an endpoints run has no LoadGen user.conf (config.yaml)
