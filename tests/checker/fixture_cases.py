@@ -1,7 +1,8 @@
 """Fixture cases as data: ``tests/fixtures/checker/{valid,invalid}/<case>/case.json`` over a base tree.
 
-A case names a base (``tests/fixtures/checker/base/<name>/``, real files from the official v5.1 results), a list of
-mutations (each changes one thing), and what the checker must report. :func:`materialize` builds the case tree in a
+A case names a base (``tests/fixtures/checker/base/<name>/``, real files from the official v5.1 results, or v6.1 for
+``endpoints``), the round it is checked against (optional ``round``, default ``v5.1``), a list of mutations (each
+changes one thing), and what the checker must report. :func:`materialize` builds the case tree in a
 temporary directory; nothing under ``tests/fixtures`` is ever changed.
 
 Mutation ops (all paths relative to the tree root):
@@ -12,7 +13,8 @@ Mutation ops (all paths relative to the tree root):
 - ``{"op": "replace", "path", "old", "new"}`` (``old`` must occur) / ``{"op": "regex", "path", "pattern", "repl"}``
 - ``{"op": "write", "path", "text"}`` / ``{"op": "delete", "path"}`` / ``{"op": "mkdir", "path"}``
 - ``{"op": "copytree", "src", "dst"}`` / ``{"op": "rename", "src", "dst"}``
-- ``{"op": "json_set", "path", "key", "value"}`` / ``{"op": "json_delete", "path", "key"}``
+- ``{"op": "json_set", "path", "key", "value"}`` / ``{"op": "json_delete", "path", "key"}``: ``key`` is a name, or a
+  list of names and list indices down to the value (``["latency", "early_stopping_percentiles", "99.0"]``)
 - ``{"op": "symlink", "path", "target"}`` / ``{"op": "sparse", "path", "size"}``
 - ``{"op": "set_hash", "accuracy_json", "accuracy_txt"}``: rewrite ``hash=`` with the SHA-256 of the JSON
 - ``{"op": "copyfile", "src", "dst"}``: copy one file (replacing ``dst``)
@@ -36,7 +38,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "checker"
 
 
 def load_cases(kind: str) -> list[tuple[str, dict[str, Any]]]:
-    out = []
+    out: list[tuple[str, dict[str, Any]]] = []
     d = FIXTURES / kind
     if not d.is_dir():
         return out
@@ -126,10 +128,14 @@ def apply(root: Path, m: dict[str, Any]) -> None:
     elif op in ("json_set", "json_delete"):
         assert p is not None
         doc = json.loads(p.read_text(encoding="utf-8"))
+        keys = m["key"] if isinstance(m["key"], list) else [m["key"]]
+        parent = doc
+        for k in keys[:-1]:
+            parent = parent[k]
         if op == "json_set":
-            doc[m["key"]] = m["value"]
+            parent[keys[-1]] = m["value"]
         else:
-            del doc[m["key"]]
+            del parent[keys[-1]]
         p.write_text(json.dumps(doc, indent=2), encoding="utf-8")
     elif op == "symlink":
         assert p is not None

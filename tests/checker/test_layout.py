@@ -18,7 +18,7 @@ from rules.models import ResultLocation
 
 LOC = ResultLocation("closed", "Org", "box", "llama3.1-8b", "Offline")
 # findings that are about where files are (not about what the logs say): none may fire on the official sample
-LAYOUT_RULES = ("MEAS-", "TREE-UNKNOWN-ENTRY", "TREE-OTHER-LAYOUT", "COMPL-DIR", "COMPL-TEST-DIR", "SYS-MISSING")
+LAYOUT_RULES = ("MEAS-DIR", "MEAS-FILES", "MEAS-JSON", "MEAS-CODE", "TREE-UNKNOWN-ENTRY", "TREE-OTHER-LAYOUT", "COMPL-DIR", "COMPL-TEST-DIR", "SYS-MISSING")
 
 
 @pytest.mark.parametrize("name", ["v5.0", "v5.1"])

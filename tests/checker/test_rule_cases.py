@@ -20,14 +20,13 @@ from checker.results import CheckReport
 from rules import load_round
 from tests.checker.fixture_cases import load_cases, materialize
 
-ROUND = load_round("v5.1")
 INVALID = load_cases("invalid")
 VALID = load_cases("valid")
 
 
 def _run(spec: dict[str, Any], tmp_path: Path) -> CheckReport:
     root = materialize(spec, tmp_path / "tree")
-    return check_tree(root, ROUND, workers=1)
+    return check_tree(root, load_round(spec.get("round", "v5.1")), workers=1)
 
 
 def _all_findings(rep: CheckReport) -> list[Any]:
@@ -98,6 +97,12 @@ def test_every_rule_has_a_breaking_case() -> None:
         "TREE-NOTHING-CHECKED",
         "PERF-VALUE",
     }
+    # rules data without the field (every round's data has it) and LoadGen TEST07/TEST09, whose complete gpt-oss-120b
+    # logs a fixture tree cannot hold (TEST09: ~60 MB, above the 50 MB file limit; no real gpt-oss tree in shared):
+    # test_endpoints_cases.py (test_perf_endpoints_rules_data_missing, test_compl_rules_data_missing,
+    # test_test07_reverify_*, test_test07_log_missing_or_short, test_test09_log_missing_or_short)
+    unit_tested |= {"PERF-ENDPOINTS-RULES-DATA", "COMPL-RULES-DATA", "COMPL-TEST07-REVERIFY", "COMPL-TEST07-LOG",
+                    "COMPL-TEST09-LOG"}
     missing = sorted(set(RULES) - covered - unit_tested)
     assert not missing, f"rules without an invalid case: {missing}"
 
