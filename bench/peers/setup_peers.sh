@@ -7,6 +7,10 @@
 #
 # The venv is $PEERS_VENV (default: $HOME/.cache/inference-audit/venv-peers). The script is idempotent:
 # a peer whose CLI already runs is not reinstalled. It prints the installed versions at the end.
+#
+# bench/peers/capture_fixtures.py then runs each installed peer (and `vllm bench serve` from the vLLM CPU venv of
+# tests/engines/setup_vllm_cpu.sh, through bench/peers/vllm_cli.py) against bench/token_server.py and keeps the
+# result files as the parser's test fixtures, tests/audit/fixtures/peers/<tool>-<version>/.
 set -euo pipefail
 PEERS_VENV="${PEERS_VENV:-$HOME/.cache/inference-audit/venv-peers}"
 PEERS="${PEERS:-aiperf guidellm}"

@@ -20,12 +20,14 @@ class PeerTool(str, Enum):
     AIPERF = "aiperf"
     GENAI_PERF = "genai-perf"
     VLLM_BENCH = "vllm-bench-serve"
+    INFERENCE_AUDIT = "inference-audit"  # the run record of our own ``inference-audit run`` (run-record.json)
 
 
 class ClientArchitecture(str, Enum):
     SINGLE_PROCESS = "single-process asyncio"  # vllm bench serve (benchmarking-articles.txt:204)
     MULTI_PROCESS = "multi-process"  # GuideLLM, AIPerf
     NATIVE = "native multi-threaded (perf_analyzer)"  # GenAI-Perf drives perf_analyzer (C++)
+    LOADGEN = "MLPerf LoadGen (C++ issue thread) + asyncio SUT"  # inference-audit run
 
 
 class LoadMode(str, Enum):
@@ -69,6 +71,11 @@ class PeerRun(_Model):
     index: int = 0  # benchmark index inside the file (GuideLLM sweeps hold several)
     tool: PeerTool
     tool_version: str | None = None
+    layout: str | None = None  # which file layout was read, e.g. "aiperf 0.13 (input_config.phases)"
+    # reproducibility fields (REPRODUCIBILITY_FIELDS keys) this layout never writes: their absence is the
+    # tool's, not the run's ("model" here means the model revision)
+    not_written: tuple[str, ...] = ()
+    command: str | None = None  # the exact command line, where the file keeps it
     client: ClientArchitecture
     itl_formula: str  # how the tool computes its ITL figure
     engine: str | None = None  # engine and version, e.g. "vllm 0.9.1"
@@ -83,9 +90,14 @@ class PeerRun(_Model):
     output_tokens_max: float | None = None
     output_tokens_configured: float | None = None
     load_mode: LoadMode | None = None
-    concurrency: float | None = None
+    concurrency: float | None = None  # with a request rate: the cap on requests in flight
     request_rate: float | None = None
+    arrival: str | None = (
+        None  # arrival process of a request-rate load: poisson, constant, gamma (burstiness b)
+    )
     slo: str | None = None
+    slo_met: bool | None = None  # a run that checks its SLO as percentile bounds (LoadGen): were they met
+    validity: str | None = None  # the run's own verdict on itself, where it has one (LoadGen VALID / INVALID)
     warmup: str | None = None
     run_id: str | None = None
     ignore_eos: bool | None = None
@@ -102,15 +114,20 @@ class PeerRun(_Model):
     def label(self) -> str:
         return f"{self.path}" + (f"#{self.index}" if self.index else "") + f" ({self.tool.value})"
 
+    def load_text(self) -> str | None:
+        """The offered load in words: "request rate 50/s (poisson)", "concurrency 8", "max-throughput"."""
+        if self.request_rate is not None:
+            text = f"request rate {self.request_rate:g}/s" + (f" ({self.arrival})" if self.arrival else "")
+            if self.concurrency is not None:
+                text += f", at most {self.concurrency:g} in flight"
+            return text
+        if self.concurrency is not None:
+            return f"concurrency {self.concurrency:g}"
+        return None if self.load_mode is None else self.load_mode.value
+
     def reproducibility(self) -> dict[str, str | None]:
         """The twelve fields, each as recorded (None when the file does not record it)."""
-        load = None
-        if self.concurrency is not None:
-            load = f"concurrency {self.concurrency:g}"
-        elif self.request_rate is not None:
-            load = f"request rate {self.request_rate:g}/s"
-        elif self.load_mode is not None:
-            load = self.load_mode.value
+        load = self.load_text()
         model = (
             None
             if self.model is None

@@ -32,6 +32,8 @@ HIGH_LOAD_CONCURRENCY = 128
 HIGH_LOAD_RATE_PER_S = 100.0
 OSL_SPREAD = 0.05  # output lengths differing by more than 5 % are not "the configured OSL"
 OSL_RUN_DIFF = 0.10  # compared runs whose mean output lengths differ by more than 10 %
+# a request-rate run whose achieved rate is off the configured one by more than this factor, either way
+ACHIEVED_RATE_TOLERANCE = 1.25
 
 
 def _issue(
@@ -59,17 +61,18 @@ def peer_issues(claim: Claim, metric: Metric, results: list[ResolvedResult]) -> 
 def _single_run(claim: Claim, metric: Metric, r: ResolvedResult, run: PeerRun) -> list[Issue]:
     out = []
     who = f"result {r.index} ({run.label})"
-    missing = [REPRODUCIBILITY_FIELDS[k] for k, v in run.reproducibility().items() if v is None]
-    if missing:
+    meta = _missing_metadata(who, run)
+    if meta:
         out.append(
             _issue(
                 IssueKind.REQUIREMENT,
                 "PEER-META",
-                f"{who} does not record: {', '.join(missing)}",
+                meta,
                 (r.index,),
                 "record every reproducibility field (or give them under 'metadata:')",
             )
         )
+    out += _achieved_rate(who, r, run)
     high = (
         (run.concurrency is not None and run.concurrency >= HIGH_LOAD_CONCURRENCY)
         or (run.request_rate is not None and run.request_rate >= HIGH_LOAD_RATE_PER_S)
@@ -111,7 +114,20 @@ def _single_run(claim: Claim, metric: Metric, r: ResolvedResult, run: PeerRun) -
                 )
             )
     slo = claim.slo or run.slo
-    if slo and run.goodput is None and metric.base in ("tokens/s", "queries/s", "samples/s", "goodput", None):
+    throughput_claim = metric.base in ("tokens/s", "queries/s", "samples/s", "goodput", None)
+    if run.slo_met is False and throughput_claim:
+        out.append(
+            _issue(
+                IssueKind.BLOCKER,
+                "PEER-GOODPUT",
+                f"{who}: the run's own latency bounds ({run.slo}) were not met; its throughput is not a "
+                "throughput under that SLO",
+                (r.index,),
+            )
+        )
+    elif run.slo_met is True and run.goodput is None and throughput_claim and claim.slo in (None, run.slo):
+        pass  # LoadGen counts the throughput only while the percentile bounds hold: the SLO is part of it
+    elif slo and run.goodput is None and throughput_claim:
         out.append(
             _issue(
                 IssueKind.BLOCKER,
@@ -130,6 +146,51 @@ def _single_run(claim: Claim, metric: Metric, r: ResolvedResult, run: PeerRun) -
             )
         )
     return out
+
+
+def _missing_metadata(who: str, run: PeerRun) -> str | None:
+    """ "does not record: ..." naming each missing field as exactly as the file allows: a model without its
+    revision is "model revision (model X recorded)", and fields the tool's layout never writes are told apart
+    from fields this run did not set."""
+    never: list[str] = []
+    unset: list[str] = []
+    for key, value in run.reproducibility().items():
+        if value is not None:
+            continue
+        label = REPRODUCIBILITY_FIELDS[key]
+        if key == "model" and run.model is not None:
+            label = f"model revision (model '{run.model}' recorded)"
+        elif key == "tool_version":
+            label = f"{run.tool.value} version"
+        (never if key in run.not_written else unset).append(label)
+    if not never and not unset:
+        return None
+    parts = []
+    if unset:
+        parts.append(", ".join(unset))
+    if never:
+        writer = run.tool.value + (f" {run.tool_version}" if run.tool_version else "")
+        parts.append(f"{', '.join(never)} ({writer} never writes {'it' if len(never) == 1 else 'these'})")
+    return f"{who} does not record: {'; '.join(parts)}"
+
+
+def _achieved_rate(who: str, r: ResolvedResult, run: PeerRun) -> list[Issue]:
+    """A request-rate run whose own achieved rate is far from the configured one did not offer that load."""
+    if run.load_mode is not LoadMode.RATE or not run.request_rate or not run.request_throughput_rps:
+        return []
+    ratio = run.request_throughput_rps / run.request_rate
+    if 1 / ACHIEVED_RATE_TOLERANCE <= ratio <= ACHIEVED_RATE_TOLERANCE:
+        return []
+    return [
+        _issue(
+            IssueKind.REQUIREMENT,
+            "PEER-LOAD",
+            f"{who}: configured {run.request_rate:g} req/s, but the tool reports {run.request_throughput_rps:.4g} "
+            f"req/s achieved ({ratio:.2f}x); the offered load is not the configured one",
+            (r.index,),
+            "report the achieved request rate next to the configured one, or rerun until they agree",
+        )
+    ]
 
 
 def _eos(who: str, r: ResolvedResult, run: PeerRun) -> list[Issue]:
@@ -208,8 +269,17 @@ def _pair(metric: Metric, ra: ResolvedResult, a: PeerRun, rb: ResolvedResult, b:
             _issue(
                 IssueKind.BLOCKER,
                 "PEER-LOAD",
-                f"{pair}: different load (concurrency {a.concurrency} vs "
-                f"{b.concurrency}, rate {a.request_rate} vs {b.request_rate})",
+                f"{pair}: different load ({a.load_text()} vs {b.load_text()})",
+                ids,
+            )
+        )
+    elif a.arrival and b.arrival and a.arrival != b.arrival:
+        out.append(
+            _issue(
+                IssueKind.BLOCKER,
+                "PEER-LOAD",
+                f"{pair}: the same rate with different arrival processes ({a.arrival} vs {b.arrival}); "
+                "bursts queue differently",
                 ids,
             )
         )
