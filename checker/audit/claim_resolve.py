@@ -3,6 +3,9 @@
 - ``file:`` -> a peer-tool run (``path#N`` picks run N of a GuideLLM sweep);
 - ``row:`` -> that row of ``--table``;
 - ``id:`` in the published form (``5.1-0001``) -> the row of ``--table`` with that ID, benchmark and scenario;
+- ``submitter:`` + ``system:`` + ``benchmark:`` + ``scenario:`` (no ID: how the v6.1 summary, which has no
+  result-ID column, identifies a result) -> the row of ``--table`` with that organisation, system (its system
+  name or its system-description name), model (benchmark or model run) and scenario;
 - anything else with a ``result:`` -> a number of the claim's own (unverified).
 
 Notes about the lookup (e.g. an ID that is not in the table) come back as findings; input that cannot be resolved
@@ -17,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checker.audit.claim_model import Claim, ClaimResultSpec, Origin, ResolvedResult, ServerMetric
+from checker.audit.claim_text import mentions
 from checker.audit.peer_parse import apply_metadata, load_peer_runs
-from checker.audit.table_checks import RESULT_ID
+from checker.audit.table_checks import RESULT_ID, row_benchmark
 from checker.audit.table_model import ResultTable, TableRow
 from checker.findings import Finding, Severity, UnusableInput
 from rules.models import Round, Scenario
@@ -48,6 +52,40 @@ def _row_matches(row: TableRow, spec: ClaimResultSpec, rnd: Round) -> bool:
     return not spec.scenario or Scenario.parse(spec.scenario) == (
         Scenario.parse(row.scenario) if row.scenario else None
     )
+
+
+def _system_names(row: TableRow) -> set[str]:
+    """The names a row's system goes by, normalised: the system-description name (``Platform``), the published
+    system name, and that name without its parenthesised accelerator count ('NVIDIA Vera Rubin NVL72')."""
+    names = {row.platform, row.system}
+    if row.system and "(" in row.system:
+        names.add(re.sub(r"\s*\([^)]*\)", " ", row.system))
+    return {n for n in (_norm(x) for x in names if x) if n}
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _identity_matches(row: TableRow, spec: ClaimResultSpec, rnd: Round) -> bool:
+    """The row is the result ``spec`` names by organisation, system, model and scenario."""
+    if spec.submitter and _norm(row.submitter or "") != _norm(spec.submitter):
+        return False
+    if spec.system and _norm(spec.system) not in _system_names(row):
+        return False
+    if spec.benchmark:
+        want = rnd.benchmark(spec.benchmark)
+        names = {_norm(n) for n in (row.benchmark, row.used_model) if n}
+        own = row_benchmark(rnd, row)
+        if _norm(spec.benchmark) not in names and not (want is not None and own is not None and want == own):
+            return False
+    return not spec.scenario or Scenario.parse(spec.scenario) == (
+        Scenario.parse(row.scenario) if row.scenario else None
+    )
+
+
+def identity_text(spec: ClaimResultSpec) -> str:
+    return " / ".join(p or "?" for p in (spec.submitter, spec.system, spec.benchmark, spec.scenario))
 
 
 def _version_of_id(result_id: str | None) -> str | None:
@@ -119,26 +157,7 @@ def resolve(claim: Claim, claim_path: Path | None, table: ResultTable | None, rn
                     table.path,
                 )
             if rows:
-                resolved = _from_row(index, rows[0], spec)
-                if (
-                    spec.result is not None
-                    and rows[0].result is not None
-                    and abs(spec.result - rows[0].result) > 1e-6 * max(abs(rows[0].result), 1.0)
-                ):
-                    out.findings.append(
-                        Finding(
-                            rule="VER-05",
-                            severity=Severity.ERROR,
-                            message=f"{where}: the claim quotes {spec.result:g} for {resolved.label}; the table says "
-                            f"{rows[0].result_text} {rows[0].units or ''}".rstrip(),
-                            scope=where,
-                            path=table.path,
-                            line=rows[0].line,
-                            source="MSG:171 (VER-05)",
-                            fix=f"quote the published value {rows[0].result_text}",
-                        )
-                    )
-                out.results.append(resolved)
+                out.results.append(_published(index, rows[0], spec, where, table, out))
                 continue
             if spec.result is None:
                 raise UnusableInput(
@@ -158,12 +177,77 @@ def resolve(claim: Claim, claim_path: Path | None, table: ResultTable | None, rn
                     fix="cite a published result ID, or label the number unverified",
                 )
             )
+        elif (
+            not spec.id
+            and spec.system
+            and spec.benchmark
+            and spec.scenario
+            and not (claim_own or entry_own)
+            and (table is not None or spec.result is None)
+        ):
+            if table is None:
+                raise UnusableInput(
+                    f"{where}: {identity_text(spec)} is looked up in the table by organisation, system, model and "
+                    "scenario; pass --table FILE"
+                )
+            rows = [r for r in table.rows if _identity_matches(r, spec, rnd)]
+            if len(rows) > 1:
+                names = "; ".join(r.identity() + (f" ({r.used_model})" if r.used_model else "") for r in rows)
+                raise UnusableInput(
+                    f"{where}: {identity_text(spec)} matches {len(rows)} rows ({names}); name the system by its "
+                    "system-description name (the Platform column) and the model run",
+                    table.path,
+                )
+            if rows:
+                out.results.append(_published(index, rows[0], spec, where, table, out))
+                continue
+            if spec.result is None:
+                how = (
+                    "organisation, system, model and scenario"
+                    if "id" in table.columns
+                    else "the table has no result-ID column: its results are identified by organisation, system, "
+                    "model and scenario"
+                )
+                raise UnusableInput(
+                    f"{where}: {identity_text(spec)} resolves to no row of the table ({how}); the entry gives no "
+                    "result of its own",
+                    table.path,
+                )
         if spec.result is None:
             raise UnusableInput(f"{where}: no published ID, row, file or result to compare")
         out.results.append(_own(index, spec, claim_own or entry_own, rnd))
     if not out.results:
-        raise UnusableInput("the claim names no results (results: ... or result IDs in the text)")
+        raise UnusableInput(
+            "the claim names no results (results: ..., result IDs in the text, or, for a table without result "
+            "IDs, organisation, system, model and scenario in the text)"
+        )
     return out
+
+
+def _published(
+    index: int, row: TableRow, spec: ClaimResultSpec, where: str, table: ResultTable, out: Resolution
+) -> ResolvedResult:
+    """The published row an entry cites; VER-05 when the entry quotes another number for it."""
+    resolved = _from_row(index, row, spec)
+    if (
+        spec.result is not None
+        and row.result is not None
+        and abs(spec.result - row.result) > 1e-6 * max(abs(row.result), 1.0)
+    ):
+        out.findings.append(
+            Finding(
+                rule="VER-05",
+                severity=Severity.ERROR,
+                message=f"{where}: the claim quotes {spec.result:g} for {resolved.label}; the table says "
+                f"{row.result_text} {row.units or ''}".rstrip(),
+                scope=where,
+                path=table.path,
+                line=row.line,
+                source="MSG:171 (VER-05)",
+                fix=f"quote the published value {row.result_text}",
+            )
+        )
+    return resolved
 
 
 def _own(index: int, spec: ClaimResultSpec, own: bool, rnd: Round) -> ResolvedResult:
@@ -235,17 +319,21 @@ def specs_from_text(
 ) -> tuple[list[ClaimResultSpec], list[Finding]]:
     """Result entries for a bare ``--text`` claim: its result IDs, narrowed by the benchmark and scenario it names."""
     from_ids = list(dict.fromkeys(re.findall(r"(?<![\d.])(\d+\.\d+-\d{4})(?!\d)", text)))
+    if table is not None and "id" not in table.columns:
+        if from_ids:
+            raise UnusableInput(
+                f"--text cites {', '.join(from_ids)}, but the table has no result-ID column ({table.format.value}; "
+                "the v6.1 summary has none): its results are identified by organisation, system, model and "
+                "scenario; name them so in the text (e.g. 'NVIDIA VR-NVL72_VR-288GB_aarch64x72_TRT "
+                "qwen3-vl-235b-a22b Offline'), or write a claim file whose results name submitter, system, "
+                "benchmark and scenario",
+                table.path,
+            )
+        return specs_by_identity(text, table), []
     if not from_ids:
         return [], []
     if table is None:
         raise UnusableInput("the text cites result IDs; pass --table FILE to look them up")
-    if "id" not in table.columns:
-        raise UnusableInput(
-            f"--text cites {', '.join(from_ids)}, but the table has no result-ID column ({table.format.value}; "
-            "the v6.1 summary has none): its results are identified by organisation, system, model and scenario; "
-            "write a claim file whose results name submitter, system, benchmark and scenario",
-            table.path,
-        )
     norm = re.sub(r"[^a-z0-9.]", "", text.lower())
     scenarios = [s for s in Scenario if re.search(rf"\b{s.value}\b", text, re.I)]
     specs: list[ClaimResultSpec] = []
@@ -277,3 +365,67 @@ def specs_from_text(
             )
         specs.append(ClaimResultSpec(id=rid, benchmark=rows[0].benchmark, scenario=rows[0].scenario))
     return specs, notes
+
+
+def specs_by_identity(text: str, table: ResultTable) -> list[ClaimResultSpec]:
+    """The rows a ``--text`` claim names by organisation, system, model and scenario (a table without result IDs,
+    such as the v6.1 summary): each row whose submitter, system (system-description name, published system name,
+    or that name without its parenthesised accelerator count), model (benchmark column or model run) and
+    scenario the text all mention. Where the name one row matches overlaps a longer name another row matches
+    ('..._TRT' in '..._TRT_open', 'NVIDIA GB300 NVL72' in 'NVIDIA GB300-NVL72_GB300-288GB_aarch64x72_TRT',
+    'llama2-70b-99' in 'llama2-70b-99.9'), the longer name is the one named; a name several rows share (a
+    published system name used for several system descriptions) is refused as ambiguous."""
+    scenarios = {s for s in Scenario if re.search(rf"(?<![A-Za-z]){s.value}(?![A-Za-z])", text, re.I)}
+    if not scenarios:
+        return []
+    flat = _norm(text)
+    hits: list[tuple[TableRow, Scenario, str, str]] = []  # row, scenario, system name matched, model matched
+    for row in table.rows:
+        scen = Scenario.parse(row.scenario) if row.scenario else None
+        if scen is None or scen not in scenarios or not row.submitter or not mentions(text, row.submitter):
+            continue
+        systems = [n for n in _system_names(row) if len(n) >= 4 and n in flat]
+        models = [_norm(m) for m in (row.benchmark, row.used_model) if m and mentions(text, m)]
+        if systems and models:
+            hits.append((row, scen, max(systems, key=len), max(models, key=len)))
+
+    def spans(name: str) -> list[tuple[int, int]]:
+        return [(m.start(), m.start() + len(name)) for m in re.finditer(f"(?={re.escape(name)})", flat)]
+
+    def inside(short: str, long: str) -> bool:
+        """Every occurrence of ``short`` overlaps one of the longer ``long``."""
+        if len(long) <= len(short):
+            return False
+        outer = spans(long)
+        return all(any(a < d and c < b for c, d in outer) for a, b in spans(short))
+
+    kept = [
+        (row, scen, system, model)
+        for row, scen, system, model in hits
+        if not any(
+            o_row is not row
+            and o_scen is scen
+            and (inside(system, o_sys) or (system == o_sys and inside(model, o_model)))
+            for o_row, o_scen, o_sys, o_model in hits
+        )
+    ]
+    by_name: dict[tuple[Scenario, str, str], list[TableRow]] = {}
+    for row, scen, system, model in kept:
+        by_name.setdefault((scen, system, model), []).append(row)
+    for rows in by_name.values():
+        if len(rows) > 1:
+            names = ", ".join(sorted({r.platform or r.system or "?" for r in rows}))
+            raise UnusableInput(
+                f"--text: {rows[0].identity()} names {len(rows)} rows (systems {names}); name the system by its "
+                "system-description name (the Platform column), or write a claim file",
+                table.path,
+            )
+    return [
+        ClaimResultSpec(
+            submitter=row.submitter,
+            system=row.platform or row.system,
+            benchmark=row.used_model or row.benchmark,
+            scenario=row.scenario,
+        )
+        for row, _, _, _ in kept
+    ]

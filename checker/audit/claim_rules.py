@@ -22,6 +22,7 @@ from checker.audit.claim_text import (
     mentions_version,
     norm,
     official_wording,
+    stated_factor,
     trademark_problems,
 )
 from checker.audit.table_checks import POWER_UNITS
@@ -160,7 +161,7 @@ class ClaimRules:
 
     def stated_ratio(self) -> None:
         """VER-05: a stated factor ("1.5x") must follow from the cited numbers (either direction)."""
-        stated = _stated_factor(self.claim.comparison or "") or _stated_factor(self.text)
+        stated = stated_factor(self.claim.comparison or "") or stated_factor(self.text)
         rs = [r for r in self.results if r.result]
         if stated is None or len(rs) < 2:
             return
@@ -575,20 +576,6 @@ class ClaimRules:
                 not lacking,
                 self.ids(verified),
             )
-
-
-_FACTOR = re.compile(
-    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:[x×]\s+(?:the|faster|more|higher|better|lower|as|that|of|over|vs\.?|versus)\b"
-    r"|[x×](?=[)\s.,;]|$)(?!\s*(?:[A-Za-z]+\d|gpus?|accelerators?|chips?|cards?|nodes?))|\s+times\b)",
-    re.I,
-)
-
-
-def _stated_factor(text: str) -> float | None:
-    """The factor a comparison states ("1.5x the ...", "3.7x faster", "(1.08x)", "2 times"); counts such as
-    "8x H100" are not factors."""
-    m = _FACTOR.search(text)
-    return float(m.group(1)) if m else None
 
 
 def _spans_v1_v2(a: str, b: str) -> bool:

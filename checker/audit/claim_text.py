@@ -114,3 +114,21 @@ def trademark_problems(text: str, quoted: tuple[str, ...] = ()) -> list[str]:
     if re.search(r"\bML[- ]Perf\b", text):
         out.append("an altered spelling of 'MLPerf'")
     return out
+
+
+# A count next to a system or accelerator name, not a factor: '8x H100', '(72x VR-288GB)', '4x MI355X',
+# '72x GB300-288GB_aarch64', '8x GPUs', '(8x NVIDIA B300-SXM-270GB)', '(8x RTX Pro 6000)': a name with a digit
+# (possibly hyphenated), a chip word, or a vendor / product name in capitals.
+_COUNTED = rf"\s*(?:[A-Za-z][\w-]*\d|(?:{_CHIP_WORDS})(?![A-Za-z])|(?-i:[A-Z]{{2,}})(?![a-z]))"
+_FACTOR = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:[x×]\s+(?:the|faster|more|higher|better|lower|as|that|of|over|vs\.?|versus)\b"
+    rf"|[x×](?=[)\s.,;]|$)(?!{_COUNTED})|\s+times\b)",
+    re.I,
+)
+
+
+def stated_factor(text: str) -> float | None:
+    """The factor a comparison states ("1.5x the ...", "3.7x faster", "(1.08x)", "2 times"); counts next to a
+    system or accelerator name ("8x H100", "NVIDIA Vera Rubin NVL72 (72x VR-288GB)") are not factors."""
+    m = _FACTOR.search(text)
+    return float(m.group(1)) if m else None

@@ -11,9 +11,10 @@ TABLE-DUPLICATE, TABLE-DERIVED, TABLE-INFERRED.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from checker.audit.accuracy_text import AccuracyValue, bare_accuracy, parse_accuracy_string, scale_to
+from checker.audit.report_common import FindingLog
 from checker.audit.table_model import ResultTable, TableRow
 from checker.audit.table_parse import KNOWN_INFORMATIONAL
 from checker.findings import Finding, Severity
@@ -552,51 +553,73 @@ class RowChecker:
             ]
         return []
 
-    # ---- whole table --------------------------------------------------------------------------------------
+    # ---- whole table (streamed: rows one at a time, see :class:`TableChecks`) ---------------------------------
+    def duplicate_keys(self, row: TableRow) -> list[tuple[str, ...]]:
+        """The keys two rows may not share: the result directory, and system + benchmark + model + scenario."""
+        keys: list[tuple[str, ...]] = []
+        if row.location:
+            keys.append(("location", row.location.strip("/").lower()))
+        if row.benchmark and row.scenario and (row.id or row.platform):
+            # Open entries may run several models for one benchmark: the model run is part of the key
+            model = (row.used_model or row.benchmark).lower()
+            keys.append(
+                (
+                    "entry",
+                    (row.division or "").lower()
+                    + "|"
+                    + (row.id or row.submitter or "")
+                    + "|"
+                    + (row.platform or row.system or ""),
+                    row.benchmark.lower() + "|" + model,
+                    row.scenario.lower(),
+                )
+            )
+        return keys
+
+    def duplicate(self, row: TableRow, key: tuple[str, ...], first_label: str) -> Finding:
+        what = "result directory" if key[0] == "location" else "system, benchmark, model and scenario"
+        return self.finding(
+            row,
+            "TABLE-DUPLICATE",
+            "location" if key[0] == "location" else None,
+            f"same {what} as {first_label}",
+        )
+
     def duplicates(self) -> list[Finding]:
+        """TABLE-DUPLICATE over the table's rows, every key held (the reference :class:`TableChecks` agrees with)."""
         out = []
         seen: dict[tuple[str, ...], TableRow] = {}
         for row in self.table.rows:
-            keys: list[tuple[str, ...]] = []
-            if row.location:
-                keys.append(("location", row.location.strip("/").lower()))
-            if row.benchmark and row.scenario and (row.id or row.platform):
-                # Open entries may run several models for one benchmark: the model run is part of the key
-                model = (row.used_model or row.benchmark).lower()
-                keys.append(
-                    (
-                        "entry",
-                        (row.division or "").lower()
-                        + "|"
-                        + (row.id or row.submitter or "")
-                        + "|"
-                        + (row.platform or row.system or ""),
-                        row.benchmark.lower() + "|" + model,
-                        row.scenario.lower(),
-                    )
-                )
-            for key in keys:
+            for key in self.duplicate_keys(row):
                 first = seen.get(key)
                 if first is not None:
-                    what = (
-                        "result directory"
-                        if key[0] == "location"
-                        else "system, benchmark, model and scenario"
-                    )
-                    out.append(
-                        self.finding(
-                            row,
-                            "TABLE-DUPLICATE",
-                            "location" if key[0] == "location" else None,
-                            f"same {what} as {first.label()}",
-                        )
-                    )
+                    out.append(self.duplicate(row, key, first.label()))
                     break
                 seen[key] = row
         return out
 
+    def derived_column(self, col: str) -> list[Finding]:
+        """TABLE-DERIVED for a column that is not an official metric (DRV-01/02, PWR-01, CMB-01); [] for others."""
+        kind = derived_kind(col)
+        if kind is None:
+            return []
+        rule, source = DERIVED_RULES[kind]
+        return [
+            Finding(
+                rule="TABLE-DERIVED",
+                severity=Severity.WARNING,
+                message=f"column '{col}' is a derived {kind} figure, not an official MLPerf metric ({rule}): "
+                "it may not be presented as official or verified",
+                scope="table",
+                path=self.table.path,
+                source=source,
+                beyond_official=True,
+                fix="label it as derived and unverified, with the basis of the derivation in text and footnote",
+            )
+        ]
+
     def derived_columns(self) -> list[Finding]:
-        """Columns that are not official metrics: per accelerator, per watt, cost, composite (DRV-01/02, PWR-01, CMB-01)."""
+        """Columns that are not official metrics, and their values, over the table's rows."""
         out = []
         extra_cols: list[str] = []
         for row in self.table.rows:
@@ -607,30 +630,19 @@ class RowChecker:
             kind = derived_kind(col)
             if kind is None:
                 continue
-            rule, source = DERIVED_RULES[kind]
-            out.append(
-                Finding(
-                    rule="TABLE-DERIVED",
-                    severity=Severity.WARNING,
-                    message=f"column '{col}' is a derived {kind} figure, not an official MLPerf metric ({rule}): "
-                    "it may not be presented as official or verified",
-                    scope="table",
-                    path=self.table.path,
-                    source=source,
-                    beyond_official=True,
-                    fix="label it as derived and unverified, with the basis of the derivation in text and footnote",
-                )
-            )
-            out += self._derived_values(col, kind)
+            out += self.derived_column(col)
+            for row in self.table.rows:
+                out += self.derived_value(row, col, kind)
         return out
 
-    def _derived_values(self, col: str, kind: str) -> Iterable[Finding]:
-        for row in self.table.rows:
-            text = row.extra.get(col)
-            if text is None:
-                continue
-            if kind == "per-watt" and not (row.has_power and row.power_result):
-                yield Finding(
+    def derived_value(self, row: TableRow, col: str, kind: str) -> list[Finding]:
+        text = row.extra.get(col)
+        if text is None:
+            return []
+        out = []
+        if kind == "per-watt" and not (row.has_power and row.power_result):
+            out.append(
+                Finding(
                     rule="TABLE-DERIVED",
                     severity=Severity.ERROR,
                     message=f"{row.label()}, column '{col}': a per-watt figure ({text}) for a result without "
@@ -642,14 +654,16 @@ class RowChecker:
                     source="MSG:114-116 (PWR-01)",
                     beyond_official=True,
                 )
-            if kind == "per-accelerator" and row.result is not None:
-                count = (row.nodes or 1) * (row.accelerators_per_node or 0)
-                try:
-                    value = float(text.replace(",", ""))
-                except ValueError:
-                    continue
-                if count > 0 and abs(value - row.result / count) > 0.01 * abs(row.result / count):
-                    yield Finding(
+            )
+        if kind == "per-accelerator" and row.result is not None:
+            count = (row.nodes or 1) * (row.accelerators_per_node or 0)
+            try:
+                value = float(text.replace(",", ""))
+            except ValueError:
+                return out
+            if count > 0 and abs(value - row.result / count) > 0.01 * abs(row.result / count):
+                out.append(
+                    Finding(
                         rule="TABLE-DERIVED",
                         severity=Severity.WARNING,
                         message=f"{row.label()}, column '{col}': {text} is not the result divided by the "
@@ -661,6 +675,8 @@ class RowChecker:
                         source="MSG:82 (CMP-06 chip count)",
                         beyond_official=True,
                     )
+                )
+        return out
 
 
 DERIVED_RULES: dict[str, tuple[str, str]] = {
@@ -694,10 +710,94 @@ def derived_kind(column: str) -> str | None:
 
 
 def check_table(table: ResultTable, rnd: Round) -> list[Finding]:
-    checker = RowChecker(table, rnd)
-    out: list[Finding] = []
+    """Every finding on the table's rows, in the order ``inference-audit table`` reports them."""
+    checks = TableChecks(table, rnd)
+    out = FindingLog()
     for row in table.rows:
-        out += checker.check_row(row)
-    out += checker.duplicates()
-    out += checker.derived_columns()
+        out.extend(checks.add(row))
+    checks.finish(lambda: iter(table.rows), out)
+    return list(out)
+
+
+class TableChecks:
+    """The table checks, fed one row at a time (:meth:`add` returns that row's findings); :meth:`finish` gives the
+    whole-table findings after the last row: duplicates, then derived columns with their values.
+
+    What is held between rows is small: for duplicates a 64-bit hash of each key and the row number that first
+    had it (the rows are not kept; the label of a row another one duplicates is read back by a second pass over
+    the rows, ``rows_again``, which also compares the keys themselves, so that a hash collision cannot report a
+    duplicate: should one happen, the duplicates are computed again with the keys held); for derived columns, the
+    columns' names and the findings on their values.
+    """
+
+    def __init__(self, header: ResultTable, rnd: Round, new_log: Callable[[], FindingLog] = FindingLog) -> None:
+        self.checker = RowChecker(header, rnd)
+        self._new_log = new_log
+        self._seen: dict[int, int] = {}  # hash(key) -> the row number that first had it
+        self._dupes: list[tuple[int, int, tuple[str, ...], Finding]] = []  # (row, first row, key, finding)
+        self._extra_cols: dict[str, None] = {}
+        self._kinds: dict[str, str | None] = {}
+        self._values: dict[str, FindingLog] = {}  # derived column -> the findings on its values
+
+    def add(self, row: TableRow) -> list[Finding]:
+        checker = self.checker
+        for key in checker.duplicate_keys(row):
+            h = hash(key)
+            first = self._seen.get(h)
+            if first is not None:
+                self._dupes.append((row.row, first, key, checker.duplicate(row, key, "")))
+                break
+            self._seen[h] = row.row
+        for col in row.extra:
+            kind = self._kinds.get(col, "?")
+            if kind == "?":
+                kind = self._kinds[col] = None if col in KNOWN_INFORMATIONAL else derived_kind(col)
+                if col not in KNOWN_INFORMATIONAL:
+                    self._extra_cols[col] = None
+            if kind is not None:
+                found = checker.derived_value(row, col, kind)
+                if found:
+                    log = self._values.get(col)
+                    if log is None:
+                        log = self._values[col] = self._new_log()
+                    log.extend(found)
+        return checker.check_row(row)
+
+    def finish(self, rows_again: Callable[[], Iterable[TableRow]], out: FindingLog) -> None:
+        """Add the whole-table findings to ``out``."""
+        out.extend(self._duplicates(rows_again))
+        for col in self._extra_cols:
+            if self._kinds[col] is not None:
+                out.extend(self.checker.derived_column(col))
+                values = self._values.get(col)
+                if values is not None:
+                    out.extend(values)
+
+    def _duplicates(self, rows_again: Callable[[], Iterable[TableRow]]) -> list[Finding]:
+        if not self._dupes:
+            return []
+        wanted = {first for _, first, _, _ in self._dupes}
+        firsts: dict[int, tuple[str, list[tuple[str, ...]]]] = {}
+        for row in rows_again():
+            if row.row in wanted:
+                firsts[row.row] = (row.label(), self.checker.duplicate_keys(row))
+        out = []
+        for _, first, key, finding in self._dupes:
+            label, keys = firsts.get(first, ("", []))
+            if key not in keys:  # a hash collision: do it again with the keys themselves
+                return _exact_duplicates(self.checker, rows_again)
+            out.append(finding.model_copy(update={"message": finding.message + label}))  # the label ends it
+        return out
+
+
+def _exact_duplicates(checker: RowChecker, rows: Callable[[], Iterable[TableRow]]) -> list[Finding]:
+    out = []
+    seen: dict[tuple[str, ...], str] = {}
+    for row in rows():
+        for key in checker.duplicate_keys(row):
+            first = seen.get(key)
+            if first is not None:
+                out.append(checker.duplicate(row, key, first))
+                break
+            seen[key] = row.label()
     return out

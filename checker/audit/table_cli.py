@@ -9,14 +9,23 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
-from checker.audit.table_checks import RESULT_ID, check_table
-from checker.audit.table_model import ResultTable
-from checker.audit.table_parse import load_table, parse_column_map
-from checker.audit.table_report import TableAudit, render_text, report_dict
-from checker.audit.table_tree import DEFAULT_REL_TOL, compare_with_tree
-from checker.findings import UnusableInput, filter_findings
+from checker.audit.report_common import FindingLog
+from checker.audit.table_checks import RESULT_ID, TableChecks
+from checker.audit.table_model import ResultTable, TableRow
+from checker.audit.table_parse import open_table, parse_column_map
+from checker.audit.table_report import (
+    RowRecord,
+    TableAudit,
+    TreeSummary,
+    render_text,
+    report_dict,
+    row_record,
+)
+from checker.audit.table_tree import DEFAULT_REL_TOL, TreeCheck
+from checker.findings import UnusableInput
 from checker.report.output import FORCE_HELP, json_document, plan_outputs, write_output
 from rules import UnknownRound, latest_round, load_round, normalize_round
 
@@ -65,41 +74,70 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def detect_round(table: ResultTable) -> tuple[str, str]:
-    """(round, how it was found): the table's version column, else its result IDs, else the newest round."""
-    versions = Counter(r.version.lower().lstrip("v") for r in table.rows if r.version)
+def detect_round(table: ResultTable, rows: Iterable[TableRow] | None = None) -> tuple[str, str]:
+    """(round, how it was found): the table's version column, else its result IDs, else the newest round.
+
+    ``rows`` are the table's rows when they are streamed (``table`` is then the header)."""
+    versions: Counter[str] = Counter()
+    ids: Counter[str] = Counter()
+    for r in table.rows if rows is None else rows:
+        if r.version:
+            versions[r.version.lower().lstrip("v")] += 1
+        if r.id and (m := RESULT_ID.match(r.id)):
+            ids[m.group(1) + "." + m.group(2)] += 1
     if versions:
         v = versions.most_common(1)[0][0]
         return normalize_round(v), f"from the '{table.column('version')}' column"
-    ids = Counter(m.group(1) + "." + m.group(2) for r in table.rows if r.id and (m := RESULT_ID.match(r.id)))
     if ids:
         return normalize_round(ids.most_common(1)[0][0]), f"from the result IDs ('{table.column('id')}')"
     return latest_round(), "newest round with rules (the table names none; pass --round)"
 
 
 def run(args: argparse.Namespace) -> int:
+    """Streams the table (:func:`~checker.audit.table_parse.open_table`): each row is checked, compared with
+    ``--tree`` and let go; without ``--json`` or ``--verbose`` only the findings the summary prints are held."""
     # the report path is judged before any work: not the table, not inside --tree (checker.report.output)
     outputs = plan_outputs(
         [("--json", args.json)], force=getattr(args, "force", False), trees=[args.tree], inputs=[args.file]
     )
-    table = load_table(args.file, parse_column_map(args.map))
+    source = open_table(args.file, parse_column_map(args.map))
+    header = source.header
     if args.round:
         round_name, how = args.round, "--round"
     else:
-        round_name, how = detect_round(table)
+        round_name, how = detect_round(header, source.rows())  # a pass of its own over the rows
     try:
         rnd = load_round(round_name)
     except UnknownRound as exc:
         raise UnusableInput(str(exc)) from exc
     if args.rel_tol < 0:
         raise UnusableInput("--rel-tol must be >= 0")
-    findings = check_table(table, rnd)
-    tree = None
-    if args.tree is not None:
-        tree = compare_with_tree(table, args.tree, rnd, args.rel_tol)
-        findings += tree.findings
-    findings = filter_findings(findings, args.select, args.ignore)
-    audit = TableAudit(table, rnd.name, how, tuple(findings), tree, args.rel_tol)
+    findings = FindingLog(keep_all=bool(outputs) or args.verbose, select=args.select, ignore=args.ignore)
+    checks = TableChecks(header, rnd, new_log=findings.new)
+    tree = TreeCheck(header, args.tree, rnd, args.rel_tol) if args.tree is not None else None
+    tree_findings = findings.new()
+    statuses: Counter[str] = Counter()
+    records: list[RowRecord] = []
+    count = 0
+    for row in source.rows():
+        count += 1
+        findings.extend(checks.add(row))
+        comparison = None
+        if tree is not None:
+            comparison = tree.add(row)
+            statuses[comparison.status.value] += 1
+            tree_findings.extend(tree.findings)
+            tree.findings.clear()
+        if outputs:
+            records.append(row_record(row, comparison))
+    checks.finish(source.rows, findings)  # duplicates (a second pass reads the first rows' labels), derived columns
+    summary = None
+    if tree is not None:
+        missing, missing_findings = tree.finish()
+        tree_findings.extend(missing_findings)
+        findings.extend(tree_findings)
+        summary = TreeSummary(str(args.tree), dict(statuses), missing)
+    audit = TableAudit(header, rnd.name, how, findings, summary, args.rel_tol, count, tuple(records))
     text_out = sys.stderr if any(t.to_stdout for t in outputs) else sys.stdout  # stdout holds the JSON
     for line in render_text(audit, verbose=args.verbose):
         print(line, file=text_out)

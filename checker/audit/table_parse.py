@@ -14,19 +14,22 @@ Memory: a CSV is streamed (a first pass checks that it is UTF-8 and reads the fi
 sniffed from, a second parses it row by row), never held whole; cells that repeat across rows (submitters,
 benchmarks, units, ...) are kept once; rows are built with ``TableRow.model_construct`` from the values typed
 here, which are what validation would produce (no per-row copy of ``extra``, no per-row set of the fields
-given). ``bench/table_memory.py`` measures it.
+given). :func:`open_table` gives the rows one at a time, re-reading the file for each pass, so that
+``inference-audit table`` holds no row it has checked; :func:`load_table` holds them all (the claim audit).
+``bench/table_memory.py`` measures it.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import io
 import math
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -138,27 +141,50 @@ def parse_column_map(spec: str | None) -> dict[str, str]:
 
 
 def load_table(path: Path, column_map: dict[str, str] | None = None) -> ResultTable:
-    """Read ``path`` (JSON or CSV, by content) into a :class:`ResultTable`.
+    """Read ``path`` (JSON or CSV, by content) into a :class:`ResultTable`, every row held.
 
-    A CSV is streamed (memory grows with the rows, not the file); JSON, which is parsed whole, is read with
+    ``inference-audit table`` streams the rows instead (:func:`open_table`); the claim audit, which looks rows up,
+    holds them.
+    """
+    source = open_table(path, column_map)
+    return source.header.model_copy(update={"rows": tuple(source.rows())})
+
+
+class TableSource:
+    """A table whose rows are read on demand, one at a time, as often as asked (a CSV is re-read from the file
+    each time, streamed; JSON, parsed whole, is kept as its records).
+
+    ``header`` is the :class:`ResultTable` without rows (path, format, columns). Input problems of the header raise
+    :class:`~checker.findings.UnusableInput` when the table is opened, those of a row when it is reached.
+    """
+
+    def __init__(self, header: ResultTable, rows: Callable[[], Iterator[TableRow]]) -> None:
+        self.header = header
+        self._rows = rows
+
+    @property
+    def path(self) -> str:
+        return self.header.path
+
+    def rows(self) -> Iterator[TableRow]:
+        return self._rows()
+
+
+def open_table(path: Path, column_map: dict[str, str] | None = None) -> TableSource:
+    """Open ``path`` (JSON or CSV, by content) as a :class:`TableSource`.
+
+    A CSV is streamed (memory grows with neither the rows nor the file); JSON, which is parsed whole, is read with
     :func:`~checker.safe_io.read_input_bytes` (its size cap applies).
     """
     where = display_name(str(path))
+    column_map = column_map or {}
     with _open_table(path, where) as fh:
         kind, sample = _scan(fh, where)
-        if kind == "csv":
-            fh.seek(0)
-            text_fh = io.TextIOWrapper(
-                fh, encoding="utf-8-sig", newline="\n"
-            )  # lines as StringIO(text) splits
-            try:
-                return _load_csv(path, text_fh, sample, column_map or {})
-            except UnicodeDecodeError as exc:  # the file changed between the two passes
-                raise UnusableInput(f"not UTF-8 text ({exc.reason})", where) from exc
-            except OSError as exc:
-                raise UnusableInput(f"cannot read the table: {exc.strerror or exc}", where) from exc
-            finally:
-                text_fh.detach()
+    if kind == "csv":
+        def lines() -> contextlib.AbstractContextManager[IO[str]]:
+            return _csv_file(path, where)
+
+        return _csv_source(path, lines, sample, column_map)
     raw = read_input_bytes(path, what="table")  # a regular file, capped; a FIFO or /dev/zero is refused
     try:
         text = raw.decode("utf-8-sig")
@@ -168,8 +194,23 @@ def load_table(path: Path, column_map: dict[str, str] | None = None) -> ResultTa
         raise UnusableInput("the table is empty", str(path))
     stripped = text.lstrip()
     if stripped.startswith("[") or stripped.startswith("{"):
-        return _load_json(path, text, column_map or {})
-    return _load_csv(path, io.StringIO(text), text[:_SAMPLE], column_map or {})
+        return _json_source(path, text, column_map)
+    return _csv_source(path, lambda: contextlib.nullcontext(io.StringIO(text)), text[:_SAMPLE], column_map)
+
+
+@contextlib.contextmanager
+def _csv_file(path: Path, where: str) -> Iterator[IO[str]]:
+    """The CSV as text (lines as ``StringIO(text)`` splits them), decoding and read errors as UnusableInput."""
+    with _open_table(path, where) as fh:
+        text_fh = io.TextIOWrapper(fh, encoding="utf-8-sig", newline="\n")
+        try:
+            yield text_fh
+        except UnicodeDecodeError as exc:  # the file changed after the UTF-8 pass
+            raise UnusableInput(f"not UTF-8 text ({exc.reason})", where) from exc
+        except OSError as exc:
+            raise UnusableInput(f"cannot read the table: {exc.strerror or exc}", where) from exc
+        finally:
+            text_fh.detach()
 
 
 _SAMPLE = 4096  # characters the CSV dialect is sniffed from
@@ -239,6 +280,11 @@ def _scan(fh: BinaryIO, where: str) -> tuple[str, str]:
 
 # ---- JSON ---------------------------------------------------------------------------------------------------
 def _load_json(path: Path, text: str, column_map: dict[str, str]) -> ResultTable:
+    source = _json_source(path, text, column_map)
+    return source.header.model_copy(update={"rows": tuple(source.rows())})
+
+
+def _json_source(path: Path, text: str, column_map: dict[str, str]) -> TableSource:
     try:
         data = parse_json(text)  # bounded: nesting depth, integers over 4,300 digits
     except JsonProblem as exc:
@@ -279,11 +325,13 @@ def _load_json(path: Path, text: str, column_map: dict[str, str]) -> ResultTable
     else:
         fmt, columns = TableFormat.MAPPED, _match_columns(keys, column_map, path)
     lines = _json_row_lines(text, len(records), keyed)
-    builder = _RowBuilder(columns)
-    rows = tuple(
-        builder.build(i, lines[i - 1] if lines else None, rec) for i, rec in enumerate(records, start=1)
-    )
-    return ResultTable(path=str(path), format=fmt, columns=columns, rows=rows)
+
+    def rows() -> Iterator[TableRow]:
+        builder = _RowBuilder(columns)
+        for i, rec in enumerate(records, start=1):
+            yield builder.build(i, lines[i - 1] if lines else None, rec)
+
+    return TableSource(ResultTable(path=str(path), format=fmt, columns=columns, rows=()), rows)
 
 
 _KEYED_START = re.compile(r'^\s*"[^"]*"\s*:\s*\{')
@@ -311,12 +359,56 @@ def _json_row_lines(text: str, count: int, keyed: bool = False) -> list[int] | N
 def _load_csv(
     path: Path, lines: Iterator[str] | IO[str], sample: str, column_map: dict[str, str]
 ) -> ResultTable:
+    """The CSV read from ``lines`` (text held whole: a test helper), every row held."""
+    text = lines.getvalue() if isinstance(lines, io.StringIO) else "".join(lines)
+    source = _csv_source(path, lambda: contextlib.nullcontext(io.StringIO(text)), sample, column_map)
+    return source.header.model_copy(update={"rows": tuple(source.rows())})
+
+
+def _csv_source(
+    path: Path,
+    open_lines: Callable[[], contextlib.AbstractContextManager[Iterator[str] | IO[str]]],
+    sample: str,
+    column_map: dict[str, str],
+) -> TableSource:
     try:
         dialect = csv.Sniffer().sniff(sample, delimiters=",;\t")
         delimiter = dialect.delimiter
     except csv.Error:
         delimiter = ","
-    reader = csv.reader(lines, delimiter=delimiter)
+    with open_lines() as lines:
+        header = _csv_header(csv.reader(lines, delimiter=delimiter), path)
+    if not column_map and {"Organization", "MlperfModel", "Result", "Units"} <= set(header):
+        fmt, columns = TableFormat.CHECKER_CSV, {v: k for k, v in CHECKER_CSV_COLUMNS.items() if k in header}
+    else:
+        fmt, columns = TableFormat.MAPPED, _match_columns(header, column_map, path)
+
+    def rows() -> Iterator[TableRow]:
+        with open_lines() as lines:
+            reader = csv.reader(lines, delimiter=delimiter)
+            if _csv_header(reader, path) != header:
+                raise UnusableInput("the table changed while it was read (its header differs)", str(path), 1)
+            builder = _RowBuilder(columns)
+            once = builder.once
+            count = 0
+            try:
+                for cells in reader:
+                    line = reader.line_num
+                    if not any(c.strip() for c in cells):
+                        continue
+                    if len(cells) != len(header):
+                        raise UnusableInput(f"{len(cells)} cells, header has {len(header)}", str(path), line)
+                    count += 1
+                    yield builder.build(count, line, dict(zip(header, [once(c) for c in cells], strict=True)))
+            except csv.Error as exc:
+                raise UnusableInput(f"malformed CSV: {exc}", str(path), reader.line_num) from exc
+        if not count:
+            raise UnusableInput("the table has a header but no rows", str(path))
+
+    return TableSource(ResultTable(path=str(path), format=fmt, columns=columns, rows=()), rows)
+
+
+def _csv_header(reader: Any, path: Path) -> list[str]:
     try:
         header = next(reader)
     except (StopIteration, csv.Error) as exc:
@@ -327,27 +419,7 @@ def _load_csv(
     dupes = {h for h in header if header.count(h) > 1 and h}
     if dupes:
         raise UnusableInput(f"duplicate column names: {', '.join(sorted(dupes))}", str(path), 1)
-    if not column_map and {"Organization", "MlperfModel", "Result", "Units"} <= set(header):
-        fmt, columns = TableFormat.CHECKER_CSV, {v: k for k, v in CHECKER_CSV_COLUMNS.items() if k in header}
-    else:
-        fmt, columns = TableFormat.MAPPED, _match_columns(header, column_map, path)
-    rows: list[TableRow] = []
-    builder = _RowBuilder(columns)
-    once = builder.once
-    try:
-        for cells in reader:
-            line = reader.line_num
-            if not any(c.strip() for c in cells):
-                continue
-            if len(cells) != len(header):
-                raise UnusableInput(f"{len(cells)} cells, header has {len(header)}", str(path), line)
-            record = dict(zip(header, [once(c) for c in cells], strict=True))
-            rows.append(builder.build(len(rows) + 1, line, record))
-    except csv.Error as exc:
-        raise UnusableInput(f"malformed CSV: {exc}", str(path), reader.line_num) from exc
-    if not rows:
-        raise UnusableInput("the table has a header but no rows", str(path))
-    return ResultTable(path=str(path), format=fmt, columns=columns, rows=tuple(rows))
+    return header
 
 
 # ---- shared -------------------------------------------------------------------------------------------------

@@ -82,12 +82,28 @@ class _Tree:
 def compare_with_tree(
     table: ResultTable, root: Path, rnd: Round, rel_tol: float = DEFAULT_REL_TOL
 ) -> TreeComparison:
-    tree = _Tree(root, rnd)
-    findings: list[Finding] = []
-    comparisons: list[RowComparison] = []
-    covered: set[str] = set()
+    check = TreeCheck(table, root, rnd, rel_tol)
+    comparisons = [check.add(row) for row in table.rows]
+    missing, findings = check.finish()
+    return TreeComparison(str(root), tuple(comparisons), missing, tuple(check.findings) + findings)
+
+
+class TreeCheck:
+    """:func:`compare_with_tree` one row at a time: :meth:`add` compares a row (its findings are appended to
+    :attr:`findings`), :meth:`finish` lists the tree's results no row named. Between rows it holds the result
+    directories rows named that are in the tree (to tell which are missing), not the rows."""
+
+    def __init__(self, header: ResultTable, root: Path, rnd: Round, rel_tol: float = DEFAULT_REL_TOL) -> None:
+        self.table = header
+        self.root = root
+        self.round = rnd
+        self.rel_tol = rel_tol
+        self.tree = _Tree(root, rnd)
+        self.findings: list[Finding] = []
+        self.covered: set[str] = set()
 
     def emit(
+        self,
         row: TableRow,
         rule: str,
         field: str | None,
@@ -98,33 +114,33 @@ def compare_with_tree(
         line: int | None = None,
         source: str | None = None,
     ) -> None:
-        col = f", column '{table.column(field)}'" if field else ""
-        findings.append(
+        col = f", column '{self.table.column(field)}'" if field else ""
+        self.findings.append(
             Finding(
                 rule=rule,
                 severity=severity,
                 message=f"{row.label()}{col}: {message}",
                 result=row.location,
                 scope=f"row {row.row}",
-                path=path or table.path,
+                path=path or self.table.path,
                 line=line if path else row.line,
                 source=source,
             )
         )
 
-    for row in table.rows:
+    def add(self, row: TableRow) -> RowComparison:
+        table, root, rnd, tree, emit = self.table, self.root, self.round, self.tree, self.emit
         bench = row_benchmark(rnd, row, table)
         if row.location is None or bench is None:
-            comparisons.append(RowComparison(row, RowStatus.NOT_CHECKED))
-            continue
+            return RowComparison(row, RowStatus.NOT_CHECKED)
         rel = tree.relative(row.location)
         if rel is None or not tree.safe.is_dir(rel):
-            comparisons.append(RowComparison(row, RowStatus.LOGS_MISSING))
+            result = RowComparison(row, RowStatus.LOGS_MISSING)
             emit(
                 row, "TABLE-LOGS-MISSING", "location", f"no directory {row.location} in {root}", Severity.INFO
             )
-            continue
-        covered.add(row.location.strip("/").lower())
+            return result
+        self.covered.add(row.location.strip("/").lower())
         published = (row.location_text or "").strip().lstrip("./").rstrip("/")
         run_dir = published[len(row.location.strip("/")) :].strip("/") if published else ""
         endpoints = tree.safe.is_file(f"{rel}/{ENDPOINTS_SUMMARY}")
@@ -143,7 +159,7 @@ def compare_with_tree(
                 source="CHK_HEAD:2055-2061 (ENDPOINTS_SCENARIO_DIR); CHK_HEAD results.py Location",
             )
         if endpoints and not tree.safe.is_file(f"{rel}/{PERF_DETAIL}"):
-            comparisons.append(RowComparison(row, RowStatus.NOT_CHECKED))
+            result = RowComparison(row, RowStatus.NOT_CHECKED)
             emit(
                 row,
                 "TABLE-LOGS-UNREADABLE",
@@ -152,11 +168,11 @@ def compare_with_tree(
                 "in checker/parsers yet)",
                 Severity.INFO,
             )
-            continue
+            return result
         metrics = tuple(v.metric for v in parse_accuracy_string(row.accuracy or ""))
         derived = rederive(tree.safe, rel, rnd, bench, metrics)
         if derived.value is None:
-            comparisons.append(RowComparison(row, RowStatus.UNREADABLE, derived))
+            result = RowComparison(row, RowStatus.UNREADABLE, derived)
             emit(
                 row,
                 "TABLE-LOGS-UNREADABLE",
@@ -164,7 +180,7 @@ def compare_with_tree(
                 "; ".join(derived.problems) or "no result in the logs",
                 Severity.WARNING,
             )
-            continue
+            return result
         ok = True
         scen = Scenario.parse(row.scenario) if row.scenario else None
         eff = Scenario.parse(derived.effective_scenario) if derived.effective_scenario else None
@@ -179,7 +195,7 @@ def compare_with_tree(
                 source="LoadGen effective_scenario",
             )
         if row.result is not None and not within_rounding(
-            row.result, row.result_text, derived.value, rel_tol
+            row.result, row.result_text, derived.value, self.rel_tol
         ):
             ok = False
             emit(
@@ -215,32 +231,36 @@ def compare_with_tree(
                 Severity.WARNING,
                 source="catalogue D17",
             )
-        comparisons.append(RowComparison(row, RowStatus.MATCH if ok else RowStatus.MISMATCH, derived))
+        return RowComparison(row, RowStatus.MATCH if ok else RowStatus.MISMATCH, derived)
 
-    missing: list[str] = []
-    for rel_dir in tree.result_dirs():
-        if rel_dir.lower() in covered:
-            continue
-        rel = tree.relative(rel_dir)
-        if rel is None:
-            continue
-        read = tree.safe.read_text(f"{rel}/performance/run_1/mlperf_log_detail.txt")
-        if read.text is None:
-            continue
-        log = parse_detail_text(read.text)
-        if log.result_validity != "VALID" or not tree.safe.is_file(f"{rel}/accuracy/accuracy.txt"):
-            continue
-        missing.append(rel_dir)
-        findings.append(
-            Finding(
-                rule="TABLE-MISSING-ROW",
-                severity=Severity.WARNING,
-                message=f"{rel_dir}: a result whose LoadGen log says VALID (with an accuracy run) has no row in the "
-                "table (run `inference-audit check` for the full verdict)",
-                result=rel_dir,
-                scope="table",
-                path=table.path,
-                beyond_official=True,
+    def finish(self) -> tuple[tuple[str, ...], tuple[Finding, ...]]:
+        """(result directories of the tree without a row, their TABLE-MISSING-ROW findings)."""
+        tree, covered, table = self.tree, self.covered, self.table
+        findings: list[Finding] = []
+        missing: list[str] = []
+        for rel_dir in tree.result_dirs():
+            if rel_dir.lower() in covered:
+                continue
+            rel = tree.relative(rel_dir)
+            if rel is None:
+                continue
+            read = tree.safe.read_text(f"{rel}/performance/run_1/mlperf_log_detail.txt")
+            if read.text is None:
+                continue
+            log = parse_detail_text(read.text)
+            if log.result_validity != "VALID" or not tree.safe.is_file(f"{rel}/accuracy/accuracy.txt"):
+                continue
+            missing.append(rel_dir)
+            findings.append(
+                Finding(
+                    rule="TABLE-MISSING-ROW",
+                    severity=Severity.WARNING,
+                    message=f"{rel_dir}: a result whose LoadGen log says VALID (with an accuracy run) has no row in the "
+                    "table (run `inference-audit check` for the full verdict)",
+                    result=rel_dir,
+                    scope="table",
+                    path=table.path,
+                    beyond_official=True,
+                )
             )
-        )
-    return TreeComparison(str(root), tuple(comparisons), tuple(missing), tuple(findings))
+        return tuple(missing), tuple(findings)
