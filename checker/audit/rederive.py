@@ -17,7 +17,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from checker.parsers.mllog import parse_detail_text
+from checker.parsers.endpoints import (
+    ACCURACY_RESULTS,
+    CONFIG_FILES,
+    RESULT_SUMMARY,
+    EndpointsRun,
+    parse_endpoints,
+)
+from checker.parsers.mllog import DetailLog, parse_detail_text
 from checker.result_value import ResultStatus, ResultValue, compute_result
 from checker.safe_io import SafeTree
 from rules.models import Benchmark, Round, Scenario
@@ -39,6 +46,7 @@ class Rederived:
     result_validity: str | None = None
     accuracy: dict[str, float] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
+    endpoints_qps: float | None = None  # an MLPerf Endpoints result: its queries/s (what the HEAD summary prints)
 
     @property
     def detail_path(self) -> str:
@@ -51,21 +59,32 @@ def rederive(
     """Re-derive the result (and the accuracy ``metrics``) of ``location`` (relative to the tree root)."""
     problems: list[str] = []
     directory = Scenario.parse(location.rstrip("/").rsplit("/", 1)[-1])
-    read = tree.read_text(f"{location}/{PERF_DETAIL}")
     rv: ResultValue | None = None
     effective_name: str | None = None
     validity: str | None = None
-    if read.text is None:
-        problems.append(read.problem.message if read.problem else f"{location}/{PERF_DETAIL}: not readable")
+    endpoints = _endpoints_run(tree, location) if not tree.is_file(f"{location}/{PERF_DETAIL}") else None
+    log: DetailLog | None = None
+    if endpoints is not None:  # an MLPerf Endpoints result: the same keys, from its JSON/YAML documents
+        log = endpoints.detail_log(f"{location}/{RESULT_SUMMARY}")
+        problems += [p.message for p in endpoints.problems]
     else:
-        log = parse_detail_text(read.text, f"{location}/{PERF_DETAIL}")
+        read = tree.read_text(f"{location}/{PERF_DETAIL}")
+        if read.text is None:
+            problems.append(read.problem.message if read.problem else f"{location}/{PERF_DETAIL}: not readable")
+        else:
+            log = parse_detail_text(read.text, f"{location}/{PERF_DETAIL}")
+    if log is not None:
         effective_name = log.effective_scenario
         validity = log.result_validity
         rv = compute_result(log, rnd, bench, directory)
         problem = _problem(rv, rnd, location, directory)
         if problem is not None:
             problems.append(problem)
-    accuracy = _accuracy(tree, location, rnd, metrics, problems)
+    if endpoints is not None:
+        score = endpoints.accuracy_score
+        accuracy = {m: score for m in metrics} if score is not None and len(metrics) == 1 else {}
+    else:
+        accuracy = _accuracy(tree, location, rnd, metrics, problems)
     return Rederived(
         location=location,
         value=None if rv is None or rv.status is not ResultStatus.OK else rv.value,
@@ -76,7 +95,25 @@ def rederive(
         result_validity=validity,
         accuracy=accuracy,
         problems=tuple(problems),
+        endpoints_qps=endpoints.qps if endpoints is not None else None,
     )
+
+
+def _endpoints_run(tree: SafeTree, location: str) -> EndpointsRun | None:
+    """The endpoints documents of ``location`` when it is an endpoints result (no LoadGen log, a result summary)."""
+    if not tree.is_file(f"{location}/{RESULT_SUMMARY}"):
+        return None
+    config = None
+    for name in CONFIG_FILES:
+        if tree.is_file(f"{location}/{name}"):
+            read = tree.read_text(f"{location}/{name}")
+            config = (name, read.text, read.problem.message if read.problem else None)
+            break
+
+    def text(rel: str) -> str | None:
+        return tree.read_text(f"{location}/{rel}").text if tree.is_file(f"{location}/{rel}") else None
+
+    return parse_endpoints(config, text(RESULT_SUMMARY), text(ACCURACY_RESULTS))
 
 
 def _problem(rv: ResultValue, rnd: Round, location: str, directory: Scenario | None) -> str | None:

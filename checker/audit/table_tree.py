@@ -158,17 +158,6 @@ class TreeCheck:
                 Severity.ERROR,
                 source="CHK_HEAD:2055-2061 (ENDPOINTS_SCENARIO_DIR); CHK_HEAD results.py Location",
             )
-        if endpoints and not tree.safe.is_file(f"{rel}/{PERF_DETAIL}"):
-            result = RowComparison(row, RowStatus.NOT_CHECKED)
-            emit(
-                row,
-                "TABLE-LOGS-UNREADABLE",
-                "result",
-                f"an endpoints result ({rel}/{ENDPOINTS_SUMMARY}): not re-derived (no endpoints result parser "
-                "in checker/parsers yet)",
-                Severity.INFO,
-            )
-            return result
         metrics = tuple(v.metric for v in parse_accuracy_string(row.accuracy or ""))
         derived = rederive(tree.safe, rel, rnd, bench, metrics)
         if derived.value is None:
@@ -194,7 +183,26 @@ class TreeCheck:
                 Severity.ERROR,
                 source="LoadGen effective_scenario",
             )
-        if row.result is not None and not within_rounding(
+        qps = derived.endpoints_qps
+        if (
+            row.result is not None
+            and qps is not None
+            and not within_rounding(row.result, row.result_text, derived.value, self.rel_tol)
+            and within_rounding(row.result, row.result_text, qps, self.rel_tol)
+        ):
+            ok = False
+            emit(
+                row,
+                "TABLE-REDERIVE",
+                "result",
+                f"table says {row.result_text} {row.units or ''}: that is the endpoints result's queries/s "
+                f"({qps:.6g}, {row.location.strip('/')}/{ENDPOINTS_SUMMARY}); in {row.units or 'the round units'} "
+                f"the result is {derived.value:.6g} ({derived.key})",
+                Severity.ERROR,
+                source="CHK_HEAD: get_performance_metric_check reports RESULT_FIELD_ENDPOINTS (qps) for endpoints "
+                "results before the per-benchmark tokens/s override",
+            )
+        elif row.result is not None and not within_rounding(
             row.result, row.result_text, derived.value, self.rel_tol
         ):
             ok = False

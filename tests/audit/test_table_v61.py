@@ -80,3 +80,25 @@ def test_real_problems_still_found(tmp_path: Path) -> None:
     findings = check_table(table, rnd)
     assert [f.scope for f in _rules(findings, "TABLE-INFERRED")] == ["row 1"]
     assert any("'singlestream'" in f.message for f in _rules(findings, "TABLE-SCENARIO"))
+
+
+def test_endpoints_rows_are_rederived_from_their_result_summary() -> None:
+    """--tree re-derives NVIDIA's VR-NVL72 endpoints rows from performance/result_summary.json (tokens/s for
+    deepseek-r1, samples/s or queries/s for qwen3-vl) and accuracy_results.json; all six match the table."""
+    import pytest
+
+    from checker.audit.rederive import rederive
+    from checker.safe_io import SafeTree
+
+    shared = Path(__file__).resolve().parents[3] / "shared" / "data" / "mlperf-inference-v6.1"
+    if not shared.is_dir():
+        pytest.skip("../shared is not present")
+    rnd = load_round("v6.1")
+    tree = SafeTree(shared)
+    base = "closed/NVIDIA/results/VR-NVL72_VR-288GB_aarch64x72_TRT"
+    ds = rederive(tree, f"{base}/deepseek-r1/Interactive", rnd, rnd.benchmark("deepseek-r1"), ("ACC",))  # type: ignore[arg-type]
+    assert ds.key == "result_completed_tokens_per_second" and round(ds.value or 0) == 652750
+    assert ds.endpoints_qps is not None and round(ds.endpoints_qps, 1) == 168.4  # what the HEAD summary printed
+    assert round(ds.accuracy["ACC"], 3) == 80.629
+    qw = rederive(tree, f"{base}/qwen3-vl-235b-a22b/Offline", rnd, rnd.benchmark("qwen3-vl-235b-a22b"), ("ACC",))  # type: ignore[arg-type]
+    assert qw.key == "result_samples_per_second" and round(qw.value or 0, 2) == 2392.70 and not qw.problems
