@@ -17,16 +17,16 @@ from checker.audit.table_checks import RESULT_ID, TableChecks
 from checker.audit.table_model import ResultTable, TableRow
 from checker.audit.table_parse import open_table, parse_column_map
 from checker.audit.table_report import (
-    RowRecord,
+    RowSpool,
     TableAudit,
     TreeSummary,
     render_text,
-    report_dict,
+    report_chunks,
     row_record,
 )
 from checker.audit.table_tree import DEFAULT_REL_TOL, TreeCheck
 from checker.findings import UnusableInput
-from checker.report.output import FORCE_HELP, json_document, plan_outputs, write_output
+from checker.report.output import FORCE_HELP, plan_outputs, write_output_stream
 from rules import UnknownRound, latest_round, load_round, normalize_round
 
 
@@ -95,7 +95,9 @@ def detect_round(table: ResultTable, rows: Iterable[TableRow] | None = None) -> 
 
 def run(args: argparse.Namespace) -> int:
     """Streams the table (:func:`~checker.audit.table_parse.open_table`): each row is checked, compared with
-    ``--tree`` and let go; without ``--json`` or ``--verbose`` only the findings the summary prints are held."""
+    ``--tree`` and let go; without ``--verbose`` only the findings the summary prints are held. ``--json``
+    writes each row's record and every finding, as the report lists them, to temporary files as the rows are
+    checked (:class:`RowSpool`, :attr:`FindingLog.spool`) and streams the report from them at the end."""
     # the report path is judged before any work: not the table, not inside --tree (checker.report.output)
     outputs = plan_outputs(
         [("--json", args.json)], force=getattr(args, "force", False), trees=[args.tree], inputs=[args.file]
@@ -112,12 +114,12 @@ def run(args: argparse.Namespace) -> int:
         raise UnusableInput(str(exc)) from exc
     if args.rel_tol < 0:
         raise UnusableInput("--rel-tol must be >= 0")
-    findings = FindingLog(keep_all=bool(outputs) or args.verbose, select=args.select, ignore=args.ignore)
+    findings = FindingLog(keep_all=args.verbose, select=args.select, ignore=args.ignore, spool=bool(outputs))
     checks = TableChecks(header, rnd, new_log=findings.new)
     tree = TreeCheck(header, args.tree, rnd, args.rel_tol) if args.tree is not None else None
     tree_findings = findings.new()
     statuses: Counter[str] = Counter()
-    records: list[RowRecord] = []
+    records = RowSpool() if outputs else None
     count = 0
     for row in source.rows():
         count += 1
@@ -128,8 +130,8 @@ def run(args: argparse.Namespace) -> int:
             statuses[comparison.status.value] += 1
             tree_findings.extend(tree.findings)
             tree.findings.clear()
-        if outputs:
-            records.append(row_record(row, comparison))
+        if records is not None:
+            records.add(row_record(row, comparison))
     checks.finish(source.rows, findings)  # duplicates (a second pass reads the first rows' labels), derived columns
     summary = None
     if tree is not None:
@@ -137,12 +139,16 @@ def run(args: argparse.Namespace) -> int:
         tree_findings.extend(missing_findings)
         findings.extend(tree_findings)
         summary = TreeSummary(str(args.tree), dict(statuses), missing)
-    audit = TableAudit(header, rnd.name, how, findings, summary, args.rel_tol, count, tuple(records))
+    audit = TableAudit(header, rnd.name, how, findings, summary, args.rel_tol, count, row_spool=records)
     text_out = sys.stderr if any(t.to_stdout for t in outputs) else sys.stdout  # stdout holds the JSON
     for line in render_text(audit, verbose=args.verbose):
         print(line, file=text_out)
     for target in outputs:
-        write_output(target, json_document(report_dict(audit)))
+        write_output_stream(target, report_chunks(audit))
         if not target.to_stdout:
             print(f"JSON report: {target.given}", file=sys.stderr)
+    if records is not None:
+        records.close()
+    if findings.spool is not None:
+        findings.spool.close()
     return audit.exit_code

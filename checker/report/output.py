@@ -18,6 +18,8 @@ table, a claim), and two reports naming the same file.
 written and fsynced, then renamed over the target (``--force``) or hard-linked to the new name (so a file
 that appeared meanwhile is not replaced). On any error the temporary file is removed, the target is left as
 it was, and :class:`UnusableInput` says why (``--csv FILE: cannot write (No space left on device)``).
+:func:`write_output_stream` does the same with the report given as an iterator of byte chunks (a large report,
+``table --json``, is never held whole; :func:`json_item` renders its pieces as :func:`json_document` would).
 """
 
 from __future__ import annotations
@@ -186,8 +188,15 @@ def _new_file_mode() -> int:
 
 def write_output(target: OutputTarget, data: bytes) -> None:
     """Write ``data`` to ``target`` (see the module docstring); :class:`UnusableInput` when it cannot."""
+    write_output_stream(target, (data,))
+
+
+def write_output_stream(target: OutputTarget, chunks: Iterable[bytes]) -> None:
+    """Write the concatenated ``chunks`` to ``target`` as :func:`write_output` does (the same temporary file,
+    fsync and rename / hard link), one chunk at a time: a report need not be held whole. An error raised by
+    ``chunks`` itself leaves the target as it was (the temporary file is removed) and propagates unchanged."""
     if target.path is None:
-        _write_stdout(data)
+        _write_stdout_chunks(chunks)
         return
     path = target.path
     directory = str(path.parent) or "."
@@ -209,9 +218,10 @@ def write_output(target: OutputTarget, data: bytes) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
         try:
             os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            for data in chunks:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -258,14 +268,21 @@ def _fsync_dir(directory: str) -> None:
 
 
 def _write_stdout(data: bytes) -> None:
+    _write_stdout_chunks((data,))
+
+
+def _write_stdout_chunks(chunks: Iterable[bytes]) -> None:
     try:
         sys.stdout.flush()
         buffer = getattr(sys.stdout, "buffer", None)
+        for data in chunks:
+            if buffer is not None:
+                buffer.write(data)
+            else:
+                sys.stdout.write(data.decode("utf-8"))
         if buffer is not None:
-            buffer.write(data)
             buffer.flush()
         else:
-            sys.stdout.write(data.decode("utf-8"))
             sys.stdout.flush()
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -298,3 +315,12 @@ def check_not_inputs(targets: Iterable[OutputTarget], inputs: Iterable[Path | st
 def json_document(data: object) -> bytes:
     """A table / claim report as written: indented JSON, UTF-8, one final newline."""
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def json_item(data: object, level: int) -> str:
+    """``data`` as :func:`json_document` writes it at nesting ``level`` (the items of a top-level key's list are
+    at level 2), its first line indented: a fragment of a document streamed piece by piece
+    (:func:`write_output_stream`). JSON text holds a line break only between its tokens (one in a string is
+    written ``\\n``), so indenting every line of the item's own rendering is what the whole document's would be."""
+    pad = "  " * level
+    return pad + json.dumps(data, indent=2, ensure_ascii=False).replace("\n", "\n" + pad)

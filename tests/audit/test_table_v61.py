@@ -102,3 +102,17 @@ def test_endpoints_rows_are_rederived_from_their_result_summary() -> None:
     assert round(ds.accuracy["ACC"], 3) == 80.629
     qw = rederive(tree, f"{base}/qwen3-vl-235b-a22b/Offline", rnd, rnd.benchmark("qwen3-vl-235b-a22b"), ("ACC",))  # type: ignore[arg-type]
     assert qw.key == "result_samples_per_second" and round(qw.value or 0, 2) == 2392.70 and not qw.problems
+
+
+def test_v61_table_report_validates_against_its_schema(tmp_path: Path) -> None:
+    import pytest
+
+    from loadgen_sut.cli import main
+    from schemas import schema_errors
+
+    table = Path(__file__).resolve().parents[3] / "shared" / "data" / "mlperf-inference-v6.1" / "summary.json"
+    if not table.is_file():
+        pytest.skip("../shared is not present")
+    out = tmp_path / "r.json"
+    assert main(["table", str(table), "--json", str(out)]) in (0, 1)
+    assert schema_errors(json.loads(out.read_text(encoding="utf-8")), "table-report") == []
