@@ -12,12 +12,13 @@ import platform
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from checker.findings import Finding
+from checker.findings import Finding, Severity
 from loadgen_sut.engines.base import EngineInfo
 from loadgen_sut.settings import Override, TestSettingsModel
 
@@ -113,9 +114,41 @@ class DatasetRecord(_Frozen):
     input_tokens: LengthStats | None = None
 
 
+VerdictStatus = Literal["VALID", "INVALID", "NOT_SUBMITTABLE", "INCOMPLETE"]
+
+# ERROR findings with these rules mean the run did not finish (INCOMPLETE); any other ERROR makes it INVALID
+INCOMPLETE_RULES = frozenset({"RUN-TEST-FAILED", "RUN-DEADLINE", "RUN-INTERRUPTED", "RUN-TEST-NOT-RUN"})
+
+
+def verdict_status(findings: Sequence[Finding]) -> VerdictStatus:
+    """The run's status from its verdict findings (the one place it is derived).
+
+    An ERROR finding with a rule of :data:`INCOMPLETE_RULES`: INCOMPLETE; any other ERROR: INVALID; else a
+    WARNING: NOT_SUBMITTABLE (a trial, a simulated engine, a non-compliant setting); else (INFO or none): VALID.
+    """
+    errors = [f for f in findings if f.severity is Severity.ERROR]
+    if any(f.rule in INCOMPLETE_RULES for f in errors):
+        return "INCOMPLETE"
+    if errors:
+        return "INVALID"
+    if any(f.severity is Severity.WARNING for f in findings):
+        return "NOT_SUBMITTABLE"
+    return "VALID"
+
+
 class Verdict(_Frozen):
-    status: Literal["VALID", "INVALID", "NOT_SUBMITTABLE", "INCOMPLETE"]
+    """The run's judgement: ``findings`` (RUN-* rules) say why; ``status`` is :func:`verdict_status` of them.
+
+    ``reasons`` are the findings' messages, kept for readers of older records (which have no ``findings``).
+    """
+
+    status: VerdictStatus
     reasons: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+
+    @classmethod
+    def of(cls, findings: Sequence[Finding]) -> Verdict:
+        return cls(status=verdict_status(findings), reasons=tuple(f.message for f in findings), findings=tuple(findings))
 
 
 class RunRecord(_Frozen):
@@ -145,8 +178,8 @@ class RunRecord(_Frozen):
     accuracy: dict[str, Any] | None = None
     test06: dict[str, Any] | None = None
     submission_tree: str | None = None
-    findings: tuple[Finding, ...] = ()
-    verdict: Verdict
+    findings: tuple[Finding, ...] = ()  # preflight: what was found about the settings before the run
+    verdict: Verdict  # what the run's tests showed (verdict.findings)
 
 
 def _cpu_model() -> str | None:

@@ -455,28 +455,46 @@ def _test_record(
     ), data
 
 
-def _judge_test(t: TestRecord) -> list[str]:
-    """Reasons this test makes the run invalid (empty = fine)."""
-    reasons = []
+def _run_finding(rule: str, message: str, severity: Severity = Severity.ERROR, **kw: Any) -> Finding:
+    return Finding(rule=rule, severity=severity, message=message, **kw)
+
+
+def _judge_test(t: TestRecord) -> list[Finding]:
+    """Verdict findings of one LoadGen test (empty = fine)."""
     if t.status != "finished":
-        reasons.append(f"{t.name}: {t.status}" + (f" ({t.error})" if t.error else ""))
-        return reasons
+        rule = "RUN-DEADLINE" if t.status == "deadline" else "RUN-TEST-FAILED"
+        return [_run_finding(rule, f"{t.name}: {t.status}" + (f" ({t.error})" if t.error else ""))]
+    out: list[Finding] = []
     if t.sut.failed:
         kinds = ", ".join(f"{k}={v}" for k, v in sorted(t.sut.failures_by_kind.items()))
-        reasons.append(f"{t.name}: {t.sut.failed} of {t.sut.completed} samples FAILED in the engine ({kinds})")
+        out.append(
+            _run_finding(
+                "RUN-SAMPLES-FAILED", f"{t.name}: {t.sut.failed} of {t.sut.completed} samples FAILED in the engine ({kinds})"
+            )
+        )
     if t.sut.single_token_outputs:
-        reasons.append(
-            f"{t.name}: {t.sut.single_token_outputs} single-token output(s): LoadGen cannot time their TPOT "
-            "(error_runtime 'Number of tokens need to be greater than 1'); use --min-new-tokens 2"
+        out.append(
+            _run_finding(
+                "RUN-SINGLE-TOKEN",
+                f"{t.name}: {t.sut.single_token_outputs} single-token output(s): LoadGen cannot time their TPOT "
+                "(error_runtime 'Number of tokens need to be greater than 1'); use --min-new-tokens 2",
+                fix="--min-new-tokens 2",
+            )
         )
     if t.sut.completed != t.sut.issued or t.sut.duplicate_completions:
-        reasons.append(f"{t.name}: {t.sut.issued} issued but {t.sut.completed} completed")
+        out.append(_run_finding("RUN-COMPLETIONS", f"{t.name}: {t.sut.issued} issued but {t.sut.completed} completed"))
     lgr = t.loadgen
     if lgr is None:
-        reasons.append(f"{t.name}: no LoadGen detail log")
-        return reasons
+        out.append(_run_finding("RUN-LOADGEN-LOG", f"{t.name}: no LoadGen detail log"))
+        return out
     if lgr.num_errors:
-        reasons.append(f"{t.name}: LoadGen logged {lgr.num_errors} error(s): {', '.join(sorted(set(lgr.error_keys)))}")
+        out.append(
+            _run_finding(
+                "RUN-LOADGEN-ERRORS",
+                f"{t.name}: LoadGen logged {lgr.num_errors} error(s): {', '.join(sorted(set(lgr.error_keys)))}",
+                source="mlperf_log_detail.txt error entries",
+            )
+        )
     if t.name in ("performance", "find-peak") and lgr.result_validity != "VALID":
         why = [lgr.invalid_reason] if lgr.invalid_reason else []
         if lgr.min_duration_met is False:
@@ -485,8 +503,47 @@ def _judge_test(t: TestRecord) -> list[str]:
             why.append("latency constraints not met")
         if lgr.early_stopping_met is False:
             why.append("early stopping not met (too few queries for the p99 bound)")
-        reasons.append(f"{t.name}: LoadGen result INVALID" + (f" ({'; '.join(why)})" if why else ""))
-    return reasons
+        out.append(
+            _run_finding(
+                "RUN-LOADGEN-INVALID",
+                f"{t.name}: LoadGen result INVALID" + (f" ({'; '.join(why)})" if why else ""),
+                source="mlperf_log_detail.txt result_validity",
+            )
+        )
+    return out
+
+
+def _run_findings(
+    request: RunRequest, planned: PlannedSettings, tests: Sequence[TestRecord], interrupted: bool
+) -> list[Finding]:
+    """Verdict findings of the run as a whole (what the tests' own findings do not say)."""
+    out: list[Finding] = []
+    if interrupted:
+        out.append(_run_finding("RUN-INTERRUPTED", "interrupted (Ctrl-C) before every test finished"))
+    ran = {t.name for t in tests}
+    missing = [name for name, _, _ in _tests_for(request.mode) if name not in ran]
+    if missing:
+        out.append(_run_finding("RUN-TEST-NOT-RUN", f"not run: {', '.join(missing)}"))
+    if request.mode is RunMode.SUBMISSION_TRIAL:
+        out.append(
+            _run_finding(
+                "RUN-TRIAL",
+                "submission-trial mode: a rehearsal of the submission flow, never a result",
+                Severity.WARNING,
+            )
+        )
+    if planned.non_compliant:
+        out.append(
+            _run_finding(
+                "RUN-CONF-NONCOMPLIANT",
+                f"{len(planned.non_compliant)} non-compliant user.conf override(s): a trial, not a result",
+                Severity.WARNING,
+                path=planned.conf_path,
+            )
+        )
+    if request.engine.kind == "simulated":
+        out.append(_run_finding("RUN-SIMULATED", "SIMULATED engine: no system was measured", Severity.WARNING))
+    return out
 
 
 def _summarize_test(t: TestRecord, say: Printer) -> None:
@@ -582,7 +639,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
 
 
     tests: list[TestRecord] = []
-    reasons: list[str] = []
+    verdict_findings: list[Finding] = []  # the verdict's reasons (RUN-* rules); the status is derived from them
     accuracy: dict[str, Any] | None = None
     test06: dict[str, Any] | None = None
     engine_info = None
@@ -648,37 +705,20 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
                 engine_info = data["engine"]
             tests.append(trec)
             _summarize_test(trec, say)
-            reasons += _judge_test(trec)
+            verdict_findings += _judge_test(trec)
             if rc == EXIT_ENGINE_UNAVAILABLE or trec.status in ("engine_unavailable", "setup_error", "deadline"):
                 break
             if name == "accuracy" and trec.status == "finished":
-                accuracy = _score(test_dir, dataset, bench, scenario, tokenizer, request.code_execution, say, reasons)
+                accuracy = _score(test_dir, dataset, bench, scenario, tokenizer, request.code_execution, say, verdict_findings)
             if name == "TEST06" and trec.status == "finished":
-                test06 = _verify_test06(test_dir, tokenizer, bench, say, reasons)
+                test06 = _verify_test06(test_dir, tokenizer, bench, say, verdict_findings)
 
     except KeyboardInterrupt:  # Ctrl-C: the child stopped; keep a record of what ran
         interrupted = True
         say("interrupted (Ctrl-C): writing the run record of what finished")
-        reasons.append("interrupted (Ctrl-C) before every test finished")
 
-    for f in findings:
-        if f.severity is Severity.ERROR:
-            reasons.append(f"{f.rule}: {f.message}")
-    non_compliant = planned.non_compliant
-    if reasons or any(t.status != "finished" for t in tests):
-        status = "INVALID" if tests and all(t.status == "finished" for t in tests) else "INCOMPLETE"
-    elif non_compliant or simulated or request.mode is RunMode.SUBMISSION_TRIAL:
-        status = "NOT_SUBMITTABLE"
-        if request.mode is RunMode.SUBMISSION_TRIAL:
-            reasons.append("submission-trial mode: a rehearsal of the submission flow, never a result")
-        if non_compliant:
-            reasons.append(f"{len(non_compliant)} non-compliant user.conf override(s): a trial, not a result")
-        if simulated:
-            reasons.append("SIMULATED engine: no system was measured")
-    else:
-        status = "VALID"
-    if (status == "INVALID" and not tests) or interrupted:
-        status = "INCOMPLETE"
+    # preflight errors refused the run above: the settings' findings (record.findings) never decide the verdict
+    verdict = Verdict.of(verdict_findings + _run_findings(request, planned, tests, interrupted))
     record = RunRecord(
         tool_version=tool_version(),
         run_id=run_id,
@@ -708,12 +748,11 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         accuracy=accuracy,
         test06=test06,
         findings=tuple(findings),
-        verdict=Verdict(status=status, reasons=tuple(reasons)),
+        verdict=verdict,
     )
     write_record(record, run_dir / RECORD_FILE)
-    say(f"verdict: {status}{label}")
-    for r in reasons:
-        say(f"  - {r}")
+    say(f"verdict: {verdict.status}{label}")
+    _print_findings(verdict.findings, say)
     say(f"run record: {run_dir / RECORD_FILE}")
     if interrupted:
         raise KeyboardInterrupt
@@ -735,18 +774,20 @@ def _score(
     tokenizer: Tokenizer | None,
     code_execution: CodeExecution | None,
     say: Printer,
-    reasons: list[str],
+    verdict: list[Finding],
 ) -> dict[str, Any] | None:
     log = test_dir / "mlperf_log_accuracy.json"
     if tokenizer is None:
-        reasons.append("accuracy: no tokenizer to detokenize outputs (give --tokenizer DIR)")
+        verdict.append(
+            _run_finding(
+                "RUN-ACC-TOKENIZER", "accuracy: no tokenizer to detokenize outputs (give --tokenizer DIR)", fix="--tokenizer DIR"
+            )
+        )
         return None
     score = score_accuracy(log, dataset, bench, tokenizer.decode, code_execution=code_execution)
     write_accuracy_txt(score, test_dir / "accuracy.txt", log)
     judged = score.findings(bench, scenario=scenario)  # the scenario's targets (v6.1 qwen3-vl Interactive has its own)
-    for f in judged:
-        if f.severity is Severity.ERROR:
-            reasons.append(f"accuracy: {f.message}")
+    verdict += [f for f in judged if f.severity is Severity.ERROR]  # RUN-ACC-*: below target, not covered, ...
     say(f"  accuracy: {test_dir / 'accuracy.txt'}")
     _print_findings(judged, say)
     dumped: dict[str, Any] = score.model_dump(mode="json")
@@ -754,7 +795,7 @@ def _score(
 
 
 def _verify_test06(
-    test_dir: Path, tokenizer: Tokenizer | None, bench: Benchmark, say: Printer, reasons: list[str]
+    test_dir: Path, tokenizer: Tokenizer | None, bench: Benchmark, say: Printer, verdict: list[Finding]
 ) -> dict[str, Any]:
     out_dir = test_dir / "verification"
     out_dir.mkdir(exist_ok=True)
@@ -764,6 +805,11 @@ def _verify_test06(
     for line in result.verify_accuracy_lines():
         say(f"    {line}")
     if not result.passed:
-        reasons.append(f"TEST06 verification failed (see {out_dir})")
+        verdict.append(
+            _run_finding(
+                "RUN-TEST06-FAILED",
+                f"TEST06 verification failed (see {out_dir})",
+            )
+        )
     dumped: dict[str, Any] = result.model_dump(mode="json")
     return dumped
