@@ -25,8 +25,9 @@ class TableFormatSpec:
     description: str = ""
 
 
-# HEAD checker summary (tools/submission/submission_checker/results.py, head list): the v6.1 summary.json is
-# this, exported as a JSON object keyed "0", "1", ... (one object per row; no result-ID column).
+# HEAD checker summary (tools/submission/submission_checker/results.py, head list): the columns of its --csv
+# summary; the v6.1 summary.json is the same, exported as a JSON object keyed "0", "1", ... (one object per row;
+# no result-ID column).
 CHECKER_HEAD_COLUMNS: dict[str, str] = {
     "Organization": "submitter",
     "Availability": "availability",

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-from checker.audit.table_formats import FORMATS, detect_format
+from checker.audit.table_formats import CHECKER_HEAD_COLUMNS, FORMATS, detect_format
 from checker.audit.table_model import CANONICAL_FIELDS, ResultTable, TableFormat, TableRow
 from checker.findings import UnusableInput
 from checker.results import SUMMARY_CSV_COLUMNS
@@ -82,31 +82,8 @@ OFFICIAL_JSON_OTHER = (
     "ColorKey",
 )
 
-# Checker summary CSV column -> canonical field
-CHECKER_CSV_COLUMNS: dict[str, str] = {
-    "Organization": "submitter",
-    "Availability": "availability",
-    "Division": "division",
-    "SystemType": "suite",
-    "SystemName": "system",
-    "Platform": "platform",
-    "Model": "used_model",
-    "MlperfModel": "benchmark",
-    "Scenario": "scenario",
-    "Result": "result",
-    "Accuracy": "accuracy",
-    "number_of_nodes": "nodes",
-    "accelerator_model_name": "accelerator",
-    "accelerators_per_node": "accelerators_per_node",
-    "Location": "location",
-    "framework": "software",
-    "notes": "notes",
-    "version": "version",
-    "inferred": "inferred",
-    "has_power": "has_power",
-    "Units": "units",
-    "weight_data_types": "weight_data_types",
-}
+# Checker summary CSV column -> canonical field: the columns of the checker's summary, CSV or JSON export alike
+CHECKER_CSV_COLUMNS = CHECKER_HEAD_COLUMNS
 CHECKER_CSV_OTHER = tuple(c for c in SUMMARY_CSV_COLUMNS if c not in CHECKER_CSV_COLUMNS)
 
 KNOWN_INFORMATIONAL = (
