@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.findings import UnusableInput
+from checker.safe_io import JsonProblem, parse_json, read_input_bytes
 from loadgen_sut.mlperf_conf import MLPERF_CONF_FILE, compiled_mlperf_conf
 from loadgen_sut.record import RunRecord
 from loadgen_sut.settings import TestSettingsModel, installed_loadgen_version
@@ -100,33 +101,16 @@ SIMULATED_NOTE = "SIMULATED engine run."
 
 
 def read_json_input(path: Path, what: str, max_bytes: int = MAX_DESCRIPTION_BYTES) -> Any:
-    """A JSON file the user named: a regular file (a FIFO or device is refused, never read), bounded size and depth."""
+    """A JSON file the user named: a regular file (a FIFO or device is refused, never read), bounded size and depth
+    (the checker's reader of command-line inputs, :func:`checker.safe_io.read_input_bytes` and ``parse_json``)."""
+    data = read_input_bytes(path, what=what, max_bytes=max_bytes)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise UnusableInput(f"cannot read the {what}: {exc.strerror or exc}", path=str(path)) from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UnusableInput(f"the {what} is not a regular file", path=str(path))
-        if st.st_size > max_bytes:
-            raise UnusableInput(f"the {what} is {st.st_size} bytes (at most {max_bytes})", path=str(path))
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(max_bytes + 1)
-    except OSError as exc:
-        raise UnusableInput(f"cannot read the {what}: {exc.strerror or exc}", path=str(path)) from exc
-    finally:
-        os.close(fd)
-    if len(data) > max_bytes:
-        raise UnusableInput(f"the {what} is larger than {max_bytes} bytes", path=str(path))
-    try:
-        return json.loads(data.decode("utf-8"))
+        return parse_json(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise UnusableInput(f"the {what} is not UTF-8 (byte {exc.start})", path=str(path)) from exc
-    except RecursionError as exc:
-        raise UnusableInput(f"the {what} is nested too deeply", path=str(path)) from exc
-    except ValueError as exc:
-        raise UnusableInput(f"the {what} is not JSON: {exc}", path=str(path)) from exc
+    except JsonProblem as exc:
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        raise UnusableInput(f"the {what} is not JSON{where}: {exc.msg}", path=str(path)) from exc
 
 
 def _load_system(req: PackageRequest, rnd: Round, simulated: bool) -> tuple[str, dict[str, Any]]:
