@@ -216,6 +216,19 @@ def read_input_bytes(path: Path, *, what: str = "file", max_bytes: int = DEFAULT
     return data
 
 
+def read_input_json(path: Path, what: str, max_bytes: int = 1024 * 1024) -> Any:
+    """A JSON file the user named (:func:`read_input_bytes`, then :func:`parse_json`): a regular file, bounded in
+    size, nesting depth and integer length, UTF-8; raises :class:`UnusableInput` naming the file."""
+    data = read_input_bytes(path, what=what, max_bytes=max_bytes)
+    try:
+        return parse_json(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UnusableInput(f"the {what} is not UTF-8 (byte {exc.start})", display_name(str(path))) from None
+    except JsonProblem as exc:
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        raise UnusableInput(f"the {what} is not JSON{where}: {exc.msg}", display_name(str(path))) from None
+
+
 def _read_capped(fd: int, max_bytes: int, size_hint: int) -> bytes:
     """Up to ``max_bytes + 1`` bytes from ``fd`` (one more than allowed tells the caller it is too large)."""
     want = max_bytes + 1

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.findings import EXIT_OK, UnusableInput
+from checker.safe_io import read_input_json
 from schemas import load_schema, schema_errors
 
 SYSTEM_SCHEMA = "system-description"
@@ -247,12 +248,7 @@ def system_fields(network: bool) -> list[str]:
 
 
 def _from_sysinfo(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UnusableInput(f"cannot read: {exc.strerror or exc}", path=str(path)) from exc
-    except ValueError as exc:
-        raise UnusableInput(f"not JSON: {exc}", path=str(path)) from exc
+    data = read_input_json(path, "mlperf-sysinfo system description")  # a regular file, bounded
     if not isinstance(data, dict):
         raise UnusableInput("an mlperf-sysinfo system_desc.json is a JSON object", path=str(path))
     # mlperf-sysinfo writes "" for what it did not detect: those stay placeholders here

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.findings import UnusableInput
-from checker.safe_io import JsonProblem, parse_json, read_input_bytes
+from checker.safe_io import read_input_json
 from loadgen_sut.mlperf_conf import MLPERF_CONF_FILE, compiled_mlperf_conf
 from loadgen_sut.record import RunRecord
 from loadgen_sut.settings import TestSettingsModel, installed_loadgen_version
@@ -96,21 +96,7 @@ def simulated_system_description(division: str, submitter: str, required: tuple[
     return desc
 
 
-MAX_DESCRIPTION_BYTES = 1024 * 1024  # a system or implementation description is a few KiB
 SIMULATED_NOTE = "SIMULATED engine run."
-
-
-def read_json_input(path: Path, what: str, max_bytes: int = MAX_DESCRIPTION_BYTES) -> Any:
-    """A JSON file the user named: a regular file (a FIFO or device is refused, never read), bounded size and depth
-    (the checker's reader of command-line inputs, :func:`checker.safe_io.read_input_bytes` and ``parse_json``)."""
-    data = read_input_bytes(path, what=what, max_bytes=max_bytes)
-    try:
-        return parse_json(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise UnusableInput(f"the {what} is not UTF-8 (byte {exc.start})", path=str(path)) from exc
-    except JsonProblem as exc:
-        where = f" (line {exc.lineno})" if exc.lineno else ""
-        raise UnusableInput(f"the {what} is not JSON{where}: {exc.msg}", path=str(path)) from exc
 
 
 def _load_system(req: PackageRequest, rnd: Round, simulated: bool) -> tuple[str, dict[str, Any]]:
@@ -122,7 +108,7 @@ def _load_system(req: PackageRequest, rnd: Round, simulated: bool) -> tuple[str,
         name = req.system_name or "simulated_system"
         return name, simulated_system_description(req.division, req.submitter, rnd.system.required_fields)
     path = req.system_json
-    desc = read_json_input(path, "system description")
+    desc = read_input_json(path, "system description")
     if not isinstance(desc, dict):
         raise UnusableInput("a system description is a JSON object", path=str(path))
     errors = schema_errors(desc, SYSTEM_SCHEMA)
@@ -431,7 +417,7 @@ def _refuse_existing(tree: Path, rnd: Round, plan: PackagePlan) -> None:
     sys_path = tree / lay.system_path(plan.location)
     if os.path.lexists(sys_path):
         try:
-            same = read_json_input(sys_path, "system description") == plan.system_description
+            same = read_input_json(sys_path, "system description") == plan.system_description
         except UnusableInput:
             same = False
         if not same:
@@ -762,7 +748,7 @@ def plan_for_record(req: PackageRequest, rnd: Round, record: RunRecord) -> Packa
 
 def read_implementation_json(path: Path) -> dict[str, Any]:
     """The user's implementation description file (an object of field -> value), read with bounded size."""
-    value = read_json_input(path, "implementation description")
+    value = read_input_json(path, "implementation description")
     if not isinstance(value, dict):
         raise UnusableInput("an implementation description is a JSON object", path=str(path))
     return value

@@ -8,6 +8,7 @@ they are packaged together, all or nothing (see :mod:`loadgen_sut.package`). The
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -16,6 +17,7 @@ from checker.engine import check_tree
 from checker.findings import UnusableInput
 from checker.report.outcome import exit_code
 from checker.report.terminal import render_terminal
+from checker.safe_io import read_input_bytes
 from loadgen_sut.package import (
     PackagePlan,
     PackageRequest,
@@ -45,14 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _read_record(run_dir: Path) -> RunRecord:
     path = run_dir / RECORD_FILE
+    if not os.path.lexists(path):
+        raise UnusableInput(f"no {RECORD_FILE}: not a run directory of inference-audit run", path=str(run_dir))
+    data = read_input_bytes(path, what="run record", max_bytes=MAX_RECORD_BYTES)  # a regular file, bounded
     try:
-        if not path.is_file():
-            raise UnusableInput(f"no {RECORD_FILE}: not a run directory of inference-audit run", path=str(run_dir))
-        if path.stat().st_size > MAX_RECORD_BYTES:
-            raise UnusableInput("too large to be a run record", path=str(path))
-        return RunRecord.model_validate_json(path.read_bytes())
-    except OSError as exc:
-        raise UnusableInput(f"cannot read it: {exc.strerror or exc}", path=str(path)) from exc
+        return RunRecord.model_validate_json(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "(top level)"
