@@ -42,6 +42,20 @@ def sample_loadgen_versions(root: Path, max_logs: int = MAX_LOGS, *, releases: b
     Symbolic links are never followed (neither to directories nor to files), so nothing outside
     ``root`` is read; unreadable directories are skipped.
     """
+    found = _sample_releases(root, max_logs)
+    return found if releases else _series(found)
+
+
+def _series(releases: Counter[str]) -> Counter[str]:
+    """``5.1.2`` / ``5.1.0`` -> ``5.1``, counts added."""
+    short: Counter[str] = Counter()
+    for version, n in releases.items():
+        short[".".join(version.split(".")[:2])] += n
+    return short
+
+
+def _sample_releases(root: Path, max_logs: int) -> Counter[str]:
+    """The LoadGen release of each sampled performance detail log (``5.1.2``; ``5.1`` when the log gives no patch)."""
     seen: Counter[str] = Counter()
     stack: list[tuple[str, int]] = [(str(root), 0)]
     logs = 0
@@ -57,7 +71,7 @@ def sample_loadgen_versions(root: Path, max_logs: int = MAX_LOGS, *, releases: b
                 if not entry.is_file(follow_symlinks=False):
                     continue
                 logs += 1
-                version = _first_version(entry.path, releases)
+                version = _first_version(entry.path)
                 if version:
                     seen[version] += 1
                 if logs >= max_logs:
@@ -72,7 +86,7 @@ def sample_loadgen_versions(root: Path, max_logs: int = MAX_LOGS, *, releases: b
     return seen
 
 
-def _first_version(path: str, release: bool = False) -> str | None:
+def _first_version(path: str) -> str | None:
     try:
         with open(path, "rb") as fh:
             head = fh.read(4096)
@@ -82,7 +96,7 @@ def _first_version(path: str, release: bool = False) -> str | None:
     if m is None:
         return None
     short = f"{int(m.group(1))}.{int(m.group(2))}"
-    return short + m.group(3).decode() if release and m.group(3) else short
+    return short + m.group(3).decode() if m.group(3) else short
 
 
 def _as_tuple(version: str) -> tuple[int, int]:
@@ -92,7 +106,8 @@ def _as_tuple(version: str) -> tuple[int, int]:
 
 def detect_round(root: Path) -> Detection:
     """The round ``root`` was most likely made for (never raises for bad trees; falls back to the latest)."""
-    versions = sample_loadgen_versions(root)
+    exact = _sample_releases(root, MAX_LOGS)  # one walk: the releases, and their major.minor series
+    versions = _series(exact)
     latest = latest_round()
     if not versions:
         return Detection(
@@ -109,7 +124,6 @@ def detect_round(root: Path) -> Detection:
         return Detection(chosen, dict(versions), f"{chosen.name} (detected from LoadGen {seen})", clear=True)
     if len(accepting) > 1:
         # several rounds accept the series (6.0.x: v6.0 and v6.1); the exact releases say whose seeds the logs carry
-        exact = sample_loadgen_versions(root, releases=True)
         by_release = [
             r for r in accepting if r.loadgen_runs and all(r.loadgen_runs.accepts(v) for v in exact)
         ]
