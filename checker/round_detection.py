@@ -13,6 +13,7 @@ choice that is not clear-cut says so in :attr:`Detection.note`.
 from __future__ import annotations
 
 import os
+import stat
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -87,11 +88,18 @@ def _sample_releases(root: Path, max_logs: int) -> Counter[str]:
 
 
 def _first_version(path: str) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
+    try:  # as the checker opens files: no symlink, never blocks on a FIFO swapped in after the walk
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        head = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     m = _VERSION_RE.search(head)
     if m is None:
         return None
