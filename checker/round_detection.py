@@ -13,8 +13,8 @@ choice that is not clear-cut says so in :attr:`Detection.note`.
 from __future__ import annotations
 
 import os
-import stat
 import re
+import stat
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
