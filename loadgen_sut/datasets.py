@@ -14,7 +14,7 @@
 - the official deepseek-r1 pickle (``*.pkl``): ``text_input`` (prompt text, no chat template
   applied), ``ground_truth`` (or ``gt_output``) and ``dataset`` (the sub-data set: gpqa, mmlu_pro,
   math500, aime..., livecodebench), kept as ``reference`` and ``subset`` for
-  :mod:`loadgen_sut.accuracy_deepseek`; an integer ground truth becomes its decimal text;
+  :mod:`loadgen_sut.scoring.deepseek`; an integer ground truth becomes its decimal text;
 - the official llama3.1-8b CNN/DailyMail JSON (``*.json``, or ``cnndm:PATH``): records with
   ``tok_input``, ``input`` and ``output``, as ``language/llama3.1-8b/dataset.py`` reads it with
   ``pandas.read_json`` (a list of records, or pandas' column-oriented form).

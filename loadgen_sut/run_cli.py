@@ -12,12 +12,12 @@ from checker.engine import check_tree
 from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
 from checker.report.outcome import exit_code
 from checker.report.terminal import render_terminal
-from loadgen_sut.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.engines.openai_http import FLAVORS
 from loadgen_sut.package import PackageRequest, package_run, plan_package, read_implementation_json
 from loadgen_sut.runner import RunRequest
 from loadgen_sut.runner import run as run_mode
+from loadgen_sut.scoring.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.settings import RunMode
 from rules import load_round
 from rules.registry import UnknownRound, latest_round

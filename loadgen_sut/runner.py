@@ -32,8 +32,6 @@ from typing import Any
 from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.mllog import DetailLog, parse_detail_file
 from checker.version import tool_version
-from loadgen_sut.accuracy import score_accuracy, write_accuracy_txt
-from loadgen_sut.code_exec import CodeExecution
 from loadgen_sut.compliance import test06_audit_config, verify_test06_run
 from loadgen_sut.datasets import Dataset, load_dataset
 from loadgen_sut.engines.base import EngineInfo
@@ -62,6 +60,8 @@ from loadgen_sut.record import (
     detect_hardware,
     write_record,
 )
+from loadgen_sut.scoring.code_exec import CodeExecution
+from loadgen_sut.scoring.score import score_accuracy, write_accuracy_txt
 from loadgen_sut.settings import (
     PlannedSettings,
     RunMode,

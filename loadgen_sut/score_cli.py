@@ -20,10 +20,10 @@ from pathlib import Path
 from checker.findings import EXIT_INVALID, EXIT_OK, EXIT_UNUSABLE, Severity, UnusableInput
 from checker.parsers.accuracy_log import TokenDtype, accuracy_log_hash
 from checker.report.output import FORCE_HELP, plan_outputs, write_output
-from loadgen_sut.accuracy import AccuracyScore, accuracy_txt, score_accuracy
-from loadgen_sut.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.datasets import load_dataset
 from loadgen_sut.engines.tokenizers import HFTokenizer
+from loadgen_sut.scoring.code_exec_args import add_code_execution_arguments, code_execution_from_args
+from loadgen_sut.scoring.score import AccuracyScore, accuracy_txt, score_accuracy
 from rules.models import Scenario
 from rules.registry import UnknownBenchmark, UnknownRound, find_benchmark, latest_round
 

@@ -449,6 +449,20 @@ COMPLIANCE_THRESHOLDS: dict[str, dict[str, tuple[Any, str]]] = {
         "test09_sample_count": (824, "AUDIT_TEST09:20"),
     },
 }
+# The accuracy evaluator family of each benchmark this tool scores (loadgen_sut/scoring/evaluators.py), with the
+# reference script it follows. Benchmarks not listed have none here (mixtral-8x7b's GSM8K/MBXP parts, vision...).
+EVALUATORS: dict[str, tuple[str, str]] = {
+    "llama2-70b-99": ("rouge", "language/llama2-70b/evaluate-accuracy.py"),
+    "llama2-70b-99.9": ("rouge", "language/llama2-70b/evaluate-accuracy.py"),
+    "llama2-70b-interactive-99": ("rouge", "language/llama2-70b/evaluate-accuracy.py"),
+    "llama2-70b-interactive-99.9": ("rouge", "language/llama2-70b/evaluate-accuracy.py"),
+    "llama3.1-8b": ("rouge", "language/llama3.1-8b/evaluation.py"),
+    "llama3.1-8b-edge": ("rouge", "language/llama3.1-8b/evaluation.py"),
+    "llama3.1-405b": ("rouge", "language/llama3.1-405b/evaluate-accuracy.py"),
+    "gptj-99": ("rouge", "language/gpt-j/evaluation.py"),
+    "gptj-99.9": ("rouge", "language/gpt-j/evaluation.py"),
+    "deepseek-r1": ("deepseek-r1", "language/deepseek-r1/eval_accuracy.py"),
+}
 # benchmarks the HEAD checker accepts as MLPerf Endpoints results (ENDPOINTS_ALLOWED_MODELS)
 ENDPOINTS_ALLOWED_MODELS = (
     "wan-2.2-t2v-a14b",
@@ -798,6 +812,9 @@ def build_benchmark(
         for field, (value, cite) in COMPLIANCE_THRESHOLDS.get(name, {}).items():
             b[field] = value
             cites[field] = check_cite(cite)
+
+    if name in EVALUATORS:
+        b["evaluator"] = EVALUATORS[name][0]
 
     # result keys and units
     overrides = RESULT_OVERRIDES[round_name].get(name)

@@ -157,6 +157,8 @@ class Benchmark(_Model):
     test09_min_output_tokens: float | None = None
     test09_max_output_tokens: float | None = None
     test09_sample_count: int | None = None
+    # the accuracy evaluator family (loadgen_sut.scoring.evaluators.EVALUATORS); None: not scored by this tool
+    evaluator: str | None = None
     cites: dict[str, str] = Field(default_factory=dict)  # field name -> SOURCE_ID:line
 
     def accuracy_targets_for(self, scenario: Scenario | None = None) -> tuple[AccuracyTarget, ...]:

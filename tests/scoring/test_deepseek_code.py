@@ -1,4 +1,4 @@
-"""LiveCodeBench code execution for deepseek-r1 (loadgen_sut.code_exec): the opt-in runs generated
+"""LiveCodeBench code execution for deepseek-r1 (loadgen_sut.scoring.code_exec): the opt-in runs generated
 programs in a limited child process; problems load from code_generation_lite records."""
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from checker.findings import UnusableInput
-from loadgen_sut.accuracy_deepseek import score_deepseek
-from loadgen_sut.code_exec import (
+from loadgen_sut.scoring.code_exec import (
     CodeExecution,
     CodeProblem,
     CodeTest,
@@ -23,6 +22,7 @@ from loadgen_sut.code_exec import (
     problem_from_record,
     run_program,
 )
+from loadgen_sut.scoring.deepseek import score_deepseek
 
 
 def packed(tests: list[dict[str, str]]) -> str:

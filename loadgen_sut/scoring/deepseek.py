@@ -25,7 +25,7 @@ samples of 100/0, unrounded; ``TOKENS_PER_SAMPLE`` the mean number of output ids
 (every id in the log, EOS included), unrounded.
 
 LiveCodeBench samples need their generated code executed. That happens only with an explicit
-:class:`loadgen_sut.code_exec.CodeExecution`; without it (or when a question_id is not among the
+:class:`loadgen_sut.scoring.code_exec.CodeExecution`; without it (or when a question_id is not among the
 supplied problems) those samples are "not scored" (``correct is None``), ``exact_match`` is None,
 and the score is incomplete: it is never judged against the round's target.
 
@@ -40,18 +40,14 @@ import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from enum import Enum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from loadgen_sut.code_exec import CodeExecution, CodeProblem, run_program
-from loadgen_sut.math_answer import grade_math_answer
-
-DEEPSEEK_R1_BENCHMARKS = frozenset({"deepseek-r1"})
-
-
-def uses_deepseek_evaluators(benchmark_name: str) -> bool:
-    """The benchmark is scored by the deepseek-r1 evaluators (math, multiple choice, code)."""
-    return benchmark_name in DEEPSEEK_R1_BENCHMARKS
+from checker.findings import UnusableInput
+from loadgen_sut.scoring.code_exec import CodeExecution, CodeProblem, run_program
+from loadgen_sut.scoring.inputs import EvalInput
+from loadgen_sut.scoring.math_answer import grade_math_answer
 
 
 class Subset(str, Enum):
@@ -371,3 +367,40 @@ def score_deepseek(
                 ran[grade.qsl_idx] = grade
     grades = [ran[g.qsl_idx] if isinstance(g, CodeJob) else g for g in graded]
     return summarize(grades, token_counts, code)
+
+
+SPLITTER_NOT_USED = "not used (deepseek-r1 evaluators)"
+
+
+def evaluate(data: EvalInput) -> dict[str, Any]:
+    """deepseek-r1's part of a score: its evaluators per sub-data set (no ROUGE, no sentence split)."""
+    subsets = []
+    for e, sample in zip(data.entries, data.samples, strict=True):
+        if sample.subset is None:
+            raise UnusableInput(
+                f"sample {e.qsl_idx} of {data.dataset.name} has no sub-data set (the deepseek-r1 pickle's "
+                "'dataset' column)",
+                data.dataset.source,
+            )
+        subsets.append(sample.subset)
+    try:
+        ds = score_deepseek(
+            [e.qsl_idx for e in data.entries],
+            data.texts,
+            [len(x) for x in data.ids],
+            data.references,
+            subsets,
+            data.code_execution,
+        )
+    except ValueError as err:
+        raise UnusableInput(str(err), data.dataset.source) from err
+    return {
+        "sentence_splitter": SPLITTER_NOT_USED,
+        "exact_match": ds.exact_match,
+        "gen_len": sum(len(t.strip()) for t in data.texts),
+        "tokens_per_sample": ds.tokens_per_sample,
+        "not_scored": ds.not_scored,
+        "exact_match_scored": ds.exact_match_scored,
+        "subsets": ds.subsets,
+        "code_execution": ds.code_execution,
+    }

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from checker.findings import UnusableInput
-from loadgen_sut.code_exec import REFERENCE_TEST_TIMEOUT_S, CodeExecution, code_execution
+from loadgen_sut.scoring.code_exec import REFERENCE_TEST_TIMEOUT_S, CodeExecution, code_execution
 
 
 def add_code_execution_arguments(parser: argparse.ArgumentParser) -> None:

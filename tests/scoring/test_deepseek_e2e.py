@@ -16,12 +16,12 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
 from checker.findings import Severity
-from loadgen_sut.accuracy import score_accuracy, write_accuracy_txt
-from loadgen_sut.accuracy_deepseek import Subset
-from loadgen_sut.code_exec import code_execution
 from loadgen_sut.datasets import Dataset, load_dataset
 from loadgen_sut.engines.tokenizers import HFTokenizer
 from loadgen_sut.score_cli import main as score_main
+from loadgen_sut.scoring.code_exec import code_execution
+from loadgen_sut.scoring.deepseek import Subset
+from loadgen_sut.scoring.score import score_accuracy, write_accuracy_txt
 from rules.models import Benchmark
 from rules.registry import load_round
 

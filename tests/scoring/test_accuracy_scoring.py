@@ -1,4 +1,4 @@
-"""loadgen_sut.accuracy: ROUGE against hand-computed values, scoring genuine LoadGen accuracy logs,
+"""loadgen_sut.scoring.score: ROUGE against hand-computed values, scoring genuine LoadGen accuracy logs,
 accuracy.txt against the round's ACC_PATTERNs, and the judgement."""
 
 from __future__ import annotations
@@ -13,15 +13,9 @@ import pytest
 
 from checker.findings import Severity, UnusableInput
 from checker.parsers.accuracy_log import TokenDtype, recorded_hash
-from loadgen_sut.accuracy import (
-    SentenceSplitter,
-    postprocess,
-    qa_exact_match,
-    rouge_scores,
-    score_accuracy,
-    write_accuracy_txt,
-)
 from loadgen_sut.datasets import Dataset, load_dataset
+from loadgen_sut.scoring.rouge import SentenceSplitter, postprocess, qa_exact_match, rouge_scores
+from loadgen_sut.scoring.score import score_accuracy, write_accuracy_txt
 from rules.models import Benchmark
 from rules.registry import load_round
 

@@ -1,4 +1,4 @@
-"""deepseek-r1 answer extraction and grading, case by case (loadgen_sut.accuracy_deepseek, math_answer).
+"""deepseek-r1 answer extraction and grading, case by case (loadgen_sut.scoring.deepseek, math_answer).
 
 Each case states what the reference evaluator (language/deepseek-r1/eval_accuracy.py with the
 PRM800K grader) decides for it; quirks of the reference are kept and marked as such.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from loadgen_sut.accuracy_deepseek import (
+from loadgen_sut.scoring.deepseek import (
     Subset,
     extract_aime,
     extract_boxed,
@@ -20,7 +20,7 @@ from loadgen_sut.accuracy_deepseek import (
     score_deepseek,
     subset_of,
 )
-from loadgen_sut.math_answer import grade_math_answer, mathd_normalize, prm_normalize, split_elements
+from loadgen_sut.scoring.math_answer import grade_math_answer, mathd_normalize, prm_normalize, split_elements
 
 # (model output, last option letter, extracted letter)
 CHOICE_CASES = [

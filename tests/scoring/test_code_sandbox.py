@@ -1,4 +1,4 @@
-"""Generated programs cannot set their own grade (loadgen_sut.code_exec with --allow-code-execution).
+"""Generated programs cannot set their own grade (loadgen_sut.scoring.code_exec with --allow-code-execution).
 
 Each attack is a generated program. The grade is decided in the grader from the program's claimed
 outputs; the program runs under a supervisor that kills everything it started; as root it runs as
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from loadgen_sut import code_exec
-from loadgen_sut.code_exec import CodeExecution, CodeProblem, CodeRun, CodeTest, run_program
-from loadgen_sut.lcb_harness import RUNNER_MARKER
+from loadgen_sut.scoring import code_exec
+from loadgen_sut.scoring.code_exec import CodeExecution, CodeProblem, CodeRun, CodeTest, run_program
+from loadgen_sut.scoring.lcb_harness import RUNNER_MARKER
 
 ROOT = os.geteuid() == 0
 as_root = pytest.mark.skipif(not ROOT, reason="programs run as another user only when the grader is root")
@@ -211,7 +211,7 @@ def grade_in_a_grader_with(env: dict[str, str], code: str, problem: CodeProblem)
     a setenv in this process would not be there) holds ``env``."""
     script = (
         "import sys\n"
-        "from loadgen_sut.code_exec import CodeExecution, CodeProblem, run_program\n"
+        "from loadgen_sut.scoring.code_exec import CodeExecution, CodeProblem, run_program\n"
         "problem = CodeProblem.model_validate_json(sys.argv[2])\n"
         "ex = CodeExecution(problems={}, source='test', test_timeout_s=5)\n"
         "print(run_program(sys.argv[1], problem, ex).model_dump_json())\n"

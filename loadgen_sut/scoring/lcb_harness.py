@@ -1,5 +1,5 @@
 """The two child-process roles of LiveCodeBench code execution, started ONLY by
-``loadgen_sut.code_exec`` (never imported to run code in-process). Standard library only,
+``loadgen_sut.scoring.code_exec`` (never imported to run code in-process). Standard library only,
 Python 3.10+.
 
 ``python -I lcb_harness.py supervise`` -- trusted, with the grader's uid, in its own session
@@ -477,7 +477,7 @@ def main(argv: list[str]) -> int:
         return supervise()
     if role == "run":
         return run()
-    print("usage: lcb_harness.py supervise|run (started by loadgen_sut.code_exec only)", file=sys.stderr)
+    print("usage: lcb_harness.py supervise|run (started by loadgen_sut.scoring.code_exec only)", file=sys.stderr)
     return 2
 
 

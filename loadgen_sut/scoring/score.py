@@ -16,7 +16,7 @@ What is computed (``language/llama2-70b/evaluate-accuracy.py``, ``language/llama
    ``qa_em`` rule (answer after the last ``"Answer: "``, contained in the reference, ``|`` alternatives,
    whitespace and case ignored), except that an empty answer scores 0 (the reference scores it 100).
 6. deepseek-r1 (``language/deepseek-r1/eval_accuracy.py``) is scored by its own evaluators in
-   :mod:`loadgen_sut.accuracy_deepseek` (multiple choice for GPQA/MMLU-Pro, the PRM800K math grader
+   :mod:`loadgen_sut.scoring.deepseek` (multiple choice for GPQA/MMLU-Pro, the PRM800K math grader
    for MATH-500, integers for AIME, LiveCodeBench tests for code): ``exact_match`` and an unrounded
    ``tokens_per_sample``, no ROUGE. Code is executed only with an explicit ``code_execution``
    opt-in; without it the code samples are not scored and the score is incomplete (never judged
@@ -35,16 +35,11 @@ model and data that the user made, with the same factors the round applies.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from nltk.tokenize import sent_tokenize
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 from pydantic import BaseModel, ConfigDict
-from rouge_score import rouge_scorer
 
 from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.accuracy_log import (
@@ -54,12 +49,14 @@ from checker.parsers.accuracy_log import (
     accuracy_log_hash,
     parse_accuracy_log,
 )
-from loadgen_sut.accuracy_deepseek import SubsetScore, score_deepseek, uses_deepseek_evaluators
-from loadgen_sut.code_exec import CodeExecution
 from loadgen_sut.datasets import Dataset
+from loadgen_sut.scoring.code_exec import CodeExecution
+from loadgen_sut.scoring.deepseek import SubsetScore
+from loadgen_sut.scoring.evaluators import evaluator_for
+from loadgen_sut.scoring.inputs import EvalInput
+from loadgen_sut.scoring.rouge import ROUGE_TYPES
 from rules.models import AccuracyTarget, Benchmark, Scenario
 
-ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 # accuracy.txt dict key -> ACC_PATTERN metric name of the round
 METRIC_KEYS = {
     "rouge1": "ROUGE1",
@@ -70,123 +67,7 @@ METRIC_KEYS = {
     "tokens_per_sample": "TOKENS_PER_SAMPLE",
     "exact_match": "exact_match",
 }
-SPLITTER_PUNKT_PRETRAINED = "nltk punkt (pretrained English, as the reference)"
-SPLITTER_PUNKT_UNTRAINED = (
-    "nltk punkt algorithm, untrained + English abbreviations (pretrained model not installed)"
-)
-SPLITTER_NOT_USED = "not used (deepseek-r1 evaluators)"
-
-_ABBREVIATIONS = [
-    "mr",
-    "mrs",
-    "ms",
-    "dr",
-    "prof",
-    "sr",
-    "jr",
-    "st",
-    "mt",
-    "vs",
-    "etc",
-    "inc",
-    "ltd",
-    "co",
-    "corp",
-    "dept",
-    "gov",
-    "gen",
-    "col",
-    "lt",
-    "sgt",
-    "rev",
-    "fig",
-    "no",
-    "vol",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-    "mon",
-    "tue",
-    "wed",
-    "thu",
-    "fri",
-    "sat",
-    "sun",
-    "u.s",
-    "u.k",
-    "u.n",
-    "e.g",
-    "i.e",
-    "a.m",
-    "p.m",
-    "approx",
-    "est",
-]
-
 Detokenize = Callable[[Sequence[int]], str]
-
-
-class SentenceSplitter:
-    """Sentence splitting for rougeLsum: pretrained Punkt when installed, else untrained Punkt."""
-
-    def __init__(self) -> None:
-        self.name = SPLITTER_PUNKT_PRETRAINED
-        self._fallback: PunktSentenceTokenizer | None = None
-        try:
-            sent_tokenize("Probe sentence. Another one.")
-        except LookupError:
-            params = PunktParameters()
-            params.abbrev_types = set(_ABBREVIATIONS)
-            self._fallback = PunktSentenceTokenizer(params)
-            self.name = SPLITTER_PUNKT_UNTRAINED
-
-    def split(self, text: str) -> list[str]:
-        if self._fallback is None:
-            return list(sent_tokenize(text))
-        return list(self._fallback.tokenize(text))
-
-
-def postprocess(texts: Sequence[str], splitter: SentenceSplitter) -> list[str]:
-    """The reference ``postprocess_text``: strip, then one sentence per line."""
-    return ["\n".join(splitter.split(t.strip())) for t in texts]
-
-
-def rouge_scores(predictions: Sequence[str], references: Sequence[str]) -> dict[str, float]:
-    """Mean ROUGE F-measures ×100, rounded to 4 places, of post-processed texts (as ``evaluate``'s rouge)."""
-    if len(predictions) != len(references):
-        raise ValueError("predictions and references differ in length")
-    if not predictions:
-        raise ValueError("nothing to score")
-    scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True)
-    per: dict[str, list[float]] = {k: [] for k in ROUGE_TYPES}
-    for pred, ref in zip(predictions, references, strict=True):
-        score = scorer.score(ref, pred)
-        for k in ROUGE_TYPES:
-            per[k].append(score[k].fmeasure)
-    return {k: round(float(np.mean(per[k])) * 100, 4) for k in ROUGE_TYPES}
-
-
-def qa_exact_match(reference: str, prediction: str) -> float:
-    """The llama3.1-405b reference ``qa_em`` rule (100 or 0); an empty answer scores 0."""
-    answer = prediction
-    if "Answer: " in prediction:
-        answer = prediction[prediction.rfind("Answer: ") + len("Answer: ") :]
-    if not answer.strip():
-        return 0.0
-    if answer in reference:
-        return 100.0
-    normalized = re.sub(r"\s+", "", answer).lower()
-    entries = [re.sub(r"\s+", "", e).lower() for e in reference.split("|")]
-    return 100.0 if any(e and e in normalized for e in entries) else 0.0
 
 
 class AccuracyScore(BaseModel):
@@ -434,8 +315,8 @@ def score_accuracy(
     unique = log.unique_by_qsl_idx()
     if not unique:
         raise UnusableInput("the accuracy log has no entries", str(accuracy_log))
+    evaluator_for(benchmark)  # a benchmark without an evaluator is refused before any decoding
     by_index = {s.index: s for s in dataset.samples}
-    references: list[str] = []
     for e in unique:
         sample = by_index.get(e.qsl_idx)
         if sample is None:
@@ -448,7 +329,6 @@ def score_accuracy(
             raise UnusableInput(
                 f"sample {e.qsl_idx} of {dataset.name} has no reference output", dataset.source
             )
-        references.append(sample.reference)
     ids = _decode_all(unique, dtype, accuracy_log)
     texts = [detokenize(x) for x in ids]
     gen_tok_len = sum(len(x) for x in ids)
@@ -465,66 +345,17 @@ def score_accuracy(
         "missing_samples": len(set(by_index) - {e.qsl_idx for e in unique}),
         "gen_tok_len": gen_tok_len,
     }
-    if uses_deepseek_evaluators(benchmark.name):
-        return AccuracyScore(**common, **_deepseek_fields(dataset, texts, ids, unique, references, code_execution))
-    splitter = SentenceSplitter()
-    preds = postprocess(texts, splitter)
-    refs = postprocess(references, splitter)
-    rouge = rouge_scores(preds, refs)
-    exact = None
-    if any(
-        t.metric == "exact_match"
-        for scen in (None, *benchmark.accuracy_targets_by_scenario)
-        for t in benchmark.accuracy_targets_for(scen)
-    ):
-        exact = round(float(np.mean([qa_exact_match(r, p) for p, r in zip(preds, refs, strict=True)])), 4)
-    return AccuracyScore(
-        **common,
-        sentence_splitter=splitter.name,
-        rouge1=rouge["rouge1"],
-        rouge2=rouge["rouge2"],
-        rougeL=rouge["rougeL"],
-        rougeLsum=rouge["rougeLsum"],
-        exact_match=exact,
-        gen_len=sum(len(p) for p in preds),
-        tokens_per_sample=round(gen_tok_len / len(unique), 1),
+    evaluate = evaluator_for(benchmark)  # chosen by the benchmark's rules data (Benchmark.evaluator)
+    data = EvalInput(
+        benchmark=benchmark,
+        dataset=dataset,
+        entries=unique,
+        samples=[by_index[e.qsl_idx] for e in unique],
+        texts=texts,
+        ids=ids,
+        code_execution=code_execution,
     )
-
-
-def _deepseek_fields(
-    dataset: Dataset,
-    texts: Sequence[str],
-    ids: Sequence[tuple[int, ...]],
-    unique: Sequence[AccuracyEntry],
-    references: Sequence[str],
-    code: CodeExecution | None,
-) -> dict[str, Any]:
-    """deepseek-r1's part of a score: its evaluators per sub-data set (no ROUGE, no sentence split)."""
-    by_index = {s.index: s for s in dataset.samples}
-    subsets = []
-    for e in unique:
-        name = by_index[e.qsl_idx].subset
-        if name is None:
-            raise UnusableInput(
-                f"sample {e.qsl_idx} of {dataset.name} has no sub-data set (the deepseek-r1 pickle's "
-                "'dataset' column)",
-                dataset.source,
-            )
-        subsets.append(name)
-    try:
-        ds = score_deepseek([e.qsl_idx for e in unique], texts, [len(x) for x in ids], references, subsets, code)
-    except ValueError as err:
-        raise UnusableInput(str(err), dataset.source) from err
-    return {
-        "sentence_splitter": SPLITTER_NOT_USED,
-        "exact_match": ds.exact_match,
-        "gen_len": sum(len(t.strip()) for t in texts),
-        "tokens_per_sample": ds.tokens_per_sample,
-        "not_scored": ds.not_scored,
-        "exact_match_scored": ds.exact_match_scored,
-        "subsets": ds.subsets,
-        "code_execution": ds.code_execution,
-    }
+    return AccuracyScore(**common, **evaluate(data))
 
 
 def accuracy_txt(score: AccuracyScore, log_hash: str) -> str:

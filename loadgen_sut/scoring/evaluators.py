@@ -1,0 +1,43 @@
+"""The evaluator of each benchmark family, chosen by the benchmark's rules data (``Benchmark.evaluator``).
+
+One module per family; each exposes ``evaluate(EvalInput) -> dict`` (its fields of ``AccuracyScore``):
+
+=============  ====================================  ===========================================
+evaluator      module                                reference script it follows
+=============  ====================================  ===========================================
+rouge          :mod:`loadgen_sut.scoring.rouge`      llama2-70b ``evaluate-accuracy.py``, llama3.1-8b
+                                                     ``evaluation.py`` (+ llama3.1-405b ``qa_em``)
+deepseek-r1    :mod:`loadgen_sut.scoring.deepseek`   deepseek-r1 ``eval_accuracy.py``
+=============  ====================================  ===========================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from checker.findings import UnusableInput
+from loadgen_sut.scoring import deepseek, rouge
+from loadgen_sut.scoring.inputs import EvalInput
+from rules.models import Benchmark
+
+Evaluator = Callable[[EvalInput], dict[str, Any]]
+
+EVALUATORS: dict[str, Evaluator] = {
+    "rouge": rouge.evaluate,
+    "deepseek-r1": deepseek.evaluate,
+}
+
+
+def evaluator_for(benchmark: Benchmark) -> Evaluator:
+    """The evaluator the benchmark's rules data names; a benchmark without one cannot be scored here."""
+    name = benchmark.evaluator
+    if name is None:
+        raise UnusableInput(
+            f"{benchmark.name}: no accuracy evaluator in this tool (the rules data names none); "
+            f"evaluators: {', '.join(sorted(EVALUATORS))}"
+        )
+    try:
+        return EVALUATORS[name]
+    except KeyError:
+        raise UnusableInput(f"{benchmark.name}: the rules data names evaluator {name!r}, which this tool lacks") from None

@@ -1,0 +1,29 @@
+"""What every evaluator is given: the deduplicated accuracy-log entries, their data-set samples and decoded outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from checker.parsers.accuracy_log import AccuracyEntry
+from loadgen_sut.datasets import Dataset, Sample
+from loadgen_sut.scoring.code_exec import CodeExecution
+from rules.models import Benchmark
+
+
+@dataclass(frozen=True, slots=True)
+class EvalInput:
+    """One accuracy log, ready to score: entry ``i`` is sample ``samples[i]``, output ``texts[i]`` / ``ids[i]``."""
+
+    benchmark: Benchmark
+    dataset: Dataset
+    entries: Sequence[AccuracyEntry]  # unique by qsl_idx, first entry wins (as the reference scripts)
+    samples: Sequence[Sample]
+    texts: Sequence[str]  # detokenized outputs (special tokens skipped)
+    ids: Sequence[tuple[int, ...]]  # output token ids as logged
+    code_execution: CodeExecution | None = None  # the opt-in to run generated programs
+
+    @property
+    def references(self) -> list[str]:
+        """The reference output of each sample (the data-set loader refuses a scored sample without one)."""
+        return [s.reference or "" for s in self.samples]
