@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from checker.findings import UnusableInput
 
 TIMELINE_FILE = "sut_timeline.jsonl"
-TIMELINE_VERSION = 1
+TIMELINE_VERSION: Literal[1] = 1
 _MAX_LINE_BYTES = 4096
 
 
