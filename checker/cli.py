@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from checker.checks.catalog import RULES
+from checker.checks.catalog import all_rules
 from checker.engine import check_tree
 from checker.findings import EXIT_UNUSABLE, UnusableInput, rule_matches
 from checker.report.json_report import render_json, report_dict
@@ -88,8 +88,9 @@ def _split_ids(values: Sequence[str]) -> list[str]:
 
 def _known_rule_ids() -> list[str]:
     """Every rule id the checker can emit (compliance runs repeat PERF-/LAT- rules as COMPL-PERF-/COMPL-LAT-)."""
-    ids = list(RULES)
-    ids += [f"COMPL-{r}" for r in RULES if r.startswith(("PERF-", "LAT-"))]
+    rules = all_rules()
+    ids = list(rules)
+    ids += [f"COMPL-{r}" for r in rules if r.startswith(("PERF-", "LAT-"))]
     return ids
 
 

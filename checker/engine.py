@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.checks.accuracy import check_accuracy
+from checker.checks.catalog import INFO, RuleInfo, register
 from checker.checks.compliance import check_compliance
 from checker.checks.context import FileCache, ResultContext, SubmitterContext
 from checker.checks.endpoints import check_endpoints
@@ -40,6 +41,13 @@ from checker.safe_io import SafeTree, display_name
 from checker.tree import ResultDir, discover, hygiene_findings, walk_findings, walk_submitter
 from checker.version import tool_version
 from rules.models import Round, Scenario
+
+# the rules this module emits (the registry: checker/checks/catalog.py)
+RULES = register(
+    __name__,
+    RuleInfo("TREE-NO-RESULTS", "A4", "submitter without results/ is skipped", INFO),
+    RuleInfo("TREE-NOTHING-CHECKED", "-", "no result directory could be checked", beyond=True),
+)
 
 RESULT_CHECKS: tuple[Callable[[ResultContext], list[Finding]], ...] = (
     check_measurements,

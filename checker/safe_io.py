@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from checker.checks.catalog import registered
 from checker.findings import Finding, Severity, UnusableInput
 
 DEFAULT_MAX_TEXT_BYTES = 64 * 1024 * 1024  # a LoadGen detail log of a long run stays well below
@@ -262,13 +263,15 @@ class ReadProblem:
         *,
         result: str | None = None,
         scope: str | None = None,
-        severity: Severity = Severity.ERROR,
+        severity: Severity | None = None,
         source: str | None = None,
         fix: str | None = None,
     ) -> Finding:
+        """A finding of ``rule`` about this problem; severity and "beyond" default to the rule's registration."""
+        info = registered(rule)
         return Finding(
             rule=rule,
-            severity=severity,
+            severity=info.severity if severity is None else severity,
             message=self.message,
             result=result,
             scope=scope,
@@ -276,6 +279,7 @@ class ReadProblem:
             line=self.line,
             source=source,
             fix=fix,
+            beyond_official=info.beyond,
         )
 
 

@@ -22,9 +22,46 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from checker.checks.catalog import WARN, RuleInfo, register
 from checker.findings import Finding, Severity
 from checker.safe_io import display_name, file_kind, is_utf8_name, join
 from rules.models import ResultLocation
+
+# the rules this module emits (the registry: checker/checks/catalog.py)
+RULES = register(
+    __name__,
+    RuleInfo("TREE-DIVISION", "A1", "top-level directory that is not a division", WARN),
+    RuleInfo(
+        "TREE-ROOT-FILES",
+        "A2",
+        "file other than *.md/*.pdf at the repository root",
+        WARN,
+        official="aborts the whole run unless --skip-extra-files-in-root-check (the official verdicts use the flag)",
+    ),
+    RuleInfo("TREE-DIVISION-FILES", "A3", "a division directory holds a file"),
+    RuleInfo("TREE-NO-DIVISION", "A1", "no closed/open/network directory found"),
+    RuleInfo("TREE-BROKEN-SYMLINK", "A5", "broken symbolic link"),
+    RuleInfo("TREE-SYMLINK-OUTSIDE", "A5", "symbolic link leading outside the checked tree", beyond=True),
+    RuleInfo("TREE-FILE-SIZE", "A6", "file above the size limit"),
+    RuleInfo("TREE-HIDDEN-NAME", "A7", "file or directory name starting with '.'"),
+    RuleInfo("TREE-SPACE-NAME", "A8", "space in a file or directory name"),
+    RuleInfo("TREE-PYCACHE", "A9", "__pycache__ directory"),
+    RuleInfo("TREE-EMPTY-DIR", "A10", "empty directory"),
+    RuleInfo(
+        "TREE-UNREADABLE",
+        "-",
+        "directory or entry that cannot be read (permissions, I/O error, path longer than PATH_MAX)",
+        beyond=True,
+    ),
+    RuleInfo(
+        "TREE-NOT-DIR",
+        "-",
+        "division or results/ that is a symbolic link, a file or another non-directory",
+        beyond=True,
+    ),
+    RuleInfo("TREE-SPECIAL-FILE", "-", "FIFO, socket or device in the submission", beyond=True),
+    RuleInfo("TREE-NAME-ENCODING", "-", "file or directory name that is not UTF-8", beyond=True),
+)
 
 IGNORED_TOP_LEVEL = (".git", ".github", "assets")
 MB = 1024 * 1024

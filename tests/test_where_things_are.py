@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from checker.checks.catalog import RULES
+from checker.checks.catalog import all_rules
+
+RULES = all_rules()
 
 REPO = Path(__file__).resolve().parents[1]
 # rule-id family -> the modules the README names for it

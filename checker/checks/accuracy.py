@@ -11,11 +11,52 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from checker.checks.catalog import RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.performance import load_detail
 from checker.findings import Finding, Severity
 from checker.parsers.accuracy_log import has_truncate_separator, is_json
 from checker.parsers.mllog import DetailLog
+
+# the rules this module emits (the registry: checker/checks/catalog.py)
+RULES = register(
+    __name__,
+    RuleInfo("ACC-TXT", "E1", "accuracy.txt missing or unreadable"),
+    RuleInfo("ACC-FILES", "E2", "accuracy/ file list mismatch"),
+    RuleInfo("ACC-METRIC", "E3/E5/E11", "metric missing or below target (warning in open)"),
+    RuleInfo("ACC-UPPER", "E4", "metric above the upper limit"),
+    RuleInfo("ACC-HASH", "E6", "no hash= line in accuracy.txt"),
+    RuleInfo("ACC-LOG", "E7", "mlperf_log_accuracy.json missing"),
+    RuleInfo("ACC-LOG-SIZE", "E7", "mlperf_log_accuracy.json not truncated"),
+    RuleInfo("ACC-HASH-MISMATCH", "-", "hash= does not match an untruncated accuracy log", beyond=True),
+    RuleInfo("ACC-HASH-FORMAT", "-", "hash= value is not a SHA-256 (e.g. hash=TODO)", beyond=True),
+    RuleInfo(
+        "ACC-MODE", "-", "accuracy/ holds a run that is not AccuracyOnly (a performance or compliance run)", beyond=True
+    ),
+    RuleInfo("ACC-AUDIT-CONFIG", "-", "LoadGen found an audit.config in the accuracy run", beyond=True),
+    RuleInfo(
+        "ACC-SAMPLES",
+        "-",
+        "samples issued in the accuracy run, or scored in accuracy.txt (gen_num), differ from the data set size",
+        beyond=True,
+    ),
+    RuleInfo("ACC-LOG-DETAIL", "E8/P", "accuracy detail log unreadable or malformed"),
+    RuleInfo(
+        "ACC-LOADGEN-ERRORS",
+        "E8",
+        "LoadGen errors in the accuracy run",
+        official="v5.1.1 crashes (UnboundLocalError)",
+        beyond=True,
+    ),
+    RuleInfo(
+        "ACC-DATASET",
+        "E9",
+        "accuracy run does not cover the whole data set",
+        official="v5.1.1 only logs it (HEAD fails)",
+        beyond=True,
+    ),
+    RuleInfo("ACC-EXTRA-FILES", "E10", "SDXL accuracy/images/ missing or incomplete"),
+)
 
 OLD = "official checker v5.1.1"
 HASH_RE = re.compile(r"^hash=([\w\d]+)$")
@@ -244,7 +285,6 @@ def _accuracy_log_checks(
                 line=scan.hash_line,
                 source="truncate_accuracy_log.py records the SHA-256 of mlperf_log_accuracy.json in accuracy.txt",
                 fix="recompute accuracy.txt from the submitted mlperf_log_accuracy.json",
-                beyond_official=True,
             )
         )
     return out
@@ -289,7 +329,6 @@ def _hash_format(ctx: ResultContext, scan: AccuracyScan, txt: str) -> list[Findi
             line=scan.hash_line,
             source="truncate_accuracy_log.py appends hash=<sha256 of mlperf_log_accuracy.json> (hashlib.sha256)",
             fix="run tools/submission/truncate_accuracy_log.py on the accuracy run's log (it writes the hash)",
-            beyond_official=True,
         )
     ]
 
@@ -310,7 +349,6 @@ def _accuracy_run_kind(ctx: ResultContext, log: DetailLog, rel: str) -> list[Fin
                 severity=ACC_RUN_SEVERITY,
                 source=ACC_RUN_RULES,
                 fix="run the benchmark with --accuracy (LoadGen AccuracyOnly) and copy that run into accuracy/",
-                beyond_official=True,
             )
         )
     for rec in log.records("warning_generic_message") + log.records("generic_message"):
@@ -325,7 +363,6 @@ def _accuracy_run_kind(ctx: ResultContext, log: DetailLog, rel: str) -> list[Fin
                     severity=ACC_RUN_SEVERITY,
                 source=ACC_RUN_RULES,
                     fix="remove audit.config from the working directory and rerun the accuracy run",
-                    beyond_official=True,
                 )
             )
             break
@@ -355,7 +392,6 @@ def _accuracy_detail_checks(ctx: ResultContext, scored: tuple[int, int] | None =
                 line=first.line if first else log.line_of("num_errors"),
                 source=f"LoadGen num_errors / metadata.is_error; {OLD}: check_accuracy_dir L1469-1475",
                 fix="fix the LoadGen error and rerun the accuracy run",
-                beyond_official=True,
             )
         )
     bm = ctx.benchmark
@@ -386,7 +422,6 @@ def _accuracy_detail_checks(ctx: ResultContext, scored: tuple[int, int] | None =
                     source="inference_rules.adoc: the accuracy run uses each sample of the data set once (G-QSL, "
                     f"RULES_HEAD:474-475); {OLD}: L1477-1484 logs 'accurcy run does not cover all dataset'; HEAD dataset_check fails",
                     fix="run the accuracy mode over the full data set (no accuracy sample count override)",
-                    beyond_official=True,
                 )
             )
     return out
@@ -411,7 +446,6 @@ def _accuracy_sample_counts(
                 severity=ACC_RUN_SEVERITY,
                 source=ACC_RUN_RULES,
                 fix="run the accuracy mode over the full data set and copy that run into accuracy/",
-                beyond_official=True,
             )
         )
     if scored is not None and scored[0] != expected:
@@ -425,7 +459,6 @@ def _accuracy_sample_counts(
                 severity=ACC_RUN_SEVERITY,
                 source=ACC_RUN_RULES,
                 fix="score the accuracy run's full mlperf_log_accuracy.json with the benchmark's accuracy script",
-                beyond_official=True,
             )
         )
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from itertools import repeat
 
+from checker.checks.catalog import WARN, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.latency import latency_checks
 from checker.checks.performance import detail_log_checks, load_detail
@@ -27,6 +28,36 @@ from checker.test06 import (
 from checker.test07 import DEFAULT_SCORE_PATTERN, parse_verify_accuracy
 from checker.test09 import reported_mean, verify_test09
 from rules.models import Scenario
+
+# the rules this module emits (the registry: checker/checks/catalog.py)
+RULES = register(
+    __name__,
+    RuleInfo("COMPL-DIR", "F1", "compliance directory missing"),
+    RuleInfo("COMPL-TEST-DIR", "F2", "required TESTxx directory missing"),
+    RuleInfo("COMPL-VERIFY-PERF", "F4", "verify_performance.txt without TEST PASS"),
+    RuleInfo("COMPL-PERF-FILES", "F5", "TESTxx/performance/run_1 file list mismatch"),
+    RuleInfo("COMPL-PERF-LOG", "F3", "TESTxx performance log missing or malformed"),
+    RuleInfo("COMPL-TEST01-ACC", "F6/F7", "TEST01 accuracy not passed"),
+    RuleInfo("COMPL-TEST06", "F8", "TEST06 verify_accuracy.txt does not pass"),
+    RuleInfo("COMPL-VERIFY", "F10", "TEST07/TEST08/TEST09 verification file without TEST PASS (v6.x)"),
+    RuleInfo("COMPL-RULES-DATA", "-", "compliance threshold not in the rules data; not re-verified", WARN, beyond=True),
+    RuleInfo("COMPL-TEST07-REVERIFY", "-", "TEST07 verify_accuracy.txt inconsistent with its score, the round's threshold or its PASS line", beyond=True),
+    RuleInfo("COMPL-TEST07-LOG", "-", "TEST07 accuracy log missing or with fewer samples than the test logs", beyond=True),
+    RuleInfo("COMPL-TEST09-REVERIFY", "F12", "TEST09 mean output length (re-computed) outside the round's bounds"),
+    RuleInfo("COMPL-TEST09-LOG", "-", "TEST09 accuracy log missing, unparseable or with fewer samples than the test logs", beyond=True),
+    RuleInfo("COMPL-TEST06-LOG", "-", "TEST06 accuracy log missing or unparseable", beyond=True),
+    RuleInfo("COMPL-TEST06-REVERIFY", "-", "TEST06 re-run on the accuracy log fails", beyond=True),
+    RuleInfo(
+        "COMPL-TEST06-SKIPPED", "-", "TEST06 first-token check 'Skipped' outside Offline", WARN, beyond=True
+    ),
+    RuleInfo(
+        "COMPL-TEST06-TRUNCATED",
+        "-",
+        "TEST06 accuracy log truncated: re-verification covers only the visible entries",
+        WARN,
+        beyond=True,
+    ),
+)
 
 OLD = "official checker v5.1.1"
 TEST06_MAX_LOG_BYTES = 64 * 1024 * 1024

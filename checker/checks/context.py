@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from checker.checks.catalog import registered
 from checker.findings import Finding, Severity
 from checker.parsers.endpoints import (
     ACCURACY_RESULTS,
@@ -154,23 +155,25 @@ class ResultContext:
         rule: str,
         message: str,
         *,
-        severity: Severity = Severity.ERROR,
+        severity: Severity | None = None,
         path: str | None = None,
         line: int | None = None,
         source: str | None = None,
         fix: str | None = None,
-        beyond_official: bool = False,
+        beyond_official: bool | None = None,
     ) -> Finding:
+        """A finding of ``rule``; severity and "beyond the official checker" default to its registration."""
+        info = registered(rule)
         return Finding(
             rule=rule,
-            severity=severity,
+            severity=info.severity if severity is None else severity,
             message=message,
             result=self.rd.path,
             path=path,
             line=line,
             source=source,
             fix=fix,
-            beyond_official=beyond_official,
+            beyond_official=info.beyond if beyond_official is None else beyond_official,
         )
 
     def log_finding(
@@ -183,8 +186,8 @@ class ResultContext:
         *,
         source: str | None,
         fix: str | None,
-        severity: Severity = Severity.ERROR,
-        beyond_official: bool = False,
+        severity: Severity | None = None,
+        beyond_official: bool | None = None,
     ) -> Finding:
         """A finding about LoadGen key ``key`` of the detail log at ``rel`` (pointing at its line)."""
         return self.finding(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 
+from checker.checks.catalog import INFO, WARN, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.inferred import result_checks
 from checker.checks.performance import value_findings
@@ -33,6 +34,30 @@ from checker.parsers.endpoints import (
     parse_audit,
 )
 from rules.models import Scenario
+
+# the rules this module emits (the registry: checker/checks/catalog.py)
+RULES = register(
+    __name__,
+    RuleInfo("PERF-ENDPOINTS-FILES", "D20", "endpoints result without config.yaml or performance/result_summary.json"),
+    RuleInfo("PERF-ENDPOINTS-LOG", "D20", "endpoints config.yaml / result_summary.json unreadable or malformed"),
+    RuleInfo("PERF-ENDPOINTS-MODEL", "D21", "benchmark not allowed as an endpoints result"),
+    RuleInfo("PERF-ENDPOINTS-RULES-DATA", "-", "endpoints rule data missing from the round's rules data; not checked", WARN, beyond=True),
+    RuleInfo("PERF-ENDPOINTS-INCOMPLETE", "-", "endpoints performance run not complete", beyond=True),
+    RuleInfo("PERF-ENDPOINTS-DURATION", "-", "endpoints performance run shorter than the round's minimum", beyond=True),
+    RuleInfo("PERF-ENDPOINTS-SAMPLES", "-", "endpoints Offline run issued fewer samples than the minimum", beyond=True),
+    RuleInfo("PERF-ENDPOINTS-CONFIG", "-", "endpoints config.yaml disagrees with the scenario or the round", beyond=True),
+    RuleInfo("PERF-ENDPOINTS-UNITS", "-", "endpoints result reported in the round's unit, not queries/s", INFO, beyond=True),
+    RuleInfo(
+        "LAT-E2E", "D10", "endpoints p99 end-to-end latency above the scenario's bound",
+        official="compares Interactive with the Server bound",
+    ),
+    RuleInfo("ACC-ENDPOINTS-RESULTS", "E12", "endpoints accuracy_results.json missing, unreadable, without a score or incomplete"),
+    RuleInfo("COMPL-ENDPOINTS-AUDIT", "F11", "endpoints audit/audit_<test>.json missing (TEST04), unreadable, wrong test or not passed"),
+    RuleInfo(
+        "COMPL-ENDPOINTS-AUDIT-MISSING", "-", "endpoints result without the audit of a required test", WARN,
+        official="skips a missing endpoints audit except TEST04", beyond=True,
+    ),
+)
 
 HEAD = "HEAD official checker (endpoints)"
 NS_PER_MS = 1_000_000
@@ -357,11 +382,9 @@ def _units_note(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Finding
             "PERF-ENDPOINTS-UNITS",
             f"result reported in the round's unit ({ctx.round.units_for(bm, scen)}): {ctx.computed['result']:g}; the official "
             f"checker reports qps {run.qps:g} for endpoints results under the same unit",
-            severity=Severity.INFO,
             path=rel,
             source=f"{HEAD}: get_performance_metric_check uses RESULT_FIELD_ENDPOINTS (queries/s) before the "
             "RESULT_FIELD_BENCHMARK_OVERWRITE lookup, whose tokens/s keys endpoints results do not carry",
-            beyond_official=True,
         )
     ]
 
@@ -494,11 +517,9 @@ def _compliance(ctx: ResultContext, run: EndpointsRun, perf_rel: str) -> list[Fi
                             "COMPL-ENDPOINTS-AUDIT-MISSING",
                             f"{test} is required for {ctx.mlperf_model} but the endpoints result has no {rel}; the "
                             f"official checker skips a missing endpoints audit except TEST04, so {test} is not evidenced",
-                            severity=Severity.WARNING,
                             path=rel,
                             source=src,
                             fix=f"run the Endpoints {name} audit and copy audit_{name}.json",
-                            beyond_official=True,
                         )
                     )
             else:

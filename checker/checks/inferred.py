@@ -8,10 +8,27 @@ Sets ``ctx.computed["result"]`` (float, in the summary CSV's unit: ms for Single
 
 from __future__ import annotations
 
+from checker.checks.catalog import RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.findings import Finding
 from checker.parsers.mllog import DetailLog
 from checker.result_value import ResultStatus, compute_result
+
+# the rules this module emits (the registry: checker/checks/catalog.py)
+RULES = register(
+    __name__,
+    RuleInfo("PERF-RESULT", "D8", "the result key is missing"),
+    RuleInfo("INFER-SCENARIO", "D17", "the directory holds a run of a scenario that cannot stand for it"),
+    RuleInfo("INFER-INTERACTIVE", "D17", "Interactive result not from a Server run"),
+    RuleInfo("INFER-ZERO", "D17", "inferred result is 0"),
+    RuleInfo(
+        "INFER-DATACENTER",
+        "D17",
+        "inferred result on a datacenter system",
+        official="v5.1.1 allows it; HEAD and the rules restrict inference to edge",
+        beyond=True,
+    ),
+)
 
 OLD = "official checker v5.1.1"
 

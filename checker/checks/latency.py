@@ -4,10 +4,34 @@ from __future__ import annotations
 
 import math
 
+from checker.checks.catalog import RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.findings import Finding, Severity
 from checker.parsers.mllog import DetailLog
 from rules.models import Scenario
+
+# the rules this module emits (the registry: checker/checks/catalog.py)
+RULES = register(
+    __name__,
+    RuleInfo(
+        "LAT-EARLY-STOPPING",
+        "D9",
+        "early stopping not met",
+        official="v5.1.1 only logs it (HEAD fails)",
+        beyond=True,
+    ),
+    RuleInfo("LAT-SERVER-TARGET", "D10", "Server target latency above the benchmark's bound"),
+    RuleInfo("LAT-TOKEN-LATENCIES", "D15", "use_token_latencies off for an LLM"),
+    RuleInfo("LAT-TOKEN-LIMITS", "D16", "no TTFT/TPOT limits for this scenario"),
+    RuleInfo("LAT-TTFT", "D16", "p99 TTFT not below the limit"),
+    RuleInfo("LAT-TPOT", "D16", "p99 TPOT not below the limit"),
+    RuleInfo(
+        "LAT-TOKEN-TARGETS",
+        "-",
+        "configured TTFT/TPOT target looser than the scenario's limit (LoadGen judged against the wrong bound)",
+        beyond=True,
+    ),
+)
 
 OLD = "official checker v5.1.1"
 NS_PER_MS = 1_000_000

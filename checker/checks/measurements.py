@@ -7,9 +7,27 @@ from __future__ import annotations
 
 import re
 
+from checker.checks.catalog import WARN, RuleInfo, register
 from checker.checks.context import ResultContext
-from checker.findings import Finding, Severity
+from checker.findings import Finding
 from rules.models import Scenario
+
+# the rules this module emits (the registry: checker/checks/catalog.py)
+RULES = register(
+    __name__,
+    RuleInfo("MEAS-DIR", "C1", "measurement directory missing"),
+    RuleInfo("MEAS-FILES", "C2", "user.conf / README.md missing or empty"),
+    RuleInfo(
+        "MEAS-POWER-FILES",
+        "C3",
+        "power result without analyzer_table / power_settings",
+        official="HEAD accepts the flag but does not check",
+    ),
+    RuleInfo("MEAS-JSON", "C4", "measurement JSON missing or unreadable"),
+    RuleInfo("MEAS-JSON-FIELDS", "C5", "measurement JSON field missing or empty"),
+    RuleInfo("MEAS-CODE", "C6", "no code/<benchmark>"),
+    RuleInfo("MEAS-MLPERF-CONF", "-", "the measurements mlperf.conf is not the round's (seeds, min duration)", WARN, beyond=True),
+)
 
 OLD = "official checker v5.1.1"
 HEAD = "HEAD checker measurements_checks.py"
@@ -89,13 +107,11 @@ def _mlperf_conf_findings(ctx: ResultContext, rel: str) -> list[Finding]:
         ctx.finding(
             "MEAS-MLPERF-CONF",
             f"the mlperf.conf copy is not round {ctx.round.name}'s: " + "; ".join(d for _, d in differ),
-            severity=Severity.WARNING,
             path=rel,
             line=differ[0][0],
             source="beyond the official checker, which does not read the mlperf.conf copy; round seeds and "
             "durations from the rules data",
             fix="copy the mlperf.conf of the LoadGen release the run used (inference-audit run keeps it)",
-            beyond_official=True,
         )
     ]
 

@@ -8,10 +8,60 @@ from __future__ import annotations
 import math
 import re
 
+from checker.checks.catalog import INFO, WARN, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.findings import Finding, Severity
 from checker.parsers.mllog import DetailLog, SummaryLog, as_float
 from rules.models import Scenario
+
+# the rules this module emits (the registry: checker/checks/catalog.py)
+RULES = register(
+    __name__,
+    RuleInfo("PERF-RUN-DIR", "D1", "performance/run_1 missing"),
+    RuleInfo("PERF-FILES", "D2", "run_1 file list mismatch"),
+    RuleInfo("PERF-LOG", "D19/P", "detail log missing, unreadable or with malformed :::MLLOG lines"),
+    RuleInfo("PERF-VALIDITY", "D3", "result_validity is not VALID"),
+    RuleInfo(
+        "PERF-LOADGEN-ERRORS",
+        "D4",
+        "LoadGen logged errors",
+        official="trusts num_errors only; is_error records with num_errors 0 are missed (beyond)",
+    ),
+    RuleInfo("PERF-EQUAL-ISSUE", "D5", "equal-issue mode off where required"),
+    RuleInfo("PERF-SAMPLE-COUNT", "D6", "performance sample count below the benchmark's"),
+    RuleInfo("PERF-SEEDS", "D7", "RNG seeds differ from the round's"),
+    RuleInfo("PERF-SCENARIO", "D8", "effective_scenario unreadable"),
+    RuleInfo(
+        "PERF-MIN-QUERIES", "D12", "min query count below the benchmark's (non early-stopping scenarios)"
+    ),
+    RuleInfo("PERF-OFFLINE-SPQ", "D13", "Offline samples per query below the minimum"),
+    RuleInfo("PERF-MIN-DURATION", "D14", "min duration below 600 s"),
+    RuleInfo("PERF-NETWORK-SUT", "D18", "network division SUT name lacks 'Network SUT'"),
+    RuleInfo("PERF-LOADGEN-VERSION", "-", "LoadGen version not accepted for the round", WARN, beyond=True),
+    RuleInfo(
+        "PERF-SETTINGS-OVERRIDDEN", "-", "requested setting differs from the effective one", INFO, beyond=True
+    ),
+    RuleInfo("PERF-SUMMARY-MISMATCH", "-", "summary log disagrees with the detail log", beyond=True),
+    RuleInfo("PERF-SUMMARY-LOG", "-", "summary log unreadable or not a file", WARN, beyond=True),
+    RuleInfo(
+        "PERF-CONSTRAINT-FLAGS", "-", "result_validity VALID while a LoadGen constraint flag is false", beyond=True
+    ),
+    RuleInfo("PERF-TOKENS-RATE", "-", "tokens/s above samples/s x the benchmark's max_new_tokens", beyond=True),
+    RuleInfo(
+        "PERF-TOKENS-PER-SAMPLE",
+        "-",
+        "performance tokens per sample more than 2x from the accuracy run's (accuracy.txt tokens_per_sample)",
+        beyond=True,
+    ),
+    RuleInfo("PERF-AUDIT-CONFIG", "-", "performance run made under an audit.config", WARN, beyond=True),
+    RuleInfo("PERF-EXTRA-RUN", "-", "performance/ holds run_N besides run_1", WARN, beyond=True),
+    RuleInfo(
+        "PERF-VALUE",
+        "-",
+        "result, latency or num_errors that no real run can log (NaN, infinite, negative, implausibly large)",
+        beyond=True,
+    ),
+)
 
 OLD = "official checker v5.1.1"
 
@@ -488,7 +538,6 @@ def check_performance(ctx: ResultContext) -> list[Finding]:
             problem.finding(
                 "PERF-SUMMARY-LOG",
                 result=ctx.rd.path,
-                severity=Severity.WARNING,
                 source="beyond the official checker, which never reads mlperf_log_summary.txt",
                 fix="submit the mlperf_log_summary.txt LoadGen wrote in the same run",
             ).model_copy(update={"beyond_official": True})
@@ -535,7 +584,6 @@ def run_consistency(ctx: ResultContext, log: DetailLog, rel: str) -> list[Findin
                     false[0],
                     source=LOADGEN_RULES,
                     fix="submit the detail log exactly as LoadGen wrote it",
-                    beyond_official=True,
                 )
             )
     bm = ctx.benchmark
@@ -554,7 +602,6 @@ def run_consistency(ctx: ResultContext, log: DetailLog, rel: str) -> list[Findin
                     tkey,
                     source=f"rules: {ctx.mlperf_model} generates at most max_new_tokens = {cap} tokens per sample",
                     fix="submit the detail log exactly as LoadGen wrote it",
-                    beyond_official=True,
                 )
             )
         acc = ctx.files.text(f"{ctx.rd.accuracy_dir}/accuracy.txt").text
@@ -577,7 +624,6 @@ def run_consistency(ctx: ResultContext, log: DetailLog, rel: str) -> list[Findin
                     source="inference_rules.adoc: the performance and accuracy runs use the same SUT and generation "
                     "settings over the same data set",
                     fix="make the performance run generate as the accuracy run does (same max tokens, same stopping)",
-                    beyond_official=True,
                 )
             )
     for rec in log.records("warning_generic_message") + log.records("generic_message"):
@@ -587,12 +633,10 @@ def run_consistency(ctx: ResultContext, log: DetailLog, rel: str) -> list[Findin
                     "PERF-AUDIT-CONFIG",
                     f"LoadGen found an audit.config in the performance run ({rec.value!r}): the result may be a "
                     "compliance run's, made with the audit test's settings",
-                    severity=Severity.WARNING,
                     path=rel,
                     line=rec.line,
                     source="compliance/TESTxx: audit.config is placed for the audit test only",
                     fix="remove audit.config from the working directory and rerun the performance run",
-                    beyond_official=True,
                 )
             )
             break
@@ -610,10 +654,8 @@ def extra_run_findings(ctx: ResultContext) -> list[Finding]:
             "PERF-EXTRA-RUN",
             f"{base} holds {', '.join(extra)} besides run_1: the checkers read run_1 only, so the other runs are "
             "not checked and a reader may take one of them for the result",
-            severity=Severity.WARNING,
             path=base,
             source="v5.x submissions keep one performance run (run_1) per result (submission_checker.py reads run_1)",
             fix=f"remove {', '.join(extra)} (keep only the run the result is taken from, as run_1)",
-            beyond_official=True,
         )
     ]

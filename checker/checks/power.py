@@ -9,10 +9,20 @@ from __future__ import annotations
 
 import datetime as dt
 
+from checker.checks.catalog import RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.performance import load_detail
 from checker.findings import Finding
 from rules.models import Scenario
+
+# the rules this module emits (the registry: checker/checks/catalog.py)
+RULES = register(
+    __name__,
+    RuleInfo("POWER-FILES", "G1", "power / ranging file list incomplete"),
+    RuleInfo("POWER-RANGING", "G2", "ranging run log unreadable"),
+    RuleInfo("POWER-METRIC", "G3", "no power samples inside the run"),
+    RuleInfo("POWER-WG", "G4", "Power WG checks (subset): client/server JSON fields, uuid, session name"),
+)
 
 OLD = "official checker v5.1.1"
 POWER_TIME_FORMAT = "%m-%d-%Y %H:%M:%S.%f"

@@ -12,10 +12,33 @@ from __future__ import annotations
 
 import re
 
+from checker.checks.catalog import WARN, RuleInfo, register
 from checker.checks.context import SubmitterContext
 from checker.findings import Finding, Severity
 from checker.parsers.endpoints import CONFIG_FILES, HARNESS_EXTRA_ENTRIES
 from rules.models import Benchmark, Scenario
+
+# the rules this module emits (the registry: checker/checks/catalog.py)
+RULES = register(
+    __name__,
+    RuleInfo(
+        "TREE-MODEL-MAPPING",
+        "A11",
+        "open-division model_mapping.json unreadable or malformed",
+        official="crashes on a malformed file",
+    ),
+    RuleInfo("TREE-ORPHAN-SYSTEM", "A12", "measurements/ or systems/ entry without results"),
+    RuleInfo("TREE-CALIBRATION", "A13", "closed/network submission without calibration.md"),
+    RuleInfo("TREE-UNKNOWN-BENCHMARK", "A15/A16", "benchmark directory that is not a benchmark of the round"),
+    RuleInfo("TREE-NO-SCENARIO-TABLE", "A16", "benchmark has no scenarios for the system type"),
+    RuleInfo("TREE-SCENARIO", "A17", "scenario neither required nor optional (or not a scenario)"),
+    RuleInfo("TREE-REQUIRED-SCENARIOS", "A18", "a required scenario has no valid result"),
+    RuleInfo("TREE-SERVER-OR-INTERACTIVE", "A19", "neither Server nor Interactive has a valid result"),
+    RuleInfo("TREE-UNKNOWN-ENTRY", "-", "entry of a result directory no rule expects", WARN, beyond=True),
+    RuleInfo(
+        "TREE-OTHER-LAYOUT", "-", "measurements/ or compliance/ tree of the v5.x layout in a v6.x round", WARN, beyond=True
+    ),
+)
 
 OLD = "official checker v5.1.1"
 

@@ -12,8 +12,34 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from checker.checks.catalog import WARN, RuleInfo, register
 from checker.checks.context import SYSTEM_TYPE_KEYS, SubmitterContext
 from checker.findings import Finding, Severity
+
+# the rules this module emits (the registry: checker/checks/catalog.py)
+RULES = register(
+    __name__,
+    RuleInfo("SYS-MISSING", "A14", "result system without systems/<system>.json"),
+    RuleInfo("SYS-JSON", "B", "system description unreadable or not a JSON object"),
+    RuleInfo("SYS-STATUS", "B1", "status not available/preview/rdi"),
+    RuleInfo("SYS-TYPE", "B2", "invalid system_type"),
+    RuleInfo("SYS-NETWORK", "B3", "is_network does not match the division"),
+    RuleInfo("SYS-FIELDS", "B4/B6", "required field missing"),
+    RuleInfo("SYS-EMPTY-FIELDS", "B5", "field that needs a value is empty"),
+    RuleInfo("SYS-UNKNOWN-FIELD", "B7", "unknown field", WARN),
+    RuleInfo(
+        "SYS-PLACEHOLDER", "-", "placeholder value (TBD, TODO, N/A) in a required field", WARN, beyond=True
+    ),
+    RuleInfo("SYS-SUBMITTER", "B8", "submitter field differs from the directory"),
+    RuleInfo("SYS-DIVISION", "B9", "division field differs from the directory"),
+    RuleInfo(
+        "SYS-FIELD-TYPE",
+        "-",
+        "value the official checkers crash on or misread while writing the summary CSV",
+        official="v5.1.1/HEAD raise TypeError/ValueError and stop the run",
+        beyond=True,
+    ),
+)
 
 OLD = "official checker v5.1.1"
 # values that stand for "not filled in yet" (compared upper-case, without surrounding spaces and dots)

@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
-from checker.checks.catalog import RULES, rule_info
+from checker.checks.catalog import all_rules, rule_info
 from checker.engine import check_tree
 from checker.findings import Severity
 from checker.results import CheckReport
 from rules import load_round
 from tests.checker.fixture_cases import load_cases, materialize
 
+RULES = all_rules()
 INVALID = load_cases("invalid")
 VALID = load_cases("valid")
 
