@@ -98,7 +98,7 @@ def summary_values(
             scen,
             "Watts" if scen in (Scenario.OFFLINE, Scenario.SERVER, Scenario.INTERACTIVE) else "millijoules",
         )
-    wdt = ctx.computed.get("weight_data_types")
+    wdt = ctx.computed.weight_data_types
     values = {
         "Organization": rd.submitter,
         "Availability": str(js.get("status", "")).lower(),
@@ -110,7 +110,7 @@ def summary_values(
         "MlperfModel": ctx.mlperf_model or "",
         "Scenario": scen.value,
         "Result": str(float(power if power is not None else result)),
-        "Accuracy": str(ctx.computed.get("accuracy", "")),
+        "Accuracy": ctx.computed.accuracy or "",
         "number_of_nodes": _fmt(js.get("number_of_nodes")),
         "host_processor_model_name": _fmt(js.get("host_processor_model_name")),
         "host_processors_per_node": _fmt(js.get("host_processors_per_node")),
@@ -121,11 +121,11 @@ def summary_values(
         "framework": str(js.get("framework", "")),
         "operating_system": str(js.get("operating_system", "")),
         "notes": notes,
-        "compliance": str(ctx.computed.get("compliance", 1)),
+        "compliance": str(ctx.computed.compliance),
         "errors": str(errors),
         "version": r.name,
-        "inferred": "1" if ctx.computed.get("inferred") else "0",
-        "has_power": str(ctx.computed.get("power_metric") is not None and ctx.computed["power_metric"] > 0),
+        "inferred": "1" if ctx.computed.inferred else "0",
+        "has_power": str(ctx.computed.power_metric is not None and ctx.computed.power_metric > 0),
         "Units": units,
         "weight_data_types": "" if wdt is None else str(wdt),
     }
@@ -208,16 +208,15 @@ def check_submitter(
                     for check in ENDPOINTS_RESULT_CHECKS if endpoints else RESULT_CHECKS:
                         found += check(ctx)
                 summary = power_row = None
-                if scen is not None and _finite(ctx.computed.get("result")) and js is not None:
-                    summary = SummaryRow(
-                        values=summary_values(ctx, ctx.computed["result"], errors=errors_so_far)
-                    )
-                    pm = ctx.computed.get("power_metric")
+                value = ctx.computed.result
+                if scen is not None and value is not None and _finite(value) and js is not None:
+                    summary = SummaryRow(values=summary_values(ctx, value, errors=errors_so_far))
+                    pm = ctx.computed.power_metric
                     if pm and str(js.get("system_power_only", "")).strip().lower() in ("true", "1", "yes"):
                         summary = None  # the official log_result writes only the power row then
                     if pm and _finite(pm):
                         power_row = SummaryRow(
-                            values=summary_values(ctx, ctx.computed["result"], power=pm, errors=errors_so_far)
+                            values=summary_values(ctx, value, power=pm, errors=errors_so_far)
                         )
                 entry = ResultEntry(
                     path=rd.path,

@@ -1,7 +1,7 @@
 """Accuracy run checks (catalogue E1-E13) and, beyond the official checker, the accuracy-log hash, LoadGen errors in
 the accuracy run (the v5.1.1 checker crashes there) and the whole-data-set rule (the v5.1.1 checker only logs it).
 
-Sets ``ctx.computed["accuracy"]`` (the summary CSV's Accuracy string) and ``ctx.computed["accuracy_metrics"]``.
+Sets ``ctx.computed.accuracy`` (the summary CSV's Accuracy string) and ``ctx.computed.accuracy_metrics``.
 """
 
 from __future__ import annotations
@@ -171,8 +171,8 @@ def check_accuracy(ctx: ResultContext) -> list[Finding]:
     if bm is None:
         return out
     scan = scan_accuracy_txt(ctx, tr.text)
-    ctx.computed["accuracy_metrics"] = dict(scan.values)
-    ctx.computed["accuracy"] = accuracy_string(scan.values)
+    ctx.computed.accuracy_metrics = dict(scan.values)
+    ctx.computed.accuracy = accuracy_string(scan.values)
     # E11: open division accepts failing accuracy when at least one metric was parsed
     soft = open_div and bool(scan.values)
     sev = Severity.WARNING if soft else Severity.ERROR

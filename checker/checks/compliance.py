@@ -1,7 +1,7 @@
 """Compliance test checks (catalogue F1-F9) and the TEST06 re-verification from its accuracy log (beyond official:
 the official checker only reads ``verify_accuracy.txt``).
 
-Only for closed/network (the official checker skips open). Sets ``ctx.computed["compliance"]``.
+Only for closed/network (the official checker skips open). Sets ``ctx.computed.compliance``.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ TEST06_MAX_LOG_BYTES = 64 * 1024 * 1024
 def check_compliance(ctx: ResultContext) -> list[Finding]:
     out: list[Finding] = []
     bm = ctx.benchmark
-    ctx.computed["compliance"] = 1
+    ctx.computed.compliance = 1
     if not ctx.closed_or_network or bm is None or not bm.compliance_tests:
         return out
     cdir = ctx.compliance_dir()
@@ -81,7 +81,7 @@ def check_compliance(ctx: ResultContext) -> list[Finding]:
                 fix="run the audit tests of the benchmark and copy their output",
             )
         )
-        ctx.computed["compliance"] = 0
+        ctx.computed.compliance = 0
         return out
     for test in bm.compliance_tests:
         tdir = f"{cdir}/{test}"
@@ -109,7 +109,7 @@ def check_compliance(ctx: ResultContext) -> list[Finding]:
         if test == "TEST09":
             out += _test09_reverify(ctx, tdir)
     if any(f.severity is Severity.ERROR for f in out):
-        ctx.computed["compliance"] = 0
+        ctx.computed.compliance = 0
     return out
 
 

@@ -110,6 +110,24 @@ class SubmitterContext:
         return self.round.resolve(self.model_mapping.get(benchmark_dir, benchmark_dir))
 
 
+@dataclass(slots=True)
+class SummaryInputs:
+    """What the checks compute for a result's summary-CSV row (the official ``log_result`` columns); None: not computed.
+
+    Set by: ``result``/``inferred`` -- :mod:`checker.checks.inferred` (or endpoints); ``accuracy``/``accuracy_metrics``
+    -- :mod:`checker.checks.accuracy` (or endpoints); ``compliance`` -- :mod:`checker.checks.compliance`;
+    ``power_metric`` -- :mod:`checker.checks.power`; ``weight_data_types`` -- :mod:`checker.checks.measurements`.
+    """
+
+    result: float | None = None  # in the summary CSV's unit (ms for SingleStream/MultiStream)
+    inferred: bool = False
+    accuracy: str | None = None  # the CSV's Accuracy string
+    accuracy_metrics: dict[str, str] = field(default_factory=dict)  # metric -> the text accuracy.txt shows
+    compliance: int = 1  # 0: a compliance test failed (the official column)
+    power_metric: float | None = None
+    weight_data_types: str | None = None
+
+
 @dataclass
 class ResultContext:
     """One result directory under check."""
@@ -120,9 +138,9 @@ class ResultContext:
     benchmark: Benchmark | None
     scenario: Scenario | None  # canonical scenario of the directory name
     system_json: dict[str, Any] | None
-    computed: dict[str, Any] = field(
-        default_factory=dict
-    )  # values checks share (result value, accuracy, ...)
+    computed: SummaryInputs = field(default_factory=SummaryInputs)  # what the checks compute for the summary row
+    _is_endpoints: bool | None = None
+    _endpoints_run: EndpointsRun | None = None
 
     @property
     def round(self) -> Round:
@@ -229,20 +247,19 @@ class ResultContext:
     def is_endpoints(self) -> bool:
         """An endpoints result: no LoadGen detail log (performance nor accuracy) but an Endpoints document, as the
         official loader decides (it falls back to the endpoints parser when both detail logs are missing)."""
-        got = self.computed.get("_is_endpoints")
+        got = self._is_endpoints
         if got is None:
             p = self.rd.path
             loadgen = self.exists_file(self.perf_detail_path) or self.exists_file(self.acc_detail_path)
             docs = [f"{p}/{n}" for n in CONFIG_FILES] + [f"{p}/{RESULT_SUMMARY}", f"{p}/{ACCURACY_RESULTS}"]
             got = not loadgen and not self.exists_dir(self.rd.performance_dir) and any(map(self.exists_file, docs))
-            self.computed["_is_endpoints"] = got
-        return bool(got)
+            self._is_endpoints = got
+        return got
 
     def endpoints_run(self) -> EndpointsRun:
         """The endpoints documents of this result, read once and parsed."""
-        run = self.computed.get("_endpoints_run")
-        if isinstance(run, EndpointsRun):
-            return run
+        if self._endpoints_run is not None:
+            return self._endpoints_run
         p = self.rd.path
         config = None
         for name in CONFIG_FILES:
@@ -255,7 +272,7 @@ class ResultContext:
             return self.files.text(f"{p}/{rel}").text if self.exists_file(f"{p}/{rel}") else None
 
         run = parse_endpoints(config, text(RESULT_SUMMARY), text(ACCURACY_RESULTS))
-        self.computed["_endpoints_run"] = run
+        self._endpoints_run = run
         return run
 
     @property

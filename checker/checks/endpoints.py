@@ -375,12 +375,12 @@ def _units_note(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Finding
         return []
     if scen not in bm.result_field_overrides and scen.loadgen_scenario not in bm.result_field_overrides:
         return []
-    if ctx.computed.get("result") is None or run.qps is None:
+    if ctx.computed.result is None or run.qps is None:
         return []
     return [
         ctx.finding(
             "PERF-ENDPOINTS-UNITS",
-            f"result reported in the round's unit ({ctx.round.units_for(bm, scen)}): {ctx.computed['result']:g}; the official "
+            f"result reported in the round's unit ({ctx.round.units_for(bm, scen)}): {ctx.computed.result:g}; the official "
             f"checker reports qps {run.qps:g} for endpoints results under the same unit",
             path=rel,
             source=f"{HEAD}: get_performance_metric_check uses RESULT_FIELD_ENDPOINTS (queries/s) before the "
@@ -471,7 +471,7 @@ def _accuracy(ctx: ResultContext, run: EndpointsRun) -> list[Finding]:
                     beyond_official=True,
                 )
             )
-    ctx.computed["accuracy"] = "  ".join(f"{k}: {v}" for k, v in values.items()) or f"score: {score}"
+    ctx.computed.accuracy = "  ".join(f"{k}: {v}" for k, v in values.items()) or f"score: {score}"
     want = bm.accuracy_sample_count_by_scenario.get(scen) or bm.accuracy_sample_count or bm.dataset_size
     got = run.accuracy_sample_count
     if want is not None and got != want:
@@ -491,7 +491,7 @@ def _accuracy(ctx: ResultContext, run: EndpointsRun) -> list[Finding]:
 def _compliance(ctx: ResultContext, run: EndpointsRun, perf_rel: str) -> list[Finding]:
     out: list[Finding] = []
     bm = ctx.benchmark
-    ctx.computed["compliance"] = 1
+    ctx.computed.compliance = 1
     if not ctx.closed_or_network or bm is None:
         return out
     adir = f"{ctx.compliance_dir()}/{AUDIT_DIR}"
@@ -547,7 +547,7 @@ def _compliance(ctx: ResultContext, run: EndpointsRun, perf_rel: str) -> list[Fi
         if test == "TEST09":
             out += _test09_endpoints(ctx, run, perf_rel)
     if any(f.severity is Severity.ERROR for f in out):
-        ctx.computed["compliance"] = 0
+        ctx.computed.compliance = 0
     return out
 
 

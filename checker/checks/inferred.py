@@ -2,8 +2,8 @@
 
 The value itself is computed by :mod:`checker.result_value` (shared with ``inference-audit table --tree``).
 
-Sets ``ctx.computed["result"]`` (float, in the summary CSV's unit: ms for SingleStream/MultiStream) and
-``ctx.computed["inferred"]`` (bool) for the summary row.
+Sets ``ctx.computed.result`` (float, in the summary CSV's unit: ms for SingleStream/MultiStream) and
+``ctx.computed.inferred`` (bool) for the summary row.
 """
 
 from __future__ import annotations
@@ -94,8 +94,8 @@ def result_checks(ctx: ResultContext, log: DetailLog, rel: str) -> list[Finding]
                 f"{OLD}: get_inferred_result L1775 (error if 0)",
                 "submit a run that logs the keys the inference needs",
             )
-    ctx.computed["result"] = value
-    ctx.computed["inferred"] = rv.inferred
+    ctx.computed.result = value
+    ctx.computed.inferred = rv.inferred
     return out
 
 

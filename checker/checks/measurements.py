@@ -1,6 +1,6 @@
 """Measurement checks (catalogue C1-C6), wherever the round's layout puts the measurement files.
 
-Sets ``ctx.computed["weight_data_types"]`` from the measurement JSON (summary CSV column).
+Sets ``ctx.computed.weight_data_types`` from the measurement JSON (summary CSV column).
 """
 
 from __future__ import annotations
@@ -203,7 +203,8 @@ def check_measurements(ctx: ResultContext) -> list[Finding]:
             else:
                 out.append(ctx.finding("MEAS-JSON", f"{mj} is not a JSON object", path=mj))
         else:
-            ctx.computed["weight_data_types"] = jr.value.get("weight_data_types")
+            wdt = jr.value.get("weight_data_types")
+            ctx.computed.weight_data_types = None if wdt is None else str(wdt)
             empty = [f for f in ctx.round.structure.measurement_json_fields if not jr.value.get(f)]
             if empty:
                 out.append(

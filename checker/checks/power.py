@@ -2,7 +2,7 @@
 
 G4 (the Power WG checker) is covered in part: client/server JSON present and parseable with the required top-level
 fields, equal UUIDs and session names, and no ERROR line in ptd_logs.txt inside the testing window is NOT checked
-(the PTD log format needs the WG's parser). Sets ``ctx.computed["power_metric"]``.
+(the PTD log format needs the WG's parser). Sets ``ctx.computed.power_metric``.
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def _power_metric(ctx: ResultContext) -> list[Finding]:
         metric = avg * duration_s * 1000 / n if n else 0.0
         if scen is Scenario.MULTI_STREAM and eff is Scenario.SINGLE_STREAM:
             metric *= 8
-    ctx.computed["power_metric"] = metric
+    ctx.computed.power_metric = metric
     return []
 
 
