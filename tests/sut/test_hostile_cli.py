@@ -9,7 +9,8 @@ import pytest
 from loadgen_sut.cli import main
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.lgtest import GenerationSpec, TestSpec
-from loadgen_sut.settings import Scenario, TestSettingsModel
+from loadgen_sut.settings import TestSettingsModel
+from rules.models import Scenario
 
 BASE = ["run", "--engine", "simulated", "--benchmark", "llama3.1-8b", "--scenario", "Offline", "--round", "v6.1"]
 

@@ -21,8 +21,9 @@ from sut_helpers import http_engine, trial
 from loadgen_sut.lgtest import deadline_margins
 from loadgen_sut.record import RECORD_FILE
 from loadgen_sut.runner import expected_duration_s, loadgen_test_deadline_s
-from loadgen_sut.settings import Scenario, TestMode, TestSettingsModel
+from loadgen_sut.settings import TestMode, TestSettingsModel
 from loadgen_sut.sut import BadOutput, response_array, token_count
+from rules.models import Scenario
 
 INT32_OVER = 2**31
 U64_OVER = 2**64

@@ -22,7 +22,6 @@ from checker.findings import Severity, UnusableInput
 from loadgen_sut.runner import RunRequest, preflight, resolve
 from loadgen_sut.settings import (
     RunMode,
-    Scenario,
     SettingsError,
     c_strtod,
     c_strtoull,
@@ -32,6 +31,7 @@ from loadgen_sut.settings import (
     plan_settings,
 )
 from rules import load_round
+from rules.models import Scenario
 
 BENCH = "llama3.1-8b"
 

@@ -20,7 +20,6 @@ import pytest
 from sut_helpers import BENCH, ROUND, sim_engine
 
 from loadgen_sut import probe
-from loadgen_sut import settings as settings_mod
 from loadgen_sut.lgtest import RESULT_FILE, GenerationSpec, TestSpec, read_back_from_log, run_test
 from loadgen_sut.settings import (
     OPTIONAL_LOADGEN_SETTINGS,
@@ -84,7 +83,7 @@ def release_without(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
             made.append(FakeTestSettings(missing))
             return made[-1]
 
-        monkeypatch.setattr(settings_mod.lg, "TestSettings", factory)
+        monkeypatch.setattr(lg, "TestSettings", factory)  # the module object every settings module uses
         return made
 
     yield use
