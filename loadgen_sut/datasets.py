@@ -18,6 +18,16 @@
 - the official llama3.1-8b CNN/DailyMail JSON (``*.json``, or ``cnndm:PATH``): records with
   ``tok_input``, ``input`` and ``output``, as ``language/llama3.1-8b/dataset.py`` reads it with
   ``pandas.read_json`` (a list of records, or pandas' column-oriented form).
+- qwen3-vl's Shopify product catalogue (a ``*.parquet`` file with its columns, or ``shopify:PATH`` for a file or
+  the Hugging Face snapshot directory; ``shopify-v6.0:PATH`` for the v6.0 reference's prompt): chat messages
+  with the product image inline, the ground-truth category as reference (:mod:`loadgen_sut.datasets_vl`).
+- gpt-oss-120b's data sets (``acc_eval_inputs.parquet``, ``perf_eval_ref.parquet``, ... or the older pickles: a
+  ``*.parquet`` with a ``tok_input`` or ``input_tokens`` column, a ``*.pkl`` with one and ``dataset`` or
+  ``text_input``, or ``gpt-oss:PATH``): prompt ids from ``tok_input`` (pre-v4.0) else ``input_tokens`` (v4.0+), as
+  ``language/gpt-oss-120b/utils/tokenization.py`` picks them; ``text_input`` (the harmony-formatted prompt) as
+  prompt text, never the raw ``prompt`` column; ``ground_truth`` and ``dataset`` (aime25, gpqa_diamond,
+  livecodebench_v6) as ``reference`` and ``subset`` for :mod:`loadgen_sut.scoring.gpt_oss`, which also gives the
+  simulated engine's ``answer``. Ground truth and sub-data set may be absent (the performance data set).
 
 Sample ``index`` is the row position, which is LoadGen's QSL index and the accuracy log's ``qsl_idx``.
 Bad input raises :class:`checker.findings.UnusableInput` naming the file and the line (JSONL/JSON)
@@ -37,6 +47,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
+from loadgen_sut.engines.base import ChatMessage
 from loadgen_sut.engines.tokenizers import Tokenizer
 
 BUILTIN_SPEC = "builtin"
@@ -50,7 +61,7 @@ _GROUND_TRUTH_KEYS = ("gt_output", "ground_truth")  # deepseek-r1, in the order 
 
 
 class Sample(BaseModel):
-    """One data-set sample. At least one of ``input_ids`` / ``prompt`` is set."""
+    """One data-set sample. At least one of ``input_ids`` / ``prompt`` / ``messages`` is set."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -59,6 +70,12 @@ class Sample(BaseModel):
     prompt: str | None = None
     reference: str | None = None
     subset: str | None = None  # deepseek-r1's sub-data set (the pickle's ``dataset`` column)
+    # a chat prompt with content parts (qwen3-vl: system text, then the product's text and its image inline)
+    messages: tuple[ChatMessage, ...] | None = None
+    # the output a perfect model gives when it is not ``reference`` itself (qwen3-vl: the JSON object with the
+    # ground-truth category, brand and second-hand flag; ``reference`` is the category scored): what the
+    # simulated engine answers (:func:`loadgen_sut.engines.simulated.simulated_answers`)
+    answer: str | None = None
 
 
 class Dataset(BaseModel):
@@ -212,6 +229,8 @@ def _load_pickle(path: Path, tokenizer: Tokenizer | None, limit: int | None) -> 
         raise UnusableInput(f"cannot read the pickle: {e}", str(path)) from e
     if not isinstance(frame, pd.DataFrame):
         raise UnusableInput(f"expected a pandas DataFrame, got {type(frame).__name__}", str(path))
+    if _is_gpt_oss_frame(frame):  # gpt-oss-120b's older pickle
+        return _gpt_oss_samples(path, frame, tokenizer, limit)
     have = set(map(str, frame.columns))
     if not have & set(_IDS_KEYS + _PROMPT_KEYS):
         raise UnusableInput(
@@ -227,7 +246,7 @@ def _load_pickle(path: Path, tokenizer: Tokenizer | None, limit: int | None) -> 
 
 def _resolve(spec: str) -> tuple[str, Path]:
     """(kind, path) for a spec; kind is jsonl, json or pickle."""
-    prefixes = {"jsonl:": "jsonl", "cnndm:": "json", "openorca:": "pickle"}
+    prefixes = {"jsonl:": "jsonl", "cnndm:": "json", "openorca:": "pickle", "shopify:": "shopify", "shopify-v6.0:": "shopify-v6.0"}
     for prefix, kind in prefixes.items():
         if spec.startswith(prefix):
             return kind, Path(spec[len(prefix) :])
@@ -239,9 +258,125 @@ def _resolve(spec: str) -> tuple[str, Path]:
         return "json", path
     if suffix in (".pkl", ".pickle"):
         return "pickle", path
+    if suffix == ".parquet":
+        return "parquet", path
     raise UnusableInput(
-        "unknown data set: use 'builtin', a .jsonl/.json/.pkl file, or jsonl:/cnndm:/openorca: PATH", spec
+        "unknown data set: use 'builtin', a .jsonl/.json/.pkl/.parquet file, or jsonl:/cnndm:/openorca:/shopify: PATH",
+        spec,
     )
+
+
+def _load_shopify(kind: str, path: Path, limit: int | None) -> Dataset:
+    """qwen3-vl's Shopify product catalogue (parquet file or snapshot directory; see :mod:`loadgen_sut.datasets_vl`)."""
+    from loadgen_sut import datasets_vl as vl  # pyarrow/Pillow only for this data set
+
+    if kind == "parquet" and path.is_file() and not vl.is_shopify_parquet(path):
+        raise UnusableInput("a parquet file without the Shopify product catalogue's columns: no loader for it", str(path))
+    style = vl.PromptStyle.REFERENCE_V60 if kind == "shopify-v6.0" else vl.PromptStyle.ENDPOINTS
+    samples = tuple(Sample(**fields) for fields in vl.load_shopify(path, style, limit))
+    return Dataset(name=path.name, samples=samples, source=str(path))
+
+
+# ---------------------------------------------------------------------------------------------- gpt-oss-120b
+
+GPT_OSS_PREFIX = "gpt-oss:"
+_GPT_OSS_IDS = ("tok_input", "input_tokens")  # the reference's order (utils/tokenization.py: tok_input first)
+
+
+def _is_gpt_oss_frame(frame: pd.DataFrame) -> bool:
+    cols = set(map(str, frame.columns))
+    return bool(cols & set(_GPT_OSS_IDS)) and bool(cols & {"dataset", "text_input"})
+
+
+def _is_gpt_oss_parquet(path: Path) -> bool:
+    """A parquet file with gpt-oss-120b's columns (read from its schema only)."""
+    if path.suffix.lower() != ".parquet" or not path.is_file():
+        return False
+    try:
+        import pyarrow.parquet as pq
+
+        names = set(pq.read_schema(path).names)
+    except (ImportError, OSError, ValueError):  # not readable here: the other parquet loader says why
+        return False
+    return bool(names & set(_GPT_OSS_IDS))  # prompt token ids: the performance set may have nothing else
+
+
+def _load_gpt_oss(path: Path, tokenizer: Tokenizer | None, limit: int | None) -> Dataset:
+    """gpt-oss-120b's parquet (or pickle) data set as the reference reads it (``pd.read_parquet`` / ``read_pickle``)."""
+    if not path.is_file():
+        raise UnusableInput("data set file not found", str(path))
+    if path.suffix.lower() in (".pkl", ".pickle"):
+        return Dataset(name=path.name, samples=tuple(_load_pickle(path, tokenizer, limit)), source=str(path))
+    try:
+        frame = pd.read_parquet(path)
+    except ImportError as e:
+        raise UnusableInput(f"reading parquet needs pyarrow: pip install pyarrow ({e})", str(path)) from e
+    except (OSError, ValueError, TypeError) as e:
+        raise UnusableInput(f"cannot read the parquet file: {e}", str(path)) from e
+    samples = _gpt_oss_samples(path, frame, tokenizer, limit)
+    return Dataset(name=path.name, samples=tuple(samples), source=str(path))
+
+
+def _gpt_oss_truth(value: Any) -> str | None:
+    """A ground truth as text: AIME integers (also integral floats, as a column with gaps stores them) in decimal,
+    LiveCodeBench question ids and GPQA letters as they are."""
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()  # numpy scalars
+    if value is None or _isna(value):
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"ground_truth {value!r} is not an answer")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value.is_integer():
+            return str(int(value))
+        raise ValueError(f"ground_truth {value!r} is not an integer nor text")
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"ground_truth must be text or an integer, got {type(value).__name__}")
+
+
+def _gpt_oss_samples(path: Path, frame: pd.DataFrame, tokenizer: Tokenizer | None, limit: int | None) -> list[Sample]:
+    from loadgen_sut.scoring.gpt_oss import simulated_answer  # the scoring package imports this module
+
+    cols = set(map(str, frame.columns))
+    ids_col = next((c for c in _GPT_OSS_IDS if c in cols), None)
+    if ids_col is None:
+        raise UnusableInput(
+            f"a gpt-oss-120b data set needs a 'tok_input' or 'input_tokens' column; columns are {sorted(cols)}",
+            str(path),
+        )
+    if limit is not None:
+        frame = frame.iloc[:limit]
+    decode = getattr(tokenizer, "decode_special", None) or (tokenizer.decode if tokenizer is not None else None)
+    samples: list[Sample] = []
+    for i, rec in enumerate(frame.to_dict(orient="records")):
+        row = {str(k): v for k, v in rec.items()}
+        try:
+            raw_ids = row.get(ids_col)
+            if raw_ids is None or (isinstance(raw_ids, float) and raw_ids != raw_ids):
+                raise ValueError(f"no token ids in {ids_col!r} (failed tokenization)")
+            ids = _as_ids(raw_ids, ids_col)
+            prompt = row.get("text_input")
+            if prompt is not None and _isna(prompt):
+                prompt = None
+            if prompt is not None and not isinstance(prompt, str):
+                raise ValueError(f"text_input must be a string, got {type(prompt).__name__}")
+            if prompt is None and decode is not None:
+                prompt = decode(ids)  # for engines that take text only (special tokens kept: harmony)
+            subset = row.get("dataset")
+            if subset is not None and _isna(subset):
+                subset = None
+            if subset is not None and not isinstance(subset, str):
+                raise ValueError(f"dataset must be a string, got {type(subset).__name__}")
+            sample = Sample(
+                index=i, input_ids=ids, prompt=prompt, reference=_gpt_oss_truth(row.get("ground_truth")), subset=subset
+            )
+        except ValueError as e:
+            raise UnusableInput(f"row {i}: {e}", str(path)) from e
+        samples.append(sample.model_copy(update={"answer": simulated_answer(sample)}))
+    return samples
 
 
 def load_dataset(spec: str, *, tokenizer: Tokenizer | None = None, limit: int | None = None) -> Dataset:
@@ -256,7 +391,11 @@ def load_dataset(spec: str, *, tokenizer: Tokenizer | None = None, limit: int | 
         path = Path(str(ref))
         samples = _load_jsonl(path, ref.read_text(encoding="utf-8"), tokenizer, limit)
         return Dataset(name=BUILTIN_SPEC, samples=tuple(samples), source=str(path))
+    if spec.startswith(GPT_OSS_PREFIX) or _is_gpt_oss_parquet(Path(spec)):  # gpt-oss-120b's data sets
+        return _load_gpt_oss(Path(spec.removeprefix(GPT_OSS_PREFIX)), tokenizer, limit)
     kind, path = _resolve(spec)
+    if kind in ("shopify", "shopify-v6.0", "parquet"):  # qwen3-vl's Shopify catalogue (loadgen_sut.datasets_vl)
+        return _load_shopify(kind, path, limit)
     if not path.is_file():
         raise UnusableInput("data set file not found", str(path))
     if kind == "pickle":

@@ -1,9 +1,10 @@
 """``inference-audit score``: score an existing ``mlperf_log_accuracy.json`` against a data set.
 
 As the reference evaluation scripts do for the benchmark (ROUGE / qa exact match, or deepseek-r1's
-evaluators), judged against the round's accuracy targets; writes ``accuracy.txt`` on request.
+evaluators, gpt-oss-120b's with its repeats per sub-data set), judged against the round's accuracy targets; writes
+``accuracy.txt`` on request.
 
-deepseek-r1's LiveCodeBench samples are scored only with ``--allow-code-execution`` and
+deepseek-r1's and gpt-oss-120b's LiveCodeBench samples are scored only with ``--allow-code-execution`` and
 ``--lcb-problems FILE`` (a local copy of LiveCodeBench ``code_generation_lite``): that RUNS the
 model-generated programs on this machine (a child process with CPU, memory and file-size limits in
 a temporary directory; not a sandbox). Without it they are not scored and the score is incomplete.
@@ -23,6 +24,7 @@ from checker.report.output import FORCE_HELP, plan_outputs, write_output
 from loadgen_sut.datasets import load_dataset
 from loadgen_sut.engines.tokenizers import HFTokenizer
 from loadgen_sut.scoring.code_exec_args import add_code_execution_arguments, code_execution_from_args
+from loadgen_sut.scoring.gpt_oss import component_lines
 from loadgen_sut.scoring.score import AccuracyScore, accuracy_txt, score_accuracy
 from rules.models import Scenario
 from rules.registry import UnknownBenchmark, UnknownRound, find_benchmark, latest_round
@@ -69,6 +71,7 @@ def _summary(score: AccuracyScore) -> list[str]:
         + (f", {s.not_scored} not scored" if s.not_scored else "")
         for s in score.subsets
     ]
+    lines += ["  " + line.removeprefix("inference-audit: ") for line in component_lines(score.components)]  # gpt-oss
     for name, value in score.metrics().items():
         lines.append(f"  {name} = {value:g}")
     if score.not_scored:

@@ -399,6 +399,19 @@ _TEST06_FILES = {
         "performance/run_1/mlperf_log_detail.txt",
     )
 }
+# v6.x: TEST07 and TEST09 (gpt-oss-120b, e2e-rag-qna) as run_verification.py writes them; the HEAD checker requires
+# verify_accuracy.txt (TEST07) and verify_output_len.txt (TEST09) (CHK_HEAD_compliance dir_exists_check), the READMEs
+# list the accuracy log and the performance logs as part of the audit trail (compliance/TEST07/README.md "Part IV")
+_PERF_MODE_AUDIT_LOGS = (
+    "accuracy/mlperf_log_accuracy.json",
+    "performance/run_1/mlperf_log_summary.txt",
+    "performance/run_1/mlperf_log_detail.txt",
+)
+_V6_COMPLIANCE_FILES = {
+    **_TEST06_FILES,
+    "TEST07": ("verify_accuracy.txt", *_PERF_MODE_AUDIT_LOGS),
+    "TEST09": ("verify_output_len.txt", *_PERF_MODE_AUDIT_LOGS),
+}
 LAYOUTS: dict[str, dict[str, Any]] = {
     "v5": {
         "result_dir": _RESULT,
@@ -424,7 +437,7 @@ LAYOUTS: dict[str, dict[str, Any]] = {
         "system_file": "{division}/{submitter}/systems/{system}.json",
         "code_dir": "{division}/{submitter}/src/{benchmark}",
         "calibration_file": "{division}/{submitter}/documentation/calibration.md",
-        "compliance_files": _TEST06_FILES,
+        "compliance_files": _V6_COMPLIANCE_FILES,
         "result_dir_document_suffixes": [".md", ".adoc", ".pdf", ".txt"],
         "cite": check_cite(
             "CHK_CONST#MEASUREMENTS_PATH; CHK_CONST#COMPLIANCE_PATH; CHK_CONST#SRC_PATH; "
@@ -462,6 +475,8 @@ EVALUATORS: dict[str, tuple[str, str]] = {
     "gptj-99": ("rouge", "language/gpt-j/evaluation.py"),
     "gptj-99.9": ("rouge", "language/gpt-j/evaluation.py"),
     "deepseek-r1": ("deepseek-r1", "language/deepseek-r1/eval_accuracy.py"),
+    "gpt-oss-120b": ("gpt-oss", "language/gpt-oss-120b/eval_mlperf_accuracy.py"),
+    "qwen3-vl-235b-a22b": ("qwen3-vl", "multimodal/qwen3-vl/src/mlperf_inf_mm_q3vl/evaluation.py"),
 }
 # benchmarks the HEAD checker accepts as MLPerf Endpoints results (ENDPOINTS_ALLOWED_MODELS)
 ENDPOINTS_ALLOWED_MODELS = (

@@ -5,7 +5,9 @@ result it produces is labelled "simulated" (engine info, run record, system desc
 
 Output tokens: when a sample has a reference answer, the engine "answers" with the reference's
 tokens (truncated to the drawn length), so accuracy scoring has something meaningful to score;
-otherwise pseudo-random ids. It sleeps once for TTFT and once for the rest of the tokens (LoadGen
+otherwise pseudo-random ids. Which text it answers is :func:`simulated_answers` (the generic hook: a
+data set whose perfect output differs from the scored reference, e.g. qwen3-vl's JSON object, sets
+``Sample.answer``); its word tokenizer is built from :func:`simulated_vocabulary`, the same in every process. It sleeps once for TTFT and once for the rest of the tokens (LoadGen
 only sees the first token and the completion), so it costs two timer wake-ups per sample.
 
 Distribution specs (milliseconds or tokens): ``50`` (constant), ``uniform:A,B``,
@@ -18,6 +20,7 @@ import asyncio
 import math
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,7 +36,28 @@ from loadgen_sut.engines.base import (
 )
 from loadgen_sut.engines.tokenizers import Tokenizer
 
+if TYPE_CHECKING:
+    from loadgen_sut.datasets import Dataset
+
 _KINDS = ("const", "uniform", "normal", "lognormal", "exp")
+
+
+def simulated_answers(dataset: Dataset) -> dict[int, str]:
+    """What the simulated engine answers for each sample (by ``Sample.index``): the sample's ``answer`` (the
+    output a perfect model gives, where the data set defines one, e.g. qwen3-vl's JSON object), else its
+    reference output. Samples with neither get pseudo-random ids."""
+    out: dict[int, str] = {}
+    for s in dataset.samples:
+        text = s.answer if s.answer is not None else s.reference
+        if text:
+            out[s.index] = text
+    return out
+
+
+def simulated_vocabulary(dataset: Dataset) -> list[str]:
+    """The texts the simulated word tokenizer is built from (prompts, references, answers, in sample order): the
+    runner and every test process build the same tokenizer from the same data set, so ids mean the same words."""
+    return [t for s in dataset.samples for t in (s.prompt, s.reference, s.answer) if t]
 
 
 @dataclass(frozen=True)

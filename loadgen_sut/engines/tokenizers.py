@@ -1,6 +1,7 @@
 """Tokenizers the harness uses: the served model's HF tokenizer, or the simulated word tokenizer.
 
-``encode`` never adds special tokens (it tokenizes generated text); ``decode`` skips them.
+``encode`` never adds special tokens (it tokenizes generated text); ``decode`` skips them, ``decode_special``
+(not part of the protocol) keeps them.
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ class HFTokenizer:
     def decode(self, token_ids: Sequence[int]) -> str:
         return str(self._tok.decode(list(token_ids), skip_special_tokens=True))
 
+    def decode_special(self, token_ids: Sequence[int]) -> str:
+        """The text with special tokens kept (``skip_special_tokens=False``: gpt-oss's harmony channel markers)."""
+        return str(self._tok.decode(list(token_ids), skip_special_tokens=False))
+
 
 class WordTokenizer:
     """The simulated engine's tokenizer: one id per whitespace-separated word of a fixed vocabulary.
@@ -77,3 +82,8 @@ class WordTokenizer:
     def decode(self, token_ids: Sequence[int]) -> str:
         words = self._words
         return " ".join(words[i] for i in token_ids if len(self._SPECIAL) <= i < len(words))
+
+    def decode_special(self, token_ids: Sequence[int]) -> str:
+        """The text with ``<pad> <bos> <eos> <unk>`` kept."""
+        words = self._words
+        return " ".join(words[i] for i in token_ids if 0 <= i < len(words))

@@ -374,15 +374,7 @@ SPLITTER_NOT_USED = "not used (deepseek-r1 evaluators)"
 
 def evaluate(data: EvalInput) -> dict[str, Any]:
     """deepseek-r1's part of a score: its evaluators per sub-data set (no ROUGE, no sentence split)."""
-    subsets = []
-    for e, sample in zip(data.entries, data.samples, strict=True):
-        if sample.subset is None:
-            raise UnusableInput(
-                f"sample {e.qsl_idx} of {data.dataset.name} has no sub-data set (the deepseek-r1 pickle's "
-                "'dataset' column)",
-                data.dataset.source,
-            )
-        subsets.append(sample.subset)
+    subsets = data.subsets("the deepseek-r1 pickle's 'dataset' column")
     try:
         ds = score_deepseek(
             [e.qsl_idx for e in data.entries],

@@ -21,6 +21,10 @@ What is computed (``language/llama2-70b/evaluate-accuracy.py``, ``language/llama
    ``tokens_per_sample``, no ROUGE. Code is executed only with an explicit ``code_execution``
    opt-in; without it the code samples are not scored and the score is incomplete (never judged
    against the round's target).
+7. gpt-oss-120b (``language/gpt-oss-120b/eval_mlperf_accuracy.py``): :mod:`loadgen_sut.scoring.gpt_oss`
+   reads the outputs decoded with special tokens kept (its harmony channels; ``detokenize_special``),
+   counts per sub-data set with its repeats (AIME25 x8, GPQA Diamond x5, LiveCodeBench v6 x3) and
+   gives ``exact_match`` = 100 x sum(correct/repeats) / sum(total/repeats), to 3 decimals as printed.
 
 Sentence splitting: the reference uses ``nltk.sent_tokenize`` with the pretrained English Punkt
 model, which it downloads at run time. When that model is installed (``nltk.download('punkt_tab')``
@@ -35,6 +39,7 @@ model and data that the user made, with the same factors the round applies.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,7 +57,8 @@ from checker.parsers.accuracy_log import (
 from loadgen_sut.datasets import Dataset
 from loadgen_sut.scoring.code_exec import CodeExecution
 from loadgen_sut.scoring.deepseek import SubsetScore
-from loadgen_sut.scoring.evaluators import evaluator_for
+from loadgen_sut.scoring.evaluators import evaluator_for, keeps_special_tokens
+from loadgen_sut.scoring.gpt_oss import DatasetComponent, component_lines
 from loadgen_sut.scoring.inputs import EvalInput
 from loadgen_sut.scoring.rouge import ROUGE_TYPES
 from rules.models import AccuracyTarget, Benchmark, Scenario
@@ -66,6 +72,7 @@ METRIC_KEYS = {
     "gen_len": "GEN_LEN",
     "tokens_per_sample": "TOKENS_PER_SAMPLE",
     "exact_match": "exact_match",
+    "f1_hierarchical": "F1_HIERARCHICAL",
 }
 Detokenize = Callable[[Sequence[int]], str]
 
@@ -100,6 +107,14 @@ class AccuracyScore(BaseModel):
     exact_match_scored: float | None = None
     subsets: tuple[SubsetScore, ...] = ()
     code_execution: str | None = None
+    # gpt-oss-120b (loadgen_sut.scoring.gpt_oss): each sub-data set's correct/total with its repeats
+    components: tuple[DatasetComponent, ...] = ()
+    # qwen3-vl (loadgen_sut.scoring.qwen3_vl): the category hierarchical F1 (accuracy.txt's {"f1": ...}), its
+    # precision and recall, and how many responses did not parse as the answer's JSON object
+    f1_hierarchical: float | None = None
+    hierarchical_precision: float | None = None
+    hierarchical_recall: float | None = None
+    unparsable_responses: int | None = None
 
     def metrics(self) -> dict[str, float]:
         """Values by ACC_PATTERN metric name (ROUGE1, GEN_LEN, TOKENS_PER_SAMPLE, exact_match, ...)."""
@@ -201,14 +216,20 @@ def _judge(
         base_metrics = reference.metrics()
         basis = "the reference run"
     else:
-        official = benchmark.dataset_size is not None and score.dataset_samples == benchmark.dataset_size
+        # the samples the scenario's accuracy run covers (v6.1 qwen3-vl Interactive: its 8000-sample data set)
+        want = (
+            (benchmark.accuracy_sample_count_by_scenario.get(scenario) if scenario is not None else None)
+            or benchmark.accuracy_sample_count
+            or benchmark.dataset_size
+        )
+        official = want is not None and score.dataset_samples == want
         if not (official and score.complete):
             out.append(
                 _finding(
                     "RUN-ACC-SUBSET",
                     Severity.INFO,
                     f"scored {score.gen_num} samples of {score.dataset}, not the full official {benchmark.name} "
-                    f"data set ({benchmark.dataset_size} samples): the round's accuracy targets do not apply; "
+                    f"data set ({want} samples): the round's accuracy targets do not apply; "
                     f"compare with a reference run of the same model instead{tag}",
                     score,
                     source=benchmark.accuracy_cite,
@@ -293,6 +314,25 @@ def _decode_all(entries: Sequence[AccuracyEntry], dtype: TokenDtype, path: Path)
     return out
 
 
+def _special_decoder(
+    benchmark: Benchmark, detokenize: Detokenize, detokenize_special: Detokenize | None, accuracy_log: Path
+) -> Detokenize:
+    """The decoder the benchmark's evaluator reads: special tokens skipped, or kept (gpt-oss-120b)."""
+    if not keeps_special_tokens(benchmark):
+        return detokenize
+    if detokenize_special is not None:
+        return detokenize_special
+    special = getattr(getattr(detokenize, "__self__", None), "decode_special", None)  # tokenizer.decode given
+    if callable(special):
+        decode: Detokenize = special
+        return decode
+    raise UnusableInput(
+        f"{benchmark.name} outputs are scored with their special tokens (the reference's skip_special_tokens=False): "
+        "this decoder cannot keep them",
+        str(accuracy_log),
+    )
+
+
 def score_accuracy(
     accuracy_log: Path,
     dataset: Dataset,
@@ -302,12 +342,17 @@ def score_accuracy(
     dtype: TokenDtype = TokenDtype.INT32,
     simulated: bool = False,
     code_execution: CodeExecution | None = None,
+    detokenize_special: Detokenize | None = None,
 ) -> AccuracyScore:
     """Score ``mlperf_log_accuracy.json`` of an accuracy run against the data set's references.
 
     ``simulated`` marks outputs of the simulated engine (as does a simulated data set): the score,
     its findings and accuracy.txt then say so. ``code_execution`` is the opt-in to run generated
-    code (deepseek-r1's LiveCodeBench samples); without it those samples are not scored.
+    code (deepseek-r1's and gpt-oss-120b's LiveCodeBench samples); without it those samples are not scored.
+
+    ``detokenize`` decodes with special tokens skipped; an evaluator that reads them (gpt-oss-120b's harmony
+    channels, :func:`~loadgen_sut.scoring.evaluators.keeps_special_tokens`) uses ``detokenize_special``, by default
+    the ``decode_special`` of the tokenizer whose bound ``decode`` is ``detokenize``.
     """
     log = parse_accuracy_log(accuracy_log)
     if log.truncated:
@@ -330,7 +375,8 @@ def score_accuracy(
                 f"sample {e.qsl_idx} of {dataset.name} has no reference output", dataset.source
             )
     ids = _decode_all(unique, dtype, accuracy_log)
-    texts = [detokenize(x) for x in ids]
+    decode = _special_decoder(benchmark, detokenize, detokenize_special, accuracy_log)
+    texts = [decode(x) for x in ids]
     gen_tok_len = sum(len(x) for x in ids)
     common: dict[str, Any] = {  # what every benchmark's score holds
         "benchmark": benchmark.name,
@@ -384,13 +430,22 @@ def accuracy_txt(score: AccuracyScore, log_hash: str) -> str:
         f"inference-audit: {s.subset.value}: {s.correct} of {s.scored} scored samples correct, {s.not_scored} not scored"
         for s in score.subsets
     ]
+    lines += component_lines(score.components)  # gpt-oss-120b: per sub-data set with its repeats, the final score
     if score.not_scored:
         lines.append(
             f"inference-audit: INCOMPLETE: {score.not_scored} samples not scored (code execution: "
             f"{score.code_execution}); exact_match is not computed (over the scored samples: "
             f"{score.exact_match_scored})"
         )
-    lines += ["", "Results", "", repr(result), "", f"hash={log_hash}"]
+    results_line = repr(result)
+    if score.f1_hierarchical is not None:  # qwen3-vl: evaluation.py writes json.dumps({"f1": ...}, sort_keys=True)
+        lines.append(
+            f"inference-audit: hierarchical precision {score.hierarchical_precision}, recall "
+            f"{score.hierarchical_recall}; {score.unparsable_responses} of {score.gen_num} responses unparsable; "
+            f"{results_line}"
+        )
+        results_line = json.dumps({"f1": float(score.f1_hierarchical)}, sort_keys=True)
+    lines += ["", "Results", "", results_line, "", f"hash={log_hash}"]
     return "\n".join(lines) + "\n"
 
 
