@@ -32,9 +32,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from checker.findings import Finding, UnusableInput
 from checker.parsers.mllog import parse_detail_file
+from loadgen_sut.client_diag import CpuSnapshot, LoopProbes, diagnostics
 from loadgen_sut.datasets import Dataset, load_dataset
 from loadgen_sut.engines.base import EngineUnavailable, GenerationRequest
 from loadgen_sut.engines.factory import EngineSpec, build_engine, build_tokenizer
+from loadgen_sut.engines.simulated import simulated_answers, simulated_vocabulary
 from loadgen_sut.progress import Progress
 from loadgen_sut.settings import (
     OptionalSetting,
@@ -49,6 +51,7 @@ from loadgen_sut.settings import (
     unavailable_text,
 )
 from loadgen_sut.sut import LoadGenSUT, LoopThread, percentile_with_count
+from loadgen_sut.timeline import TIMELINE_FILE
 from loadgen_sut.timer_slack import tighten_timer_slack, timer_slack_ns
 
 RESULT_FILE = "sut_result.json"
@@ -67,6 +70,11 @@ class GenerationSpec(BaseModel):
     min_new_tokens: int | None = Field(default=None, ge=0)
     ignore_eos: bool = False
     greedy: bool = True
+    # sampling when greedy is False (loadgen_sut.generation: the round's decoding); None: not sent
+    temperature: float | None = Field(default=None, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    top_k: int | None = Field(default=None, ge=0)  # 0: disabled
+    skip_special_tokens: bool | None = None  # False: output text with special tokens (gpt-oss harmony markers)
 
 
 class TestSpec(BaseModel):
@@ -154,10 +162,15 @@ def _requests(dataset: Dataset, gen: GenerationSpec) -> dict[int, GenerationRequ
             sample_index=s.index,
             input_ids=tuple(s.input_ids) if s.input_ids is not None else None,
             prompt=s.prompt,
+            messages=s.messages,
             max_new_tokens=gen.max_new_tokens,
             min_new_tokens=gen.min_new_tokens,
             greedy=gen.greedy,
             ignore_eos=gen.ignore_eos,
+            temperature=gen.temperature,
+            top_p=gen.top_p,
+            top_k=gen.top_k,
+            skip_special_tokens=gen.skip_special_tokens,
         )
         for pos, s in enumerate(dataset.samples)
     }
@@ -211,9 +224,8 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         tokenizer = build_tokenizer(spec.engine, [])
         dataset = load_dataset(spec.dataset, tokenizer=tokenizer, limit=spec.dataset_limit)
         if spec.engine.kind == "simulated" and spec.engine.tokenizer_dir is None:
-            texts = [t for s in dataset.samples for t in (s.prompt, s.reference) if t]
-            tokenizer = build_tokenizer(spec.engine, texts)
-        references = {s.index: s.reference for s in dataset.samples if s.reference}
+            tokenizer = build_tokenizer(spec.engine, simulated_vocabulary(dataset))
+        references = simulated_answers(dataset)  # what the simulated engine answers (other engines ignore it)
         engine = build_engine(spec.engine, tokenizer, references)
     except UnusableInput as exc:
         _write(workdir, {**result, "status": "setup_error", "error": str(exc)})
@@ -292,6 +304,10 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
     # this thread runs LoadGen's issue loop: wake at each scheduled time, not up to 50 us after it
     tighten_timer_slack()
     slack_ns = timer_slack_ns()
+    probes = LoopProbes()  # client self-diagnostics (loadgen_sut/client_diag.py)
+    loop_thread.call(probes.install, timeout_s=10)
+    cpu_before = CpuSnapshot.take(loop_thread.native_id)
+    t0_ns = time.perf_counter_ns()  # the timeline's t0
     t0 = time.perf_counter()
     watchdog = None
     if expire_at is not None and spec.deadline_s is not None:
@@ -305,10 +321,15 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
     except Exception as exc:  # pragma: no cover - LoadGen raises only on misuse
         status, error = "loadgen_error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
     wall_s = time.perf_counter() - t0
+    cpu_after = CpuSnapshot.take(loop_thread.native_id)
     if watchdog is not None:
         watchdog.stop()
     progress.stop()
     usage1 = resource.getrusage(resource.RUSAGE_SELF)
+    try:
+        loop_thread.call(probes.remove, timeout_s=10)
+    except Exception as exc:  # a stuck loop: the probes die with the process
+        print(f"inference-audit: could not stop the client probes: {exc}", file=sys.stderr)
     if sut.expired is not None and status == "finished":
         status = "deadline"
         error = (
@@ -323,6 +344,14 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
     loop_thread.stop()
     sut.destroy()
     lg.DestroyQSL(qsl)
+    columns = sut.timeline_columns()  # one line per issued sample, beside LoadGen's logs
+    timeline: str | None = TIMELINE_FILE
+    try:
+        columns.write(workdir / TIMELINE_FILE, t0_ns)
+    except OSError as exc:  # the result must still be written
+        timeline = None
+        error = (error or "") + f" timeline not written: {exc.strerror or exc}"
+    client = diagnostics(columns, probes, cpu_before, cpu_after)
     # what Python could not read back, from the log, compared again; not for a compliance test, whose
     # audit.config changes settings on purpose after FromConfig (6.0.x's read-back, too, is before it)
     if missing and not spec.audit:
@@ -354,6 +383,8 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
             "wall_s": wall_s,
             "process_cpu_s": cpu_s,
             "cpu_us_per_query": (cpu_s / stats.completed * 1e6) if stats.completed else None,
+            "timeline": timeline,
+            "client_diagnostics": client.model_dump(mode="json"),
         }
     )
     _write(workdir, result)

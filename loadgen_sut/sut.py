@@ -22,6 +22,10 @@ Threading (see loadgen-notes §1, §3):
   sample as failed (kind ``deadline``) and every later one at once, so LoadGen can finish and write
   its logs instead of waiting for answers that will never come.
 
+Every sample's issue, dispatch (the engine's ``on_dispatch``: the request handed to the socket), first-token and
+completion times go to :attr:`LoadGenSUT.timeline` (compact columns, see :mod:`loadgen_sut.timeline`) when it is
+completed; :meth:`LoadGenSUT.timeline_columns` adds the samples still outstanding when the test ended.
+
 Response data is the output token ids as int32 (what the accuracy scripts and TEST06 decode);
 ``n_tokens`` is the engine's own count. A failed sample is completed with the ids it got (maybe
 none, and none when they do not convert); the run is then reported invalid by the runner.
@@ -58,6 +62,7 @@ from loadgen_sut.engines.base import (
     GenerationRequest,
     single_event,
 )
+from loadgen_sut.timeline import NOT_MEASURED, TimelineColumns
 
 T = TypeVar("T")
 
@@ -130,6 +135,19 @@ class LoopThread:
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
         self.loop.run_forever()
+
+    @property
+    def native_id(self) -> int | None:
+        """The loop thread's OS thread id (for its CPU accounting in ``/proc/self/task``)."""
+        return self._thread.native_id
+
+    def call(self, fn: Callable[[], Any], timeout_s: float | None = None) -> Any:
+        """``fn()`` on the loop thread; its result."""
+
+        async def _call() -> Any:
+            return fn()
+
+        return self.run(_call(), timeout_s)
 
     def run(self, coro: Any, timeout_s: float | None = None) -> Any:
         fut: Future[Any] = asyncio.run_coroutine_threadsafe(coro, self.loop)
@@ -218,6 +236,7 @@ class LoadGenSUT:
         self._handle: Any = None
         self.expired: str | None = None  # why the outstanding samples were completed as failed
         self.expired_samples = 0
+        self.timeline = TimelineColumns()  # one row per sample, appended when it is completed
 
     # ------------------------------------------------------------------ LoadGen side
 
@@ -275,7 +294,9 @@ class LoadGenSUT:
                 self.expired_samples += 1
                 continue
             try:  # may send the request right here (see Engine.generate)
-                events = self.engine.generate(self._make_request(idx), partial(self._on_first_token, sample))
+                events = self.engine.generate_timed(
+                    self._make_request(idx), partial(self._on_first_token, sample), sample.dispatched
+                )
             except Exception as exc:  # an engine bug must not hang LoadGen: fail the sample visibly
                 events = single_event(
                     Failed(error=EngineError(kind=ErrorKind.ENGINE, message=f"{type(exc).__name__}: {exc}"))
@@ -306,15 +327,26 @@ class LoadGenSUT:
         ptr = arr.ctypes.data if arr.size else 0
         lg.FirstTokenComplete([lg.QuerySampleResponse(qid, ptr, arr.nbytes)])
 
-    def _complete(self, sample: _Sample, arr: np.ndarray, n_tokens: int) -> bool:
-        """Hand LoadGen the (already converted) response, once: False when the sample was done already."""
+    def _complete(self, sample: _Sample, arr: np.ndarray, n_tokens: int, ok: bool, now_ns: int) -> bool:
+        """Hand LoadGen the (already converted) response, once: False when the sample was done already.
+
+        ``now_ns``: when the completion reached the SUT (its timeline's ``completed_ns``); ``ok``: not a failure.
+        """
         if sample.done:
             return False
+        sample.done = True
+        self.timeline.append(
+            sample.idx,
+            sample.issued_ns,
+            sample.dispatched_ns,
+            sample.ft_ns,
+            now_ns,
+            n_tokens if ok else NOT_MEASURED,
+            ok and self._inflight.get(sample.qid) is sample,
+        )
         if self._inflight.get(sample.qid) is not sample:  # LoadGen does not know this sample (any more)
             self.stats.duplicate_completions += 1
-            sample.done = True
             return False
-        sample.done = True
         del self._inflight[sample.qid]
         ptr = arr.ctypes.data if arr.size else 0
         try:
@@ -382,7 +414,8 @@ class LoadGenSUT:
         except BadOutput as exc:
             self._fail_sample(sample, BAD_OUTPUT, str(exc))
             return
-        if not self._complete(sample, arr, n_tokens):
+        now_ns = time.perf_counter_ns()
+        if not self._complete(sample, arr, n_tokens, True, now_ns):
             return
         s = self.stats
         s.output_tokens += n_tokens
@@ -390,7 +423,7 @@ class LoadGenSUT:
         if n_tokens == 1:
             s.single_token_outputs += 1
         elif n_tokens > 1:
-            s.tpot_ms.append((time.perf_counter_ns() - sample.ft_ns) / 1e6 / (n_tokens - 1))
+            s.tpot_ms.append((now_ns - sample.ft_ns) / 1e6 / (n_tokens - 1))
         if not ev.ids_from_engine:
             s.retokenized += 1
 
@@ -416,20 +449,37 @@ class LoadGenSUT:
             sample.ft_sent = True
             if self._report_ft:
                 self._send_first_token(sample.qid, arr[:1])
-        self._complete(sample, arr, int(arr.size))
+        self._complete(sample, arr, int(arr.size), False, time.perf_counter_ns())
+
+    def timeline_columns(self) -> TimelineColumns:
+        """The test's timeline, with a row (not completed, not ok) for each sample still outstanding.
+
+        Call it once, after LoadGen returned and the loop thread stopped (it reads the in-flight table)."""
+        for sample in self._inflight.values():
+            if not sample.done:
+                sample.done = True
+                self.timeline.append(
+                    sample.idx, sample.issued_ns, sample.dispatched_ns, sample.ft_ns, NOT_MEASURED, NOT_MEASURED, False
+                )
+        return self.timeline
 
 
 class _Sample:
-    """One issued sample's state on the loop thread."""
+    """One issued sample's state on the loop thread (times: ``perf_counter_ns``, ``NOT_MEASURED`` until known)."""
 
-    __slots__ = ("bad_output", "done", "ft_ns", "ft_sent", "idx", "issued_ns", "partial", "qid")
+    __slots__ = ("bad_output", "dispatched_ns", "done", "ft_ns", "ft_sent", "idx", "issued_ns", "partial", "qid")
 
     def __init__(self, qid: int, idx: int, issued_ns: int) -> None:
         self.qid = qid
         self.idx = idx
         self.issued_ns = issued_ns
+        self.dispatched_ns = NOT_MEASURED  # the engine's on_dispatch: the request handed to the socket
         self.ft_sent = False
-        self.ft_ns = 0
+        self.ft_ns = NOT_MEASURED  # the first token reached the SUT
         self.partial: Sequence[int] = ()
         self.done = False  # completed to LoadGen (exactly once)
         self.bad_output: str | None = None
+
+    def dispatched(self) -> None:
+        """The engine's ``on_dispatch`` callback (the last call counts: a request re-sent on a fresh connection)."""
+        self.dispatched_ns = time.perf_counter_ns()

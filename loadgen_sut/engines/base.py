@@ -17,7 +17,7 @@ from __future__ import annotations
 import abc
 from collections.abc import AsyncIterator, Callable, Mapping
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,16 +26,49 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class ContentPart(_Frozen):
+    """One part of a chat message's content, as the OpenAI chat API takes it: text, or an image given inline
+    as a ``data:`` URL (never a link to fetch: the data-set loaders refuse those)."""
+
+    type: Literal["text", "image_url"]
+    text: str | None = None
+    image_url: str | None = None  # "data:image/<format>;base64,..."
+
+    def as_openai(self) -> dict[str, Any]:
+        if self.type == "text":
+            return {"type": "text", "text": self.text or ""}
+        return {"type": "image_url", "image_url": {"url": self.image_url or ""}}
+
+
+class ChatMessage(_Frozen):
+    """One chat message: plain text content, or content parts (text and inline images)."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str | tuple[ContentPart, ...]
+
+    def as_openai(self) -> dict[str, Any]:
+        if isinstance(self.content, str):
+            return {"role": self.role, "content": self.content}
+        return {"role": self.role, "content": [p.as_openai() for p in self.content]}
+
+
 class GenerationRequest(_Frozen):
-    """One sample to generate for. Either ``input_ids`` or ``prompt`` is set (ids preferred)."""
+    """One sample to generate for. Either ``input_ids``, ``prompt`` or ``messages`` is set (ids preferred;
+    ``messages``, a chat with content parts such as inline images, go to a chat API only)."""
 
     sample_index: int
     input_ids: tuple[int, ...] | None = None
     prompt: str | None = None
+    messages: tuple[ChatMessage, ...] | None = None
     max_new_tokens: int
     min_new_tokens: int | None = None
     greedy: bool = True
     ignore_eos: bool = False
+    # sampling (greedy=False), as the round fixes it (loadgen_sut.generation); None: not sent (the engine's default)
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None  # 0: disabled (every token considered)
+    skip_special_tokens: bool | None = None  # False: the output text keeps special tokens (gpt-oss harmony markers)
 
 
 class FirstToken(_Frozen):
@@ -95,6 +128,10 @@ GenerationEvent = FirstToken | Finished | Failed
 FirstTokenCallback = Callable[[tuple[int, ...]], None]
 """Called at most once, on the SUT's loop thread, with the first output token id(s)."""
 
+DispatchCallback = Callable[[], None]
+"""Called on the SUT's loop thread right after the request's bytes were handed to the socket (again, should the
+engine re-send it on a fresh connection: the last call is the dispatch that was answered)."""
+
 
 async def single_event(event: GenerationEvent) -> AsyncIterator[GenerationEvent]:
     """An event stream of one event (a request that failed before it started)."""
@@ -135,6 +172,16 @@ class Engine(abc.ABC):
     def generate(
         self, request: GenerationRequest, on_first_token: FirstTokenCallback | None = None
     ) -> AsyncIterator[GenerationEvent]: ...
+
+    def generate_timed(
+        self,
+        request: GenerationRequest,
+        on_first_token: FirstTokenCallback | None = None,
+        on_dispatch: DispatchCallback | None = None,
+    ) -> AsyncIterator[GenerationEvent]:
+        """:meth:`generate`, calling ``on_dispatch()`` when the request is handed to the socket (what the SUT's
+        timeline calls ``dispatched_ns``). In-process engines have no socket: this default never calls it."""
+        return self.generate(request, on_first_token)
 
     def prepare(self, requests: Mapping[int, GenerationRequest]) -> None:
         """Called once before LoadGen starts with every request of the test (keyed by sample position):

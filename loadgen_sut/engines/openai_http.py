@@ -4,7 +4,8 @@ One request per sample to ``/v1/completions`` (or ``/v1/chat/completions``) with
 and ``stream_options.include_usage``; several endpoints (replicas) share the load (least
 outstanding requests). Token accounting:
 
-- ids: from the engine where it offers them (vLLM ``return_token_ids``), else the served model's
+- ids: from the engine where it offers them (``return_token_ids``: vLLM; SGLang on ``/v1/completions`` in the
+  releases that have it, a tokenizer still required for the older ones), else the served model's
   tokenizer re-tokenizes the text (flagged ``ids_from_engine=False``);
 - count: ``usage.completion_tokens`` — never the number of SSE events (engines merge tokens into
   one event under load), checked per sample against what came: it must equal the number of the
@@ -36,6 +37,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from loadgen_sut.engines.base import (
+    ChatMessage,
+    DispatchCallback,
     Engine,
     EngineError,
     EngineInfo,
@@ -59,15 +62,25 @@ class Flavor:
 
     name: str
     token_prompt: bool = False  # accepts "prompt": [ids]
-    return_token_ids: bool = False  # vLLM: "return_token_ids": true -> choices[].token_ids
+    return_token_ids: bool = False  # "return_token_ids": true -> choices[].token_ids (vLLM; SGLang's recent releases)
+    chat_token_ids: bool = True  # ... also on streamed chat completions (SGLang refuses it there)
+    ids_certain: bool = True  # every release returns them (False: a tokenizer is still needed, older ones ignore it)
     ignore_eos: bool = False
     min_tokens: bool = False
     no_prompt_cache: bool = False  # llama-server: "cache_prompt": false for honest TTFT
+    top_k_all: int | None = None  # the "top_k" value meaning disabled; None: top_k is not sent
+    skip_special_tokens: bool = False  # accepts "skip_special_tokens": false (text keeps special tokens)
 
 
 FLAVORS: dict[str, Flavor] = {
-    "vllm": Flavor("vllm", token_prompt=True, return_token_ids=True, ignore_eos=True, min_tokens=True),
-    "sglang": Flavor("sglang", token_prompt=True, ignore_eos=True, min_tokens=True),
+    "vllm": Flavor(
+        "vllm", token_prompt=True, return_token_ids=True, ignore_eos=True, min_tokens=True, top_k_all=-1,
+        skip_special_tokens=True,
+    ),
+    "sglang": Flavor(  # return_token_ids on /v1/completions since sgl-project/sglang#30917 (2026-07)
+        "sglang", token_prompt=True, return_token_ids=True, chat_token_ids=False, ids_certain=False,
+        ignore_eos=True, min_tokens=True, top_k_all=-1, skip_special_tokens=True,
+    ),
     "trtllm": Flavor("trtllm", token_prompt=True, ignore_eos=True, min_tokens=True),
     "tgi": Flavor("tgi"),
     "llama-server": Flavor("llama-server", token_prompt=True, ignore_eos=True, no_prompt_cache=True),
@@ -209,7 +222,7 @@ class OpenAIEngine(Engine):
             parameters={
                 "api": self._cfg.api,
                 "flavor": self._flavor.name,
-                "token_ids": "engine" if self._flavor.return_token_ids else ("tokenizer" if self._tok else "none"),
+                "token_ids": self._ids_source(),
                 "token_counts": self._count_rule(),
                 "token_count_checks": ", ".join(f"{k}={v}" for k, v in sorted(self._count_checks.items())) or "none",
                 "request_timeout_s": f"{self._cfg.request_timeout_s:g}",
@@ -220,8 +233,10 @@ class OpenAIEngine(Engine):
 
     def _count_rule(self) -> str:
         """Where the token counts come from and what they are checked against (for the run record)."""
-        if self._flavor.return_token_ids:
-            return "usage.completion_tokens, equal to the number of token ids the engine returned"
+        if self._engine_ids():
+            return "usage.completion_tokens, equal to the number of token ids the engine returned" + (
+                "" if self._flavor.ids_certain else "; where it returns none, as for a tokenizer's count (below)"
+            )
         if self._tok is not None:
             return (
                 "usage.completion_tokens, within max(3, 10%) of the tokenizer's count of the streamed text "
@@ -232,9 +247,19 @@ class OpenAIEngine(Engine):
             "of text, plus one per event, plus 2); pass --tokenizer to check counts"
         )
 
+    def _engine_ids(self) -> bool:
+        """Whether the requests ask for the engine's token ids (``return_token_ids``)."""
+        return self._flavor.return_token_ids and (self._cfg.api != "chat" or self._flavor.chat_token_ids)
+
+    def _ids_source(self) -> str:
+        fallback = "tokenizer" if self._tok else "none"
+        if not self._engine_ids():
+            return fallback
+        return "engine" if self._flavor.ids_certain else f"engine where the release returns them, else {fallback}"
+
     @property
     def ids_available(self) -> bool:
-        return self._flavor.return_token_ids or self._tok is not None
+        return (self._engine_ids() and self._flavor.ids_certain) or self._tok is not None
 
     def detokenize(self, token_ids: tuple[int, ...] | list[int]) -> str:
         if self._tok is None:
@@ -264,14 +289,31 @@ class OpenAIEngine(Engine):
         if req.greedy:
             body["temperature"] = 0.0
             body["top_p"] = 1.0
+        else:  # the round's sampling (loadgen_sut.generation); what is None stays the engine's default
+            if req.temperature is not None:
+                body["temperature"] = req.temperature
+            if req.top_p is not None:
+                body["top_p"] = req.top_p
+            if req.top_k is not None and f.top_k_all is not None:
+                body["top_k"] = f.top_k_all if req.top_k == 0 else req.top_k
+        if req.skip_special_tokens is False and f.skip_special_tokens:
+            body["skip_special_tokens"] = False
         if req.ignore_eos and f.ignore_eos:
             body["ignore_eos"] = True
         if req.min_new_tokens and f.min_tokens:
             body["min_tokens"] = req.min_new_tokens
-        if f.return_token_ids:
+        if self._engine_ids():
             body["return_token_ids"] = True
         if f.no_prompt_cache:
             body["cache_prompt"] = False
+        if req.messages is not None:  # a chat with content parts (qwen3-vl: text and an inline image)
+            if self._cfg.api != "chat":
+                raise ValueError(
+                    f"sample {req.sample_index} is a chat with content parts (e.g. an image): only the chat API "
+                    "takes it; run with --api chat"
+                )
+            body["messages"] = [_inline_only(m, req.sample_index) for m in req.messages]
+            return "/v1/chat/completions", body
         if self._cfg.api == "chat":
             text = self._prompt_text(req)
             body["messages"] = [{"role": "user", "content": text}]
@@ -309,16 +351,31 @@ class OpenAIEngine(Engine):
         self, request: GenerationRequest, on_first_token: FirstTokenCallback | None = None
     ) -> AsyncIterator[GenerationEvent]:
         """Sends the request before returning when a slot and a kept-alive connection are free."""
+        return self.generate_timed(request, on_first_token)
+
+    def generate_timed(
+        self,
+        request: GenerationRequest,
+        on_first_token: FirstTokenCallback | None = None,
+        on_dispatch: DispatchCallback | None = None,
+    ) -> AsyncIterator[GenerationEvent]:
+        """:meth:`generate`; ``on_dispatch()`` right after the request is written to its connection."""
         assert self._slots is not None, "start() first"
         try:
             path, payload = self._encoded(request)
         except ValueError as exc:
             return single_event(Failed(error=EngineError(kind=ErrorKind.ENGINE, message=str(exc))))
         if self._slots.try_acquire():
-            return self._follow(self._begin(path, payload, on_first_token))
-        return self._queued(path, payload, on_first_token)
+            return self._follow(self._begin(path, payload, on_first_token, on_dispatch))
+        return self._queued(path, payload, on_first_token, on_dispatch)
 
-    def _begin(self, path: str, payload: bytes, on_first_token: FirstTokenCallback | None) -> PendingRequest:
+    def _begin(
+        self,
+        path: str,
+        payload: bytes,
+        on_first_token: FirstTokenCallback | None,
+        on_dispatch: DispatchCallback | None = None,
+    ) -> PendingRequest:
         ep = self._pick()
         ep.outstanding += 1
         return self._sse.begin(
@@ -326,17 +383,22 @@ class OpenAIEngine(Engine):
             path,
             payload,
             chat=self._cfg.api == "chat",
-            engine_ids=self._flavor.return_token_ids,
+            engine_ids=self._engine_ids(),
             tokenizer=self._tok,
             on_first=on_first_token,
+            on_sent=on_dispatch,
         )
 
     async def _queued(
-        self, path: str, payload: bytes, on_first_token: FirstTokenCallback | None
+        self,
+        path: str,
+        payload: bytes,
+        on_first_token: FirstTokenCallback | None,
+        on_dispatch: DispatchCallback | None = None,
     ) -> AsyncIterator[GenerationEvent]:
         assert self._slots is not None
         await self._slots.acquire()
-        async for ev in self._follow(self._begin(path, payload, on_first_token)):
+        async for ev in self._follow(self._begin(path, payload, on_first_token, on_dispatch)):
             yield ev
 
     async def _follow(self, pending: PendingRequest) -> AsyncIterator[GenerationEvent]:
@@ -349,6 +411,19 @@ class OpenAIEngine(Engine):
         finally:
             pending.ep.outstanding -= 1
             self._slots.release()
+
+
+def _inline_only(message: ChatMessage, sample_index: int) -> dict[str, Any]:
+    """The message as the chat API takes it; an image that is not inline (a ``data:`` URL) is refused: the
+    engine would fetch it (a network request of its own, outside the measured data set)."""
+    if not isinstance(message.content, str):
+        for part in message.content:
+            if part.type == "image_url" and not (part.image_url or "").startswith("data:"):
+                raise ValueError(
+                    f"sample {sample_index}: image {(part.image_url or '')[:80]!r} is not inline data: never sent "
+                    "for the engine to fetch"
+                )
+    return message.as_openai()
 
 
 def _describe(body: Any) -> str:

@@ -50,6 +50,7 @@ from typing import Any
 
 from loadgen_sut.engines.base import (
     CountCheck,
+    DispatchCallback,
     EngineError,
     ErrorKind,
     Failed,
@@ -801,17 +802,21 @@ class SSEStreamClient:
         engine_ids: bool,
         tokenizer: Tokenizer | None,
         on_first: FirstTokenCallback | None = None,
+        on_sent: DispatchCallback | None = None,
     ) -> PendingRequest:
         """Start a request now, on the loop thread: written at once when an idle kept-alive connection
         exists, else by :meth:`follow` after connecting. ``on_first`` gets the first token's ids from inside
-        ``data_received``."""
+        ``data_received``; ``on_sent()`` is called right after each write of the request to a socket."""
         loop = asyncio.get_running_loop()
         st = _Stream(loop, chat, engine_ids, on_first, tokenizer)
         dog = _Watchdog(loop, st, self.request_timeout_s, self.idle_timeout_s)
         pending = PendingRequest(ep, self._request_bytes(ep, path, payload), st, dog)
+        pending.on_sent = on_sent
         conn = self._idle(ep)
         if conn is not None:
             conn.start(st, pending.raw)
+            if on_sent is not None:
+                on_sent()
             pending.reused = True
         return pending
 
@@ -842,6 +847,8 @@ class SSEStreamClient:
                         conn.pool.append(conn)
                         break
                     conn.start(st, pending.raw)
+                    if pending.on_sent is not None:
+                        pending.on_sent()
                 await st.first
                 # a kept-alive connection the server closed meanwhile: retry once on a fresh one
                 if (
@@ -929,7 +936,7 @@ class SSEStreamClient:
 class PendingRequest:
     """A request :meth:`SSEStreamClient.begin` started (``reused``: already written on a kept-alive connection)."""
 
-    __slots__ = ("dog", "ep", "raw", "reused", "st")
+    __slots__ = ("dog", "ep", "on_sent", "raw", "reused", "st")
 
     def __init__(self, ep: Endpoint, raw: bytes, st: _Stream, dog: _Watchdog) -> None:
         self.ep = ep
@@ -937,3 +944,4 @@ class PendingRequest:
         self.st = st
         self.dog = dog
         self.reused = False
+        self.on_sent: DispatchCallback | None = None  # called after each write of the request
