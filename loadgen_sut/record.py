@@ -85,6 +85,35 @@ class SutCounts(_Frozen):
     duplicate_completions: int = 0
 
 
+class LagStats(_Frozen):
+    """A delay distribution in milliseconds: p50, p99 and max, all over ``count`` values (none: ``count`` 0)."""
+
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    max_ms: float | None = None
+    count: int = 0
+
+
+class ClientDiagnostics(_Frozen):
+    """How the client (the SUT process: LoadGen's threads, its event loop, the engine client) kept up during one
+    LoadGen test, measured by the test process (``loadgen_sut/client_diag.py`` says how; README "Client
+    self-diagnostics"). None where not measured."""
+
+    dispatch_lag: LagStats  # per sample: LoadGen's issue -> the request handed to the socket (count 0: no socket)
+    receive_lag: LagStats | None = None  # probe: a fd readable -> the loop's callback for it ran
+    loop_lag: LagStats | None = None  # probe: lateness of a periodic timer on the loop
+    probe_interval_ms: float
+    wall_s: float
+    process_cpu_s: float  # user + system CPU of the whole process over the test (LoadGen's threads included)
+    process_cpu_cores: float  # process_cpu_s / wall_s: cores' worth used on average
+    usable_cpus: int  # CPUs the process may run on (its affinity mask)
+    loop_thread_cpu_fraction: float | None = None  # the loop thread's CPU time / wall: share of one core
+    loop_thread_wait_fraction: float | None = None  # the loop thread runnable but waiting for a CPU, / wall
+    involuntary_context_switches: int | None = None  # of the process over the test (getrusage)
+    machine_cpu_busy: tuple[float, ...] = ()  # per usable CPU: busy share over the test (/proc/stat), any process
+    machine_cpu_saturated: bool | None = None  # every usable CPU at least 95 % busy
+
+
 class TestRecord(_Frozen):
     __test__ = False  # not a pytest class
 
@@ -104,6 +133,7 @@ class TestRecord(_Frozen):
     issue_timer_slack_ns: int | None = None  # Linux timer slack of LoadGen's issue thread (None: not known)
     gc_frozen_objects: int | None = None  # objects moved out of the cyclic GC's reach before LoadGen started
     loadgen_settings: TestSettingsModel | None = None
+    client: ClientDiagnostics | None = None  # None: not measured (an older record, or the test did not run)
 
 
 class DatasetRecord(_Frozen):
@@ -114,21 +144,27 @@ class DatasetRecord(_Frozen):
     input_tokens: LengthStats | None = None
 
 
-VerdictStatus = Literal["VALID", "INVALID", "NOT_SUBMITTABLE", "INCOMPLETE"]
+VerdictStatus = Literal["VALID", "INVALID", "CLIENT_BOUND", "NOT_SUBMITTABLE", "INCOMPLETE"]
 
 # ERROR findings with these rules mean the run did not finish (INCOMPLETE); any other ERROR makes it INVALID
 INCOMPLETE_RULES = frozenset({"RUN-TEST-FAILED", "RUN-DEADLINE", "RUN-INTERRUPTED", "RUN-TEST-NOT-RUN"})
+# an ERROR with this rule: the client, not the system, limited the measurement (CLIENT_BOUND, before INVALID)
+CLIENT_BOUND_RULE = "RUN-CLIENT-BOUND"
 
 
 def verdict_status(findings: Sequence[Finding]) -> VerdictStatus:
     """The run's status from its verdict findings (the one place it is derived).
 
-    An ERROR finding with a rule of :data:`INCOMPLETE_RULES`: INCOMPLETE; any other ERROR: INVALID; else a
-    WARNING: NOT_SUBMITTABLE (a trial, a simulated engine, a non-compliant setting); else (INFO or none): VALID.
+    An ERROR finding with a rule of :data:`INCOMPLETE_RULES`: INCOMPLETE; else a :data:`CLIENT_BOUND_RULE` ERROR:
+    CLIENT_BOUND (the client limited the measurement: what LoadGen measured, its validity included, is the
+    client's; never VALID); else any other ERROR: INVALID; else a WARNING: NOT_SUBMITTABLE (a trial, a simulated
+    engine, a non-compliant setting); else (INFO or none): VALID.
     """
     errors = [f for f in findings if f.severity is Severity.ERROR]
     if any(f.rule in INCOMPLETE_RULES for f in errors):
         return "INCOMPLETE"
+    if any(f.rule == CLIENT_BOUND_RULE for f in errors):
+        return "CLIENT_BOUND"
     if errors:
         return "INVALID"
     if any(f.severity is Severity.WARNING for f in findings):
@@ -149,6 +185,47 @@ class Verdict(_Frozen):
     @classmethod
     def of(cls, findings: Sequence[Finding]) -> Verdict:
         return cls(status=verdict_status(findings), reasons=tuple(f.message for f in findings), findings=tuple(findings))
+
+
+class Test07Record(_Frozen):
+    """TEST07 (accuracy in performance mode) as verified after its run (``loadgen_sut.compliance.verify_test07_run``)."""
+
+    __test__ = False  # not a pytest class
+
+    passed: bool  # what verify_accuracy.txt says: the parsed score >= the threshold
+    score: float | None  # the first score-pattern match in the accuracy evaluation's output (None: none)
+    threshold: float
+    score_pattern: str
+    samples_logged: int  # entries of TEST07's accuracy log
+    samples_scored: int  # distinct qsl_idx scored (0 when the evaluation failed)
+    dataset: str
+    dataset_samples: int
+    missing_samples: int | None  # data-set samples with no logged output (None: not scored)
+    required_samples: int | None  # the test's data set size in the rules data (Benchmark.test07_sample_count)
+    simulated: bool
+    evaluation_error: str | None = None  # why the accuracy evaluation produced no score
+    audit_config: str  # the audit.config text LoadGen read
+    audit_problems: tuple[str, ...] = ()  # what the detail log shows against the audit.config (checker.audit_run)
+    verify_file: str  # verify_accuracy.txt, relative to the run directory
+
+
+class Test09Record(_Frozen):
+    """TEST09 (mean output length in performance mode) as verified after its run (``verify_test09_run``)."""
+
+    __test__ = False  # not a pytest class
+
+    passed: bool  # low <= mean <= high over the logged samples (what verify_output_len.txt says)
+    samples: int  # logged samples (each counted, as run_verification.py counts them)
+    mean_tokens: float | None  # None: no sample logged
+    min_tokens: int | None
+    max_tokens: int | None
+    std_tokens: float | None  # population standard deviation, as run_verification.py prints it
+    low: float
+    high: float
+    required_samples: int | None  # Benchmark.test09_sample_count
+    audit_config: str
+    audit_problems: tuple[str, ...] = ()
+    verify_file: str  # verify_output_len.txt, relative to the run directory
 
 
 class RunRecord(_Frozen):
@@ -177,6 +254,8 @@ class RunRecord(_Frozen):
     tests: tuple[TestRecord, ...] = ()
     accuracy: dict[str, Any] | None = None
     test06: dict[str, Any] | None = None
+    test07: Test07Record | None = None
+    test09: Test09Record | None = None
     submission_tree: str | None = None
     findings: tuple[Finding, ...] = ()  # preflight: what was found about the settings before the run
     verdict: Verdict  # what the run's tests showed (verdict.findings)

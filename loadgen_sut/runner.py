@@ -1,4 +1,4 @@
-"""Run modes: performance, accuracy, submission (performance + accuracy + TEST06), find-peak.
+"""Run modes: performance, accuracy, submission (performance + accuracy + the compliance tests), find-peak.
 
 The runner never runs LoadGen itself: it plans the settings, judges them against the round,
 then starts one child process per LoadGen test (``python -m loadgen_sut.lgtest``) in that test's
@@ -29,32 +29,48 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from checker.audit_run import makes_it_not_the_test
 from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.mllog import DetailLog, parse_detail_file
 from checker.version import tool_version
-from loadgen_sut.compliance import test06_audit_config, verify_test06_run
+from loadgen_sut.client_diag import client_bound_finding
+from loadgen_sut.client_diag import summary_line as client_summary_line
+from loadgen_sut.compliance import (
+    AUDIT_TESTS,
+    TEST07,
+    TEST09,
+    compliance_audit_config,
+    required_samples,
+    verify_test06_run,
+    verify_test07_run,
+    verify_test09_run,
+)
 from loadgen_sut.datasets import Dataset, load_dataset
 from loadgen_sut.engines.base import EngineInfo
 from loadgen_sut.engines.factory import EngineSpec, build_tokenizer
+from loadgen_sut.engines.simulated import simulated_vocabulary
 from loadgen_sut.engines.tokenizers import Tokenizer
+from loadgen_sut.generation import generation_plan
 from loadgen_sut.lgtest import (
     AUDIT_CONFIG,
     EXIT_ENGINE_UNAVAILABLE,
     RESULT_FILE,
     STARTED_ENV,
-    GenerationSpec,
     TestSpec,
     deadline_margins,
 )
 from loadgen_sut.mlperf_conf import MLPERF_CONF_FILE, compiled_mlperf_conf
 from loadgen_sut.record import (
     RECORD_FILE,
+    ClientDiagnostics,
     DatasetRecord,
     LengthStats,
     LoadGenResult,
     Percentile,
     RunRecord,
     SutCounts,
+    Test07Record,
+    Test09Record,
     TestRecord,
     Verdict,
     detect_hardware,
@@ -158,8 +174,14 @@ def _effective_conf_text(request: RunRequest) -> str:
     return text
 
 
-def _tests_for(mode: RunMode) -> list[tuple[str, TestMode, bool]]:
-    """(name, LoadGen mode, needs audit.config) per LoadGen test of a run mode."""
+def _tests_for(mode: RunMode, bench: Benchmark) -> list[tuple[str, TestMode, bool]]:
+    """(name, LoadGen mode, needs audit.config) per LoadGen test of a run mode.
+
+    The submission flow runs performance, accuracy, then the compliance tests the round requires of the benchmark
+    (``Benchmark.compliance_tests``: TEST06 for most LLMs, TEST07 and TEST09 for gpt-oss-120b in v6.x), each a
+    performance-mode run with its audit.config. A benchmark that needs another test (TEST01, TEST04, TEST08: not LLM
+    audit tests, their verification compares two runs) is refused: this harness cannot produce it.
+    """
     if mode is RunMode.PERFORMANCE:
         return [("performance", TestMode.PERFORMANCE_ONLY, False)]
     if mode is RunMode.ACCURACY:
@@ -168,10 +190,17 @@ def _tests_for(mode: RunMode) -> list[tuple[str, TestMode, bool]]:
         return [("find-peak", TestMode.FIND_PEAK_PERFORMANCE, False)]
     if not mode.is_submission_flow:  # pragma: no cover - every mode is listed
         raise ValueError(mode)
+    unsupported = [t for t in bench.compliance_tests if t not in AUDIT_TESTS]
+    if unsupported:
+        raise UnusableInput(
+            f"--mode {mode.value}: {bench.name} needs compliance test(s) {', '.join(unsupported)}, which this harness "
+            f"cannot produce (it runs {', '.join(AUDIT_TESTS)}); run them with the official compliance/ scripts",
+            bench.compliance_cite,
+        )
     return [
         ("performance", TestMode.PERFORMANCE_ONLY, False),
         ("accuracy", TestMode.ACCURACY_ONLY, False),
-        ("TEST06", TestMode.PERFORMANCE_ONLY, True),
+        *((test, TestMode.PERFORMANCE_ONLY, True) for test in bench.compliance_tests),
     ]
 
 
@@ -265,6 +294,21 @@ def _refuse_partial_dataset(dataset: Dataset, bench: Benchmark, scenario: Scenar
             f"--mode submission: the data set holds {len(dataset.samples)} samples, the {bench.name} "
             f"{scenario.value} accuracy run covers {want}; use the official data set (or --mode submission-trial)",
             path=spec,
+        )
+
+
+def _refuse_chat_samples_without_chat_api(dataset: Dataset, request: RunRequest) -> None:
+    """Samples that are chats with content parts (qwen3-vl: text and an inline image) go to a chat API only:
+    refused before any test starts rather than failing every sample."""
+    eng = request.engine
+    if eng.kind == "simulated" or (eng.kind == "openai" and eng.api == "chat"):
+        return
+    if any(s.messages is not None for s in dataset.samples):
+        how = "--api chat" if eng.kind == "openai" else "--engine openai --api chat (a multimodal server)"
+        raise UnusableInput(
+            f"the samples of {dataset.name} are chats with content parts (an image): only a chat API takes them; "
+            f"use {how}",
+            path=request.dataset,
         )
 
 
@@ -452,7 +496,19 @@ def _test_record(
         issue_timer_slack_ns=data.get("issue_timer_slack_ns"),
         gc_frozen_objects=data.get("gc_frozen_objects"),
         loadgen_settings=TestSettingsModel.model_validate(settings) if settings else None,
+        client=_client_diagnostics(data, res_path),
     ), data
+
+
+def _client_diagnostics(data: dict[str, Any], res_path: Path) -> ClientDiagnostics | None:
+    """The child's client self-diagnostics, read typed (None: not written: the test did not run)."""
+    raw = data.get("client_diagnostics")
+    if raw is None:
+        return None
+    try:
+        return ClientDiagnostics.model_validate(raw)
+    except ValueError as exc:
+        raise UnusableInput(f"client_diagnostics: {str(exc).splitlines()[0][:200]}", str(res_path)) from exc
 
 
 def _run_finding(rule: str, message: str, severity: Severity = Severity.ERROR, **kw: Any) -> Finding:
@@ -495,6 +551,9 @@ def _judge_test(t: TestRecord) -> list[Finding]:
                 source="mlperf_log_detail.txt error entries",
             )
         )
+    if t.name in ("performance", "find-peak"):  # the client limited the measurement (loadgen_sut/client_diag.py)
+        bound = client_bound_finding(t.name, t.client, t.loadgen_settings)
+        out += [bound] if bound is not None else []
     if t.name in ("performance", "find-peak") and lgr.result_validity != "VALID":
         why = [lgr.invalid_reason] if lgr.invalid_reason else []
         if lgr.min_duration_met is False:
@@ -521,7 +580,7 @@ def _run_findings(
     if interrupted:
         out.append(_run_finding("RUN-INTERRUPTED", "interrupted (Ctrl-C) before every test finished"))
     ran = {t.name for t in tests}
-    missing = [name for name, _, _ in _tests_for(request.mode) if name not in ran]
+    missing = [name for name, _, _ in _tests_for(request.mode, _planned_benchmark(planned)) if name not in ran]
     if missing:
         out.append(_run_finding("RUN-TEST-NOT-RUN", f"not run: {', '.join(missing)}"))
     if request.mode is RunMode.SUBMISSION_TRIAL:
@@ -567,6 +626,8 @@ def _summarize_test(t: TestRecord, say: Printer) -> None:
             say(f"    peak VALID target QPS found by LoadGen: {lgr.peak_target_qps:g}")
     if t.cpu_us_per_query is not None:
         say(f"    SUT process CPU {t.process_cpu_s:.2f} s = {t.cpu_us_per_query:.0f} us/query (LoadGen threads included)")
+    if t.client is not None:
+        say(f"    {client_summary_line(t.client)}")
 
 
 def _absolute_dataset(spec: str) -> str:
@@ -618,9 +679,11 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     tokenizer = build_tokenizer(request.engine, [])
     dataset = load_dataset(request.dataset, tokenizer=tokenizer, limit=request.dataset_limit)
     if request.engine.kind == "simulated" and request.engine.tokenizer_dir is None:
-        tokenizer = build_tokenizer(request.engine, [t for s in dataset.samples for t in (s.prompt, s.reference) if t])
+        tokenizer = build_tokenizer(request.engine, simulated_vocabulary(dataset))
     if request.mode is RunMode.SUBMISSION:
         _refuse_partial_dataset(dataset, bench, scenario, request.dataset)
+    _refuse_chat_samples_without_chat_api(dataset, request)
+    findings += _compliance_dataset_findings(request, bench, dataset, say)  # refuses what cannot be produced
 
     run_id, run_dir = new_run_dir(request.out)
     conf_path = run_dir / "user.conf"
@@ -628,13 +691,10 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     compiled_conf = compiled_mlperf_conf()
     if compiled_conf is not None:  # the mlperf.conf LoadGen applies, kept for the submission tree
         (run_dir / MLPERF_CONF_FILE).write_text(compiled_conf, encoding="utf-8")
-    max_new = request.max_new_tokens or bench.max_new_tokens or 1024
-    gen = GenerationSpec(
-        max_new_tokens=max_new,
-        min_new_tokens=request.min_new_tokens,
-        ignore_eos=request.ignore_eos,
-        greedy=True,
+    generation = generation_plan(  # the round's caps per LoadGen mode and its decoding (loadgen_sut.generation)
+        bench, max_new_tokens=request.max_new_tokens, min_new_tokens=request.min_new_tokens, ignore_eos=request.ignore_eos
     )
+    say(f"  generation: {generation.describe()}")
     say(f"  run directory: {run_dir}")
 
 
@@ -642,12 +702,14 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     verdict_findings: list[Finding] = []  # the verdict's reasons (RUN-* rules); the status is derived from them
     accuracy: dict[str, Any] | None = None
     test06: dict[str, Any] | None = None
+    test07: Test07Record | None = None
+    test09: Test09Record | None = None
     engine_info = None
     probed = False
     interrupted = False
     read_back: TestSettingsModel | None = None  # what LoadGen applies (the probe's answer)
     try:
-        for name, lg_mode, audit in _tests_for(request.mode):
+        for name, lg_mode, audit in _tests_for(request.mode, bench):
             test_dir = run_dir / name
             test_dir.mkdir()
             settings = planned.effective.model_copy(update={"mode": lg_mode})
@@ -659,7 +721,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
                 dataset=request.dataset,
                 dataset_limit=request.dataset_limit,
                 engine=request.engine,
-                generation=gen,
+                generation=generation.for_mode(lg_mode),
                 audit=audit,
                 progress_interval_s=request.progress_interval_s,
             )
@@ -682,7 +744,16 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
                     if sev is Severity.ERROR:
                         raise UnusableInput("refusing to run: the installed LoadGen does not apply this round's settings")
             if audit:
-                (test_dir / AUDIT_CONFIG).write_text(test06_audit_config(rnd, bench), encoding="utf-8")
+                (test_dir / AUDIT_CONFIG).write_text(
+                    compliance_audit_config(
+                        rnd,
+                        bench,
+                        name,
+                        dataset_samples=len(dataset.samples),
+                        performance_sample_count=(read_back or settings).performance_sample_count,
+                    ),
+                    encoding="utf-8",
+                )
             deadline = request.deadline_s or loadgen_test_deadline_s(
                 (read_back or settings).model_copy(update={"mode": lg_mode}), len(dataset.samples), request.engine
             )
@@ -712,6 +783,10 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
                 accuracy = _score(test_dir, dataset, bench, scenario, tokenizer, request.code_execution, say, verdict_findings)
             if name == "TEST06" and trec.status == "finished":
                 test06 = _verify_test06(test_dir, tokenizer, bench, say, verdict_findings)
+            if name == TEST07 and trec.status == "finished":
+                test07 = _verify_test07(request, test_dir, run_dir, dataset, tokenizer, bench, say, verdict_findings)
+            if name == TEST09 and trec.status == "finished":
+                test09 = _verify_test09(request, test_dir, run_dir, bench, say, verdict_findings)
 
     except KeyboardInterrupt:  # Ctrl-C: the child stopped; keep a record of what ran
         interrupted = True
@@ -730,7 +805,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         scenario=scenario.value,
         mode=request.mode.value,
         engine=EngineInfo.model_validate(engine_info) if engine_info else None,
-        generation=gen.model_dump(),
+        generation=generation.record(),
         dataset=DatasetRecord(
             spec=request.dataset,
             name=dataset.name,
@@ -747,6 +822,8 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         tests=tuple(tests),
         accuracy=accuracy,
         test06=test06,
+        test07=test07,
+        test09=test09,
         findings=tuple(findings),
         verdict=verdict,
     )
@@ -813,3 +890,160 @@ def _verify_test06(
         )
     dumped: dict[str, Any] = result.model_dump(mode="json")
     return dumped
+
+
+# compliance data sets (gpt-oss-120b: TEST07 on the 990-sample GPQA compliance set, TEST09 on the performance set)
+_COMPLIANCE_DATASETS = {
+    (TEST07, "gpt-oss-120b"): "acc/acc_eval_compliance_gpqa.parquet",
+    (TEST09, "gpt-oss-120b"): "perf/perf_eval_ref.parquet",
+}  # language/gpt-oss-120b/README.md "Compliance Testing" (inference HEAD b66003e1), lines 232-235
+
+
+def _compliance_dataset_findings(request: RunRequest, bench: Benchmark, dataset: Dataset, say: Printer) -> list[Finding]:
+    """The submission flow's compliance tests against the data set (every test runs on ``--dataset``).
+
+    TEST07 and TEST09 cover a data set of their own size (rules data: ``test07_sample_count``,
+    ``test09_sample_count``). ``--mode submission`` with another size is refused: the test would verify other samples
+    than the round's. ``submission-trial`` runs them with a WARNING. A compliance test this harness cannot produce is
+    refused in both (:func:`_tests_for`).
+    """
+    if not request.mode.is_submission_flow:
+        return []
+    out: list[Finding] = []
+    n = len(dataset.samples)
+    for name, _, audit in _tests_for(request.mode, bench):
+        want = required_samples(bench, name) if audit else None
+        if want is None or want == n:
+            continue
+        which = _COMPLIANCE_DATASETS.get((name, bench.name))
+        what = f"{name} of {bench.name} covers its own data set of {want} samples" + (f" ({which})" if which else "")
+        if request.mode is RunMode.SUBMISSION:
+            raise UnusableInput(
+                f"--mode submission: {what}; this run's data set holds {n} and this harness runs every test on "
+                f"--dataset: run {name} with the official compliance/{name} scripts, or use --mode submission-trial",
+                path=request.dataset,
+            )
+        out.append(
+            Finding(
+                rule="RUN-COMPLIANCE-DATASET",
+                severity=Severity.WARNING,
+                message=f"{what}; this trial runs it on the {n} samples of {dataset.name}: a rehearsal of the test",
+                source=bench.compliance_cite,
+            )
+        )
+    _print_findings(out, say)
+    return out
+
+
+def _planned_benchmark(planned: PlannedSettings) -> Benchmark:
+    bench = load_round(planned.round_name).benchmark(planned.benchmark)
+    if bench is None:  # pragma: no cover - the run resolved it
+        raise UnusableInput(f"round {planned.round_name} has no benchmark {planned.benchmark!r}")
+    return bench
+
+
+def _audit_findings(test: str, problems: Sequence[str], mode: RunMode) -> list[Finding]:
+    """What the detail log shows against the test's audit.config: a run without it, or not in performance mode, is
+    not the test (ERROR); other shortfalls (sample counts) are ERRORs in --mode submission, WARNINGs in a trial."""
+    out = []
+    for p in problems:
+        fatal = makes_it_not_the_test(p) or mode is RunMode.SUBMISSION
+        out.append(
+            _run_finding(
+                "RUN-AUDIT-CONFIG",
+                f"{test}: {p}",
+                Severity.ERROR if fatal else Severity.WARNING,
+                source=f"compliance/{test}/<benchmark>/audit.config; checker.audit_run",
+            )
+        )
+    return out
+
+
+def _verification_failed(test: str, verify_file: Path, mode: RunMode, own_dataset: bool) -> Finding:
+    """RUN-TEST07-FAILED / RUN-TEST09-FAILED: an ERROR, except in a trial on another data set than the test's, where
+    the round's threshold (bounds) does not apply: a WARNING that says so."""
+    if own_dataset or mode is RunMode.SUBMISSION:
+        return _run_finding(f"RUN-{test}-FAILED", f"{test} verification failed (see {verify_file})")
+    return _run_finding(
+        f"RUN-{test}-FAILED",
+        f"{test} verification failed (see {verify_file}) on a data set other than the test's: the round's "
+        "threshold is set for that data set, so this trial says nothing about it",
+        Severity.WARNING,
+    )
+
+
+def _verify_test07(
+    request: RunRequest,
+    test_dir: Path,
+    run_dir: Path,
+    dataset: Dataset,
+    tokenizer: Tokenizer | None,
+    bench: Benchmark,
+    say: Printer,
+    verdict: list[Finding],
+) -> Test07Record | None:
+    if tokenizer is None:
+        verdict.append(
+            _run_finding("RUN-ACC-TOKENIZER", "TEST07: no tokenizer to detokenize outputs (give --tokenizer DIR)", fix="--tokenizer DIR")
+        )
+        return None
+    out_dir = test_dir / "verification"
+    rec = verify_test07_run(
+        test_dir / "mlperf_log_accuracy.json",
+        dataset,
+        bench,
+        tokenizer.decode,
+        out_dir,
+        audit_config=(test_dir / AUDIT_CONFIG).read_text(encoding="utf-8"),
+        detail_log=test_dir / "mlperf_log_detail.txt",
+        simulated=request.engine.kind == "simulated",
+        code_execution=request.code_execution,
+        relative_to=run_dir,
+    )
+    shown = "no score" if rec.score is None else f"score {rec.score:g}"
+    say(
+        f"  TEST07 verification: {'PASS' if rec.passed else 'FAIL'} ({shown}, threshold {rec.threshold:g}, "
+        f"{rec.samples_scored} samples scored; {run_dir / rec.verify_file})"
+    )
+    if rec.evaluation_error:
+        say(f"    evaluation failed: {rec.evaluation_error}")
+    if not rec.passed:
+        verdict.append(
+            _verification_failed(
+                TEST07, run_dir / rec.verify_file, request.mode, rec.dataset_samples == rec.required_samples
+            )
+        )
+    if rec.missing_samples:
+        verdict.append(
+            _run_finding(
+                "RUN-TEST07-COVERAGE",
+                f"TEST07 logged {rec.samples_scored} of the {rec.dataset_samples} samples of {rec.dataset}: "
+                f"{rec.missing_samples} have no output (TEST07 logs every sample)",
+            )
+        )
+    verdict += _audit_findings(TEST07, rec.audit_problems, request.mode)
+    return rec
+
+
+def _verify_test09(
+    request: RunRequest, test_dir: Path, run_dir: Path, bench: Benchmark, say: Printer, verdict: list[Finding]
+) -> Test09Record:
+    rec = verify_test09_run(
+        test_dir / "mlperf_log_accuracy.json",
+        bench,
+        test_dir,  # verify_output_len.txt beside LoadGen's logs: the packager copies it from there
+        audit_config=(test_dir / AUDIT_CONFIG).read_text(encoding="utf-8"),
+        detail_log=test_dir / "mlperf_log_detail.txt",
+        relative_to=run_dir,
+    )
+    mean = "no sample logged" if rec.mean_tokens is None else f"mean {rec.mean_tokens:.2f} tokens"
+    say(
+        f"  TEST09 verification: {'PASS' if rec.passed else 'FAIL'} ({mean} over {rec.samples} samples, "
+        f"bounds [{rec.low:g}, {rec.high:g}]; {run_dir / rec.verify_file})"
+    )
+    if not rec.passed:
+        verdict.append(
+            _verification_failed(TEST09, run_dir / rec.verify_file, request.mode, rec.samples == rec.required_samples)
+        )
+    verdict += _audit_findings(TEST09, rec.audit_problems, request.mode)
+    return rec

@@ -9,12 +9,18 @@ from __future__ import annotations
 import re
 from itertools import repeat
 
+from checker.audit_run import audit_run_report
 from checker.checks.catalog import WARN, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.latency import latency_checks
 from checker.checks.performance import detail_log_checks, load_detail
 from checker.findings import Finding, Severity, UnusableInput
-from checker.parsers.accuracy_log import TokenDtype, parse_accuracy_log
+from checker.parsers.accuracy_log import (
+    TRUNCATE_SEPARATOR,
+    TRUNCATE_SEPARATOR_CRLF,
+    TokenDtype,
+    parse_accuracy_log,
+)
 from checker.test06 import (
     MAX_SAMPLES_FACTOR,
     OFFICIAL_DEFAULT_EOS_TOKEN_ID,
@@ -43,6 +49,13 @@ RULES = register(
     RuleInfo("COMPL-RULES-DATA", "-", "compliance threshold not in the rules data; not re-verified", WARN, beyond=True),
     RuleInfo("COMPL-TEST07-REVERIFY", "-", "TEST07 verify_accuracy.txt inconsistent with its score, the round's threshold or its PASS line", beyond=True),
     RuleInfo("COMPL-TEST07-LOG", "-", "TEST07 accuracy log missing or with fewer samples than the test logs", beyond=True),
+    RuleInfo(
+        "COMPL-AUDIT-RUN",
+        "-",
+        "TEST07/TEST09 performance log missing, or it does not show the test's audit.config applied (performance mode, "
+        "every sample of the test's data set issued and logged, no concatenation)",
+        beyond=True,
+    ),
     RuleInfo("COMPL-TEST09-REVERIFY", "F12", "TEST09 mean output length (re-computed) outside the round's bounds"),
     RuleInfo("COMPL-TEST09-LOG", "-", "TEST09 accuracy log missing, unparseable or with fewer samples than the test logs", beyond=True),
     RuleInfo("COMPL-TEST06-LOG", "-", "TEST06 accuracy log missing or unparseable", beyond=True),
@@ -108,6 +121,8 @@ def check_compliance(ctx: ResultContext) -> list[Finding]:
             out += _test07_reverify(ctx, tdir)
         if test == "TEST09":
             out += _test09_reverify(ctx, tdir)
+        if test in AUDIT_RUN_SAMPLES:
+            out += _audit_run(ctx, test, tdir)
     if any(f.severity is Severity.ERROR for f in out):
         ctx.computed.compliance = 0
     return out
@@ -688,9 +703,10 @@ def _test07_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
         elif n is not None and n < need:
             add(
                 "COMPL-TEST07-LOG",
-                f"{log} holds {n} samples; TEST07 logs all {need}",
+                f"{log} holds {n} distinct samples (qsl_idx); TEST07 logs each of its {need} once",
                 log,
-                "run TEST07 with its audit.config (accuracy_log_sampling_target, min_query_count)",
+                "run TEST07 with its audit.config (accuracy_log_sampling_target, min_query_count, "
+                "performance_issue_unique) on its data set",
             )
     return out
 
@@ -700,8 +716,8 @@ def _entry_count(ctx: ResultContext, rel: str) -> int | str | None:
     size = tree.size(rel)
     if not tree.is_inside(rel) or size is None or size > TEST06_MAX_LOG_BYTES:
         return None
-    try:
-        return len(parse_accuracy_log(tree.abspath(rel)).entries)
+    try:  # distinct samples: a sample issued twice (no performance_issue_unique) is one sample scored
+        return len({e.qsl_idx for e in parse_accuracy_log(tree.abspath(rel)).entries})
     except UnusableInput as exc:
         return f"the accuracy log cannot be parsed: {exc}"
 
@@ -798,3 +814,76 @@ def _test09_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
             )
         )
     return out
+
+
+# the rules-data field with each test's data set size (the audit.config's min_query_count)
+AUDIT_RUN_SAMPLES = {"TEST07": "test07_sample_count", "TEST09": "test09_sample_count"}
+_AUDIT_RUN_SOURCE = (
+    "compliance/TEST07/README.md, compliance/TEST09/README.md: 'Verify that audit.config was properly read by checking "
+    "mlperf_log_detail.txt'; the audit.config files: mode = 2, accuracy_log_sampling_target >= the data set size "
+    "('Log ALL samples'), sample_concatenate_permutation = 0; the verification copies performance/run_1 into the "
+    "submission ('These files must be submitted as part of the compliance audit trail')"
+)
+
+
+def _audit_run(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
+    """Beyond official (which reads only the verification file): the test's performance-mode detail log shows that
+    LoadGen read the audit.config and ran the test as it asks (:mod:`checker.audit_run`), and the accuracy log holds
+    every sample LoadGen issued."""
+    rel = f"{tdir}/performance/run_1/mlperf_log_detail.txt"
+    fix = f"run {test} with compliance/{test}/{ctx.mlperf_model}/audit.config in LoadGen's working directory and submit "
+    fix += f"its performance/run_1 logs as compliance/{test}/run_verification.py copies them"
+
+    def finding(msg: str, line: int | None = None, severity: Severity | None = None) -> Finding:
+        return ctx.finding(
+            "COMPL-AUDIT-RUN", f"{test}: {msg}", path=rel, line=line, source=_AUDIT_RUN_SOURCE, fix=fix, severity=severity
+        )
+
+    if not ctx.exists_file(rel):  # the official checker does not require it (nor this tool TEST06's): a warning
+        return [
+            finding(
+                f"{rel} is missing: nothing shows that the test ran with its audit.config (the official checker "
+                "reads only the verification file)",
+                severity=Severity.WARNING,
+            )
+        ]
+    log, out = load_detail(ctx, rel, "COMPL-AUDIT-RUN")
+    if log is None:
+        return out
+    need = getattr(ctx.benchmark, AUDIT_RUN_SAMPLES[test], None)
+    rep = audit_run_report(log)
+    lines = {
+        "LoadGen did not log": None,
+        "effective_test_mode": log.line_of("effective_test_mode"),
+        "effective_accuracy_log_sampling_target": log.line_of("effective_accuracy_log_sampling_target"),
+        "the QSL held": log.line_of("qsl_reported_total_count"),
+        "effective_sample_concatenate_permutation": log.line_of("effective_sample_concatenate_permutation"),
+    }
+    for problem in rep.problems(need):
+        out.append(finding(problem, next((ln for k, ln in lines.items() if problem.startswith(k)), None)))
+    queries = log.int_value("generated_query_count")
+    per_query = log.int_value("generated_samples_per_query")
+    acc = f"{tdir}/accuracy/mlperf_log_accuracy.json"
+    logged = _logged_entries(ctx, acc)
+    if queries is not None and per_query is not None and logged is not None and logged < queries * per_query:
+        out.append(
+            finding(
+                f"LoadGen issued {queries * per_query} samples (generated_query_count x generated_samples_per_query) "
+                f"but {acc} holds {logged}: not every sample was logged",
+                log.line_of("generated_samples_per_query"),
+            )
+        )
+    return out
+
+
+def _logged_entries(ctx: ResultContext, rel: str) -> int | None:
+    """Entries of a LoadGen accuracy log, counted by their ``"qsl_idx"`` keys (None: absent, too large, outside the
+    tree, or the truncated form; the TEST07/TEST09 log findings report those)."""
+    tree = ctx.sctx.tree
+    size = tree.size(rel)
+    if not tree.is_inside(rel) or size is None or size > TEST06_MAX_LOG_BYTES:
+        return None
+    raw, _problem = tree.read_bytes(rel)
+    if raw is None or TRUNCATE_SEPARATOR.encode() in raw or TRUNCATE_SEPARATOR_CRLF.encode() in raw:
+        return None
+    return raw.count(b'"qsl_idx"')
