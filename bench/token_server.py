@@ -6,6 +6,12 @@ the request's ``max_tokens`` asks for fewer). With ``"stream": true`` each token
 ``"stream_options": {"include_usage": true}`` a last chunk carries ``usage`` (prompt/completion/total tokens);
 then ``data: [DONE]``. Without ``stream`` the whole completion is sent once the last token is due.
 
+With ``--max-concurrency N`` at most N requests are served at once (a slot is held from the start of a request's
+generation to its last token); the others wait in one FIFO queue, and the wait counts in their TTFT (the first
+token is due ``ttft_ms`` after the request got its slot). The server's capacity is then known exactly:
+``N / (ttft_ms + (tokens - 1) * tpot_ms)`` requests per second (``inference-audit sweep`` finds it as its knee).
+Without it (the default) every request starts at once, as before.
+
 For every request it records, in wall-clock nanoseconds (``time.time_ns``):
 
 * ``recv_ns``: when the first byte of the request reached the server (entry of ``data_received``);
@@ -21,6 +27,7 @@ loop timer for all streams (two FIFO queues of due token events): no framework, 
 ``--loop`` allows it.
 
     python3 bench/token_server.py --port 8011 --ttft-ms 200 --tpot-ms 20 --tokens 64
+    python3 bench/token_server.py --port 8011 --ttft-ms 100 --tpot-ms 20 --tokens 16 --max-concurrency 8  # 20 req/s
 """
 
 from __future__ import annotations
@@ -57,6 +64,13 @@ class Timing:
     ttft_ms: float
     tpot_ms: float
     tokens: int
+
+    def capacity_rps(self, max_concurrency: int | None) -> float | None:
+        """Requests per second N slots serve with full-length responses (None: no limit, or no time per request)."""
+        service_ms = self.ttft_ms + (self.tokens - 1) * self.tpot_ms
+        if max_concurrency is None or service_ms <= 0:
+            return None
+        return max_concurrency * 1000.0 / service_ms
 
     def n_tokens(self, requested: object) -> int:
         """Tokens to emit for a request whose ``max_tokens`` (or ``max_completion_tokens``) is ``requested``."""
@@ -388,9 +402,19 @@ class TokenServer:
     """Routes requests and drives the token timers."""
 
     def __init__(
-        self, timing: Timing, model: str, owned_by: str, loop: asyncio.AbstractEventLoop, max_records: int
+        self,
+        timing: Timing,
+        model: str,
+        owned_by: str,
+        loop: asyncio.AbstractEventLoop,
+        max_records: int,
+        max_concurrency: int | None = None,
     ) -> None:
         self.timing = timing
+        self.max_concurrency = max_concurrency  # None: every request starts at once
+        self.running = 0  # requests holding a slot (generating)
+        # requests waiting for a slot, first come first served: (connection, start it, a stream?)
+        self.waiting: deque[tuple[HttpConnection, Callable[[float], None], bool]] = deque()
         self.model = model
         self.owned_by = owned_by
         self.loop = loop
@@ -433,6 +457,9 @@ class TokenServer:
                 "records": len(self.recorder.records),
                 "active_streams": self.recorder.active_streams,
                 "cpu_s": _cpu_s(),
+                "max_concurrency": self.max_concurrency,
+                "running": self.running,
+                "waiting": len(self.waiting),
                 "timing": {
                     "ttft_ms": self.timing.ttft_ms,
                     "tpot_ms": self.timing.tpot_ms,
@@ -482,23 +509,51 @@ class TokenServer:
         model = str(request.get("model") or self.model)
         record = self.recorder.new(path, recv_ns, n_tokens, prompt_tokens, stream)
         rid = f"cmpl-{record.seq}"
-        first_due = start + self.timing.ttft_ms / 1000.0
+        ttft_s = self.timing.ttft_ms / 1000.0
         if not stream:
-            due = first_due + (n_tokens - 1) * self.timing.tpot_ms / 1000.0
+            whole_s = ttft_s + (n_tokens - 1) * self.timing.tpot_ms / 1000.0
             reply = _response(
                 "200 OK",
                 _full_body(chat, model, rid, n_tokens, prompt_tokens, token_ids),
                 keep_alive=keep_alive,
             )
-            self.loop.call_later(due - time.monotonic(), self._send_whole, conn, record, reply, keep_alive)
+
+            def begin_whole(begin: float) -> None:
+                due = begin + whole_s
+                self.loop.call_later(due - time.monotonic(), self._send_whole, conn, record, reply, keep_alive)
+
+            self._when_free(conn, start, begin_whole, False)
             return
         options = request.get("stream_options")
         usage = isinstance(options, dict) and bool(options.get("include_usage"))
         events = _StreamEvents(chat, model, rid, n_tokens, prompt_tokens, usage, token_ids)
         conn.write(_STREAM_HEAD)
         self.recorder.active_streams += 1
-        state = _Stream(conn, record, events, first_due, keep_alive)
-        self._enqueue_first(state)
+
+        def begin_stream(begin: float) -> None:
+            self._enqueue_first(_Stream(conn, record, events, begin + ttft_s, keep_alive))
+
+        self._when_free(conn, start, begin_stream, True)
+
+    # --max-concurrency: a request holds a slot from the start of its generation to its last token; without a
+    # free slot it waits in ``waiting`` (FIFO) and starts, first token ttft_ms later, when one is released.
+    def _when_free(self, conn: HttpConnection, start: float, begin: Callable[[float], None], stream: bool) -> None:
+        if self.max_concurrency is None or self.running < self.max_concurrency:
+            self.running += 1
+            begin(start)
+        else:
+            self.waiting.append((conn, begin, stream))
+
+    def _release(self) -> None:
+        self.running -= 1
+        while self.waiting and (self.max_concurrency is None or self.running < self.max_concurrency):
+            conn, begin, stream = self.waiting.popleft()
+            if conn.closed:  # the client went away while it waited
+                if stream:
+                    self.recorder.active_streams -= 1
+                continue
+            self.running += 1
+            begin(time.monotonic())
 
     def _send_whole(
         self, conn: HttpConnection, record: RequestRecord, reply: bytes, keep_alive: bool
@@ -506,6 +561,7 @@ class TokenServer:
         record.send_ns.append(time.time_ns())
         conn.write(reply)
         record.complete = not conn.closed
+        self._release()
         conn.finish(keep_alive)
 
     # Token events are not one loop timer each: every stream's next event is TPOT after its previous one and
@@ -547,6 +603,7 @@ class TokenServer:
             conn = state.conn
             if conn.closed:  # the client went away: stop generating
                 self.recorder.active_streams -= 1
+                self._release()
                 continue
             record = state.record
             index = state.index
@@ -556,6 +613,7 @@ class TokenServer:
                 conn.transport.write(events.last_and_tail)
                 record.complete = True
                 self.recorder.active_streams -= 1
+                self._release()
                 conn.finish(state.keep_alive)
                 continue
             record.send_ns.append(time_ns())
@@ -576,7 +634,12 @@ def _new_loop(kind: str) -> asyncio.AbstractEventLoop:
 async def _serve(args: argparse.Namespace, ready: Callable[[int], None]) -> None:
     loop = asyncio.get_running_loop()
     app = TokenServer(
-        Timing(args.ttft_ms, args.tpot_ms, args.tokens), args.model, args.owned_by, loop, args.max_records
+        Timing(args.ttft_ms, args.tpot_ms, args.tokens),
+        args.model,
+        args.owned_by,
+        loop,
+        args.max_records,
+        args.max_concurrency,
     )
     server = await loop.create_server(
         lambda: HttpConnection(app), args.host, args.port, backlog=4096, reuse_address=True
@@ -602,6 +665,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tokens", type=int, default=64, help="tokens per response (capped by max_tokens)")
     parser.add_argument("--model", default="token-server", help="model id reported by /v1/models")
     parser.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=None,
+        help="serve at most N requests at once, the others wait (FIFO; the wait counts in their TTFT): "
+        "capacity = N / (ttft + (tokens - 1) * tpot) requests/s (default: no limit)",
+    )
+    parser.add_argument(
         "--max-records",
         type=int,
         default=1_000_000,
@@ -626,6 +696,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.tokens < 1 or args.ttft_ms < 0 or args.tpot_ms < 0:
         print("token_server: --tokens must be >= 1 and the times >= 0", file=sys.stderr)
         return 2
+    if args.max_concurrency is not None and args.max_concurrency < 1:
+        print("token_server: --max-concurrency must be >= 1", file=sys.stderr)
+        return 2
+    timing = Timing(args.ttft_ms, args.tpot_ms, args.tokens)
+    capacity = timing.capacity_rps(args.max_concurrency)
+    limit = (
+        ""
+        if args.max_concurrency is None
+        else f", at most {args.max_concurrency} at once"
+        + (f": capacity {capacity:.6g} req/s" if capacity is not None else "")
+    )
 
     def ready(port: int) -> None:
         if args.port_file:
@@ -633,7 +714,7 @@ def main(argv: list[str] | None = None) -> int:
                 handle.write(f"{port}\n")
         print(
             f"token_server listening on http://{args.host}:{port} (ttft {args.ttft_ms} ms, "
-            f"tpot {args.tpot_ms} ms, {args.tokens} tokens, {type(asyncio.get_running_loop()).__module__} loop)",
+            f"tpot {args.tpot_ms} ms, {args.tokens} tokens{limit}, {type(asyncio.get_running_loop()).__module__} loop)",
             flush=True,
         )
 

@@ -1,0 +1,197 @@
+"""``inference-audit sweep``: LoadGen Server runs at rising rates, goodput per level, the knee (see loadgen_sut.sweep).
+
+The engine, benchmark and data-set options are ``inference-audit run``'s own (borrowed from
+:func:`loadgen_sut.run_cli.add_arguments`, so they cannot drift apart); the sweep adds the rates, the SLO, the
+per-level duration, ``--find-peak`` and the results file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+from pathlib import Path
+
+from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
+from loadgen_sut import run_cli
+from loadgen_sut.runner import RunRequest, resolve
+from loadgen_sut.settings import RunMode
+from loadgen_sut.sweep import (
+    SweepPlan,
+    SweepSettings,
+    level_schedule,
+    refuse_swept_keys,
+    round_slo,
+    run_sweep,
+)
+from rules.models import Scenario
+from rules.registry import UnknownRound, latest_round
+
+# run's options that a sweep uses as they are (by dest); the rest of run's (--mode, --target-qps, --out, the
+# submission tree, code execution) mean nothing here
+_WHAT_TO_RUN = ("engine", "benchmark", "scenario", "round", "dataset", "dataset_limit", "user_conf", "progress_interval", "deadline_s")
+_RUN_GROUPS = ("engine", "simulated engine (results are labelled SIMULATED)")
+
+DEFAULT_DURATION_S = 30.0
+DEFAULT_MIN_QUERIES = 100
+
+
+def _rate_list(text: str) -> list[float]:
+    out: list[float] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        out.append(run_cli.positive_number(part))
+    if not out:
+        raise argparse.ArgumentTypeError("no rate given")
+    return out
+
+
+def _borrow_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``run``'s engine options (same names, defaults, help) to the sweep's parser."""
+    donor = argparse.ArgumentParser(add_help=False)
+    run_cli.add_arguments(donor)
+    groups = {g.title: g for g in donor._action_groups}
+    what = parser.add_argument_group("what to run (as 'inference-audit run')")
+    for action in groups["what to run"]._group_actions:
+        if action.dest not in _WHAT_TO_RUN:
+            continue
+        action = copy.copy(action)
+        if action.dest == "scenario":
+            action.required = False
+            action.default = "Server"
+            action.help = "Server (default) or Interactive: LoadGen's Server scenario either way"
+        what._add_action(action)
+    for title in _RUN_GROUPS:
+        mine = parser.add_argument_group(title)
+        for action in groups[title]._group_actions:
+            mine._add_action(copy.copy(action))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = (
+        "examples:\n"
+        "  inference-audit sweep --engine openai --endpoint http://127.0.0.1:8011 --model token-server \\\n"
+        "      --benchmark llama3.1-8b --round v6.1 --start 8 --stop 32 --steps 4 \\\n"
+        "      --slo-ttft-ms 1000 --slo-tpot-ms 100 --duration-s 10 --out sweep.json\n"
+        "  inference-audit sweep --engine simulated --sim-max-concurrency 8 --sim-ttft-ms 100 --sim-tpot-ms 20 \\\n"
+        "      --sim-output-tokens 16 --ignore-eos --benchmark llama3.1-8b --rates 10,16,24,32 --out sim-sweep.json\n"
+        "\n"
+        "Rerun the same command to resume: finished levels are skipped; other settings are refused."
+    )
+    _borrow_run_arguments(parser)
+    g = parser.add_argument_group("sweep")
+    g.add_argument("--rates", type=_rate_list, default=None, help="offered rates in req/s, e.g. 5,10,20,40")
+    g.add_argument("--start", type=run_cli.positive_number, default=None, help="lowest rate (with --stop, --steps)")
+    g.add_argument("--stop", type=run_cli.positive_number, default=None, help="highest rate")
+    g.add_argument("--steps", type=run_cli._int_at_least(1), default=None, help="number of rates from --start to --stop")
+    g.add_argument("--spacing", choices=("linear", "geometric"), default="linear", help="rates evenly spaced or in a constant ratio")
+    g.add_argument("--slo-ttft-ms", type=run_cli.positive_number, default=None, help="TTFT limit, whole ms (default: the round's)")
+    g.add_argument("--slo-tpot-ms", type=run_cli.positive_number, default=None, help="TPOT limit, whole ms (default: the round's)")
+    g.add_argument(
+        "--duration-s",
+        type=run_cli.positive_seconds,
+        default=DEFAULT_DURATION_S,
+        help=f"LoadGen min_duration of each level (default {DEFAULT_DURATION_S:g}; an overloaded level runs longer: it drains)",
+    )
+    g.add_argument(
+        "--min-queries",
+        type=run_cli._int_at_least(1),
+        default=DEFAULT_MIN_QUERIES,
+        help=f"LoadGen min_query_count of each level (default {DEFAULT_MIN_QUERIES})",
+    )
+    g.add_argument("--find-peak", action="store_true", help="also run LoadGen's FindPeakPerformance from the knee and compare")
+    g.add_argument("--out", type=Path, required=True, help="the results file (JSON; also the state a rerun resumes from)")
+    g.add_argument("--work-dir", type=Path, default=None, help="where the levels' run directories go (default: OUT's name + '-runs')")
+    g.add_argument("--verbose", action="store_true", help="show every level's run output (default: only when a level fails)")
+
+
+def _default_work_dir(out: Path) -> Path:
+    name = out.name[: -len(".json")] if out.name.endswith(".json") and out.name != ".json" else out.name
+    return out.parent / f"{name}-runs"
+
+
+def build_plan(args: argparse.Namespace) -> SweepPlan:
+    """The sweep's settings and base request from the parsed arguments; UnusableInput before anything runs."""
+    run_cli.validate_arguments(args)
+    round_name = args.round or latest_round()
+    probe = RunRequest(
+        round_name=round_name,
+        benchmark=args.benchmark,
+        scenario=args.scenario,
+        mode=RunMode.PERFORMANCE,
+        engine=run_cli._engine_spec(args),
+        out=Path("."),
+    )
+    try:
+        _rnd, bench, scenario = resolve(probe)
+    except UnknownRound as exc:
+        raise UnusableInput(str(exc)) from exc
+    if scenario.loadgen_scenario is not Scenario.SERVER:
+        raise UnusableInput(f"--scenario {args.scenario}: a sweep offers rising Server rates (Server or Interactive)")
+    spacing, rates = level_schedule(args.rates, args.start, args.stop, args.steps, args.spacing)
+    slo = round_slo(bench, scenario, args.slo_ttft_ms, args.slo_tpot_ms, round_name)
+    conf_text: str | None = None
+    if args.user_conf is not None:
+        try:
+            conf_text = args.user_conf.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UnusableInput(f"cannot read user.conf: {exc}", path=str(args.user_conf)) from exc
+        refuse_swept_keys(conf_text, str(args.user_conf))
+    probe.engine.validate_spec()
+    settings = SweepSettings(
+        round=round_name,
+        benchmark=bench.name,
+        scenario=scenario.value,
+        spacing=spacing,
+        rates_qps=rates,
+        slo=slo,
+        duration_s=args.duration_s,
+        min_queries=args.min_queries,
+        engine=probe.engine,
+        dataset=args.dataset,
+        dataset_limit=args.dataset_limit,
+        user_conf_text=conf_text,
+        max_new_tokens=args.max_new_tokens,
+        min_new_tokens=args.min_new_tokens,
+        ignore_eos=args.ignore_eos,
+    )
+    base = RunRequest(
+        round_name=round_name,
+        benchmark=args.benchmark,
+        scenario=args.scenario,
+        mode=RunMode.PERFORMANCE,
+        engine=probe.engine,
+        out=Path("."),  # each level: the work directory
+        dataset=args.dataset,
+        dataset_limit=args.dataset_limit,
+        user_conf=args.user_conf,
+        max_new_tokens=args.max_new_tokens,
+        min_new_tokens=args.min_new_tokens,
+        ignore_eos=args.ignore_eos,
+        progress_interval_s=args.progress_interval,
+        deadline_s=args.deadline_s,
+        command=_command_line(),
+    )
+    return SweepPlan(
+        settings=settings,
+        base=base,
+        out=args.out,
+        work_dir=args.work_dir or _default_work_dir(args.out),
+        find_peak=args.find_peak,
+        verbose=args.verbose,
+    )
+
+
+def _command_line() -> tuple[str, ...]:
+    argv = sys.argv[1:]
+    return ("inference-audit", *argv[argv.index("sweep") :]) if "sweep" in argv else ("inference-audit", "sweep")
+
+
+def run(args: argparse.Namespace) -> int:
+    """0: every level (and find-peak, when asked) finished, whatever the knee; 1: something did not."""
+    plan = build_plan(args)
+    result = run_sweep(plan)
+    return EXIT_OK if result.complete else EXIT_INVALID
