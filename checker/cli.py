@@ -6,7 +6,7 @@ Exit codes: 0 every result valid, 1 some result (or the tree) invalid, 2 unusabl
 directory, device, FIFO or symlink — or a report that cannot be written), 3 an internal error of
 this tool (a bug: the traceback is printed with ``--debug``).
 
-``--json/--csv/--junit -`` writes that report to stdout (the terminal report then goes to stderr).
+``--json/--csv/--junit/--html -`` writes that report to stdout (the terminal report then goes to stderr).
 """
 
 from __future__ import annotations
@@ -54,6 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--junit", metavar="FILE", help="write a JUnit XML report (one testcase per result); - for stdout"
+    )
+    parser.add_argument(
+        "--html", metavar="FILE", help="write a self-contained HTML page (verdicts, findings by rule and submitter)"
     )
     parser.add_argument("--force", action="store_true", help=FORCE_HELP)
     parser.add_argument(
@@ -145,7 +148,7 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(f"--workers {args.workers}: must be at least 1")
     # every report path is judged before any work (exit 2): see checker.report.output
     outputs = plan_outputs(
-        [(f"--{option}", getattr(args, option)) for option in ("json", "csv", "junit")],
+        [(f"--{option}", getattr(args, option, None)) for option in ("json", "csv", "junit", "html")],
         force=args.force,
         trees=[root],
     )
@@ -213,6 +216,12 @@ def _write_outputs(
             )
         elif target.option == "--csv":
             data = render_summary_csv(report)
+        elif target.option == "--html":
+            from checker.report.html.check_page import CheckContext, check_page  # matplotlib: only when asked
+
+            link_dir = None if target.path is None else target.path.parent.absolute()
+            ctx = CheckContext(round_detection=round_note, select=tuple(select), ignore=tuple(ignore))
+            data = check_page(report, ctx, link_dir=link_dir)
         else:
             data = render_junit(report)
         try:

@@ -11,6 +11,7 @@ from pathlib import Path
 from checker.engine import check_tree
 from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
 from checker.report.outcome import exit_code
+from checker.report.output import plan_outputs, write_output
 from checker.report.terminal import render_terminal
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.engines.openai_http import FLAVORS
@@ -152,6 +153,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_code_execution_arguments(parser)
 
+    r = parser.add_argument_group("report")
+    r.add_argument("--html", metavar="FILE", default=None, help="also write the run's self-contained HTML page (- for stdout)")
+    r.add_argument("--force", action="store_true", help="replace the --html file if it exists (never a directory, FIFO, symlink)")
+
     p = parser.add_argument_group("submission tree (--mode submission)")
     p.add_argument("--system", type=Path, default=None, help="your system description JSON (systems/<name>.json)")
     p.add_argument("--system-name", default=None, help="system directory name (default: the JSON file name)")
@@ -262,7 +267,23 @@ def run(args: argparse.Namespace) -> int:
             model=eng.model,
             precision=eng.dtype if eng.kind == "transformers" else None,
         )
+    # the --html path is judged before the run (checker.report.output): not inside the tree, not an input
+    if getattr(args, "html", None) == "-":
+        raise UnusableInput("--html -: the run prints its progress on standard output; give a file name")
+    html = plan_outputs(
+        [("--html", getattr(args, "html", None))],
+        force=getattr(args, "force", False),
+        trees=[tree] if mode.is_submission_flow else [],
+        inputs=[args.user_conf, args.system, args.implementation_json],
+    )
     outcome = run_mode(request)
+    for target in html:  # the run's page, written before packaging (it shows the run, not the tree's check)
+        from loadgen_sut.report.run_data import load_run
+        from loadgen_sut.report.run_page import run_page
+
+        link_dir = None if target.path is None else target.path.parent.absolute()
+        write_output(target, run_page(load_run(outcome.run_dir), link_dir=link_dir))
+        print(f"HTML report: {target.given}", file=sys.stderr)
     if not mode.is_submission_flow:
         return EXIT_OK if outcome.record.verdict.status in ("VALID", "NOT_SUBMITTABLE") else EXIT_INVALID
     if outcome.record.verdict.status == "INCOMPLETE":

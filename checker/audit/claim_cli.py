@@ -47,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", metavar="OUT", help="write the schema-versioned JSON report here (- for stdout)"
     )
+    parser.add_argument(
+        "--html", metavar="OUT", help="write a self-contained HTML page (results, each rule's outcome, citations) here"
+    )
     parser.add_argument("--force", action="store_true", help=FORCE_HELP)
     parser.add_argument(
         "--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes"
@@ -78,7 +81,7 @@ def _file_part(path: Path | str) -> Path:
 def run(args: argparse.Namespace) -> int:
     # the report path is judged before any work: never one of the files read (checker.report.output)
     outputs = plan_outputs(
-        [("--json", args.json)],
+        [("--json", args.json), ("--html", getattr(args, "html", None))],
         force=getattr(args, "force", False),
         inputs=[*(_file_part(p) for p in args.files), args.table],
     )
@@ -153,7 +156,13 @@ def run(args: argparse.Namespace) -> int:
     for line in render_text(audit, verbose=args.verbose):
         print(line, file=text_out)
     for target in outputs:
-        write_output(target, json_document(report_dict(audit)))
+        if target.option == "--html":
+            from checker.report.html.claim_page import claim_page  # matplotlib: only when a page is asked for
+
+            link_dir = None if target.path is None else target.path.parent.absolute()
+            write_output(target, claim_page(audit, link_dir=link_dir))
+        else:
+            write_output(target, json_document(report_dict(audit)))
         if not target.to_stdout:
-            print(f"JSON report: {target.given}", file=sys.stderr)
+            print(f"{'HTML' if target.option == '--html' else 'JSON'} report: {target.given}", file=sys.stderr)
     return audit.exit_code

@@ -26,7 +26,7 @@ from checker.audit.table_report import (
 )
 from checker.audit.table_tree import DEFAULT_REL_TOL, TreeCheck
 from checker.findings import UnusableInput
-from checker.report.output import FORCE_HELP, plan_outputs, write_output_stream
+from checker.report.output import FORCE_HELP, plan_outputs, write_output, write_output_stream
 from rules import UnknownRound, latest_round, load_round, normalize_round
 
 
@@ -50,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--json", metavar="OUT", help="write the schema-versioned JSON report here (- for stdout)"
+    )
+    parser.add_argument(
+        "--html", metavar="OUT", help="write a self-contained HTML page (rows beside their logs, rules) here"
     )
     parser.add_argument("--force", action="store_true", help=FORCE_HELP)
     parser.add_argument(
@@ -100,8 +103,18 @@ def run(args: argparse.Namespace) -> int:
     checked (:class:`RowSpool`, :attr:`FindingLog.spool`) and streams the report from them at the end."""
     # the report path is judged before any work: not the table, not inside --tree (checker.report.output)
     outputs = plan_outputs(
-        [("--json", args.json)], force=getattr(args, "force", False), trees=[args.tree], inputs=[args.file]
+        [("--json", args.json), ("--html", getattr(args, "html", None))],
+        force=getattr(args, "force", False),
+        trees=[args.tree],
+        inputs=[args.file],
     )
+    html = [t for t in outputs if t.option == "--html"]
+    outputs = [t for t in outputs if t.option == "--json"]
+    page_rows = None
+    if html:  # matplotlib is imported only when a page is asked for
+        from checker.report.html.table_page import PageRows
+
+        page_rows = PageRows()
     source = open_table(args.file, parse_column_map(args.map))
     header = source.header
     if args.round:
@@ -132,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
             tree.findings.clear()
         if records is not None:
             records.add(row_record(row, comparison))
+        if page_rows is not None:
+            page_rows.add(row, comparison)
     checks.finish(source.rows, findings)  # duplicates (a second pass reads the first rows' labels), derived columns
     summary = None
     if tree is not None:
@@ -140,13 +155,22 @@ def run(args: argparse.Namespace) -> int:
         findings.extend(tree_findings)
         summary = TreeSummary(str(args.tree), dict(statuses), missing)
     audit = TableAudit(header, rnd.name, how, findings, summary, args.rel_tol, count, row_spool=records)
-    text_out = sys.stderr if any(t.to_stdout for t in outputs) else sys.stdout  # stdout holds the JSON
+    text_out = sys.stderr if any(t.to_stdout for t in outputs + html) else sys.stdout  # stdout holds the report
     for line in render_text(audit, verbose=args.verbose):
         print(line, file=text_out)
     for target in outputs:
         write_output_stream(target, report_chunks(audit))
         if not target.to_stdout:
             print(f"JSON report: {target.given}", file=sys.stderr)
+    for target in html:
+        from checker.report.html.table_page import table_page
+
+        link_dir = None if target.path is None else target.path.parent.absolute()
+        tree_dir = tree.tree.layout.checked if tree is not None else None
+        assert page_rows is not None
+        write_output(target, table_page(audit, page_rows, link_dir=link_dir, tree_dir=tree_dir))
+        if not target.to_stdout:
+            print(f"HTML report: {target.given}", file=sys.stderr)
     if records is not None:
         records.close()
     if findings.spool is not None:

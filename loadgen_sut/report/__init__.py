@@ -1,0 +1,7 @@
+"""The HTML pages of runs and sweeps (``inference-audit report``, ``run --html``).
+
+:mod:`~loadgen_sut.report.run_data` reads a run directory into typed records, :mod:`~loadgen_sut.report.explain`
+says in plain words why a run is not VALID, :mod:`~loadgen_sut.report.early_stopping` is LoadGen's
+early-stopping rule as arithmetic, :mod:`~loadgen_sut.report.run_page` draws the page with the building blocks of
+:mod:`checker.report.html`.
+"""
