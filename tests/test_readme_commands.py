@@ -43,6 +43,10 @@ EXTERNAL = {
     "(tests/engines/test_vllm_e2e.py runs this flow)",
     "inference-audit run --engine transformers": "needs a model directory and CUDA",
     'python3 -c "from pathlib import Path; from loadgen_sut.compliance': "needs a TEST06 run directory",
+    "python -m loadgen_sut.datasets_vl": "needs the downloaded Shopify catalogue "
+    "(tests/scoring/test_qwen3_vl_dataset.py converts the fixture the same way)",
+    "inference-audit sweep --engine openai --endpoint http://127.0.0.1:8011": "needs bench/token_server.py running "
+    "(tests/sut/test_sweep_runs.py runs this sweep against it)",
 }
 PLACEHOLDER = re.compile(r"<[^>]+>|\bPATH\b|\bFILE\b|CLAIM\.yaml|\.\.\.|\[")
 
@@ -94,8 +98,8 @@ def _kind(cmd: str) -> str:
         return "synopsis"  # the second line of a synopsis (options only)
     if any(cmd.startswith(p) for p in EXTERNAL):
         return "external"
-    if cmd.startswith("printf "):
-        return "run"
+    if cmd.startswith(("printf ", "python3 tests/fixtures/")):
+        return "run"  # writes an input file (a fixture maker of this repository)
     if not cmd.startswith(TOOLS):
         return "unknown"
     return "template" if PLACEHOLDER.search(cmd) else "run"
