@@ -1,7 +1,7 @@
 """The result value of one result directory, as the official checker computes it (catalogue D8, D17).
 
 One computation serves the summary CSV row (``checker.checks.inferred`` -> ``ResultEntry.summary``) and the
-re-derivation of published table rows (``checker.audit.rederive``, ``inference-audit table --tree``):
+re-derivation of published table rows (``checker.audit.table.rederive``, ``inference-audit table --tree``):
 
 - the LoadGen key is ``Benchmark.result_field_overrides[effective scenario]`` (tokens/s for the LLMs) or
   ``Round.result_fields[effective scenario]`` (RESULT_FIELD_NEW / RESULT_FIELD_BENCHMARK_OVERWRITE);

@@ -26,8 +26,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "score": ("score an accuracy log against a data set as the reference scripts do", "loadgen_sut.score_cli"),
     "sweep": ("LoadGen Server runs at rising rates: goodput per level and the SLO knee", "loadgen_sut.sweep_cli"),
     "rules": ("show a round's rules", "rules.cli"),
-    "table": ("validate a published result table against the rules and the logs", "checker.audit.table_cli"),
-    "claim": ("audit a performance claim for comparability", "checker.audit.claim_cli"),
+    "table": ("validate a published result table against the rules and the logs", "checker.audit.table.cli"),
+    "claim": ("audit a performance claim for comparability", "checker.audit.claim.cli"),
     "init": ("write a system or implementation description template", "loadgen_sut.describe"),
     "report": ("write a self-contained HTML page of a run, a sweep or a check report", "loadgen_sut.report_cli"),
 }

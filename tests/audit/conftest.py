@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from checker.audit import claim_cli, table_cli
+from checker.audit.claim import cli as claim_cli
+from checker.audit.table import cli as table_cli
 from checker.findings import EXIT_UNUSABLE, UnusableInput
 from schemas import schema_errors
 

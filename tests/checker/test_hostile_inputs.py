@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 
 from checker import cli
-from checker.audit.claim_parse import load_claim_file
-from checker.audit.peer_parse import load_peer_runs
-from checker.audit.table_parse import load_table
+from checker.audit.claim.parse import load_claim_file
+from checker.audit.peers.parse import load_peer_runs
+from checker.audit.table.parse import load_table
 from checker.engine import check_tree
 from checker.findings import UnusableInput
 from checker.parsers.accuracy_log import parse_accuracy_log

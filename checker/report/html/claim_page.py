@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from checker.audit.claim_model import ResolvedResult
-from checker.audit.claim_report import ClaimAudit, Verdict
-from checker.audit.claim_rules import Issue, IssueKind
+from checker.audit.claim.model import ResolvedResult
+from checker.audit.claim.report import ClaimAudit, Verdict
+from checker.audit.claim.rules import Issue, IssueKind
 from checker.audit.report_common import severity_counts
 from checker.report.html.markup import Child, Markup, el, relative_href
 from checker.report.html.page import (

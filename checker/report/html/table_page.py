@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checker.audit.report_common import FindingLog, severity_counts
-from checker.audit.table_model import TableRow
-from checker.audit.table_report import TableAudit, errors_per_row
-from checker.audit.table_tree import RowComparison, RowStatus
+from checker.audit.table.model import TableRow
+from checker.audit.table.report import TableAudit, errors_per_row
+from checker.audit.table.tree import RowComparison, RowStatus
 from checker.findings import Finding, Severity
 from checker.report.html.markup import Child, Markup, anchor_id, el, relative_href
 from checker.report.html.page import (

@@ -1,4 +1,4 @@
-"""Read a results table into :class:`~checker.audit.table_model.ResultTable`.
+"""Read a results table into :class:`~checker.audit.table.model.ResultTable`.
 
 Shapes:
 
@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-from checker.audit.table_formats import CHECKER_HEAD_COLUMNS, FORMATS, detect_format
-from checker.audit.table_model import CANONICAL_FIELDS, ResultTable, TableFormat, TableRow
+from checker.audit.table.formats import CHECKER_HEAD_COLUMNS, FORMATS, detect_format
+from checker.audit.table.model import CANONICAL_FIELDS, ResultTable, TableFormat, TableRow
 from checker.findings import UnusableInput
 from checker.results import SUMMARY_CSV_COLUMNS
 from checker.safe_io import JsonProblem, display_name, file_kind, parse_json, read_input_bytes

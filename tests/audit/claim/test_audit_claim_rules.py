@@ -15,7 +15,7 @@ import pytest
 from rules.messaging import load_messaging
 from schemas import schema_errors
 
-CLAIMS = Path(__file__).resolve().parent / "fixtures" / "claims"
+CLAIMS = Path(__file__).resolve().parents[1] / "fixtures" / "claims"
 CASES = sorted(p.name for p in CLAIMS.iterdir() if p.is_dir())
 # the rule a case directory is about: "CMP-01-variant" -> "CMP-01", "D-16" -> "D-16"
 RULE = re.compile(r"^([A-Z]+-\d+)")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from checker.audit.table_checks import check_table
-from checker.audit.table_model import TableFormat
-from checker.audit.table_parse import load_table
+from checker.audit.table.checks import check_table
+from checker.audit.table.model import TableFormat
+from checker.audit.table.parse import load_table
 from rules import load_round
 
 BASE = {
@@ -87,10 +87,10 @@ def test_endpoints_rows_are_rederived_from_their_result_summary() -> None:
     deepseek-r1, samples/s or queries/s for qwen3-vl) and accuracy_results.json; all six match the table."""
     import pytest
 
-    from checker.audit.rederive import rederive
+    from checker.audit.table.rederive import rederive
     from checker.safe_io import SafeTree
 
-    shared = Path(__file__).resolve().parents[3] / "shared" / "data" / "mlperf-inference-v6.1"
+    shared = Path(__file__).resolve().parents[4] / "shared" / "data" / "mlperf-inference-v6.1"
     if not shared.is_dir():
         pytest.skip("../shared is not present")
     rnd = load_round("v6.1")
@@ -110,7 +110,7 @@ def test_v61_table_report_validates_against_its_schema(tmp_path: Path) -> None:
     from loadgen_sut.cli import main
     from schemas import schema_errors
 
-    table = Path(__file__).resolve().parents[3] / "shared" / "data" / "mlperf-inference-v6.1" / "summary.json"
+    table = Path(__file__).resolve().parents[4] / "shared" / "data" / "mlperf-inference-v6.1" / "summary.json"
     if not table.is_file():
         pytest.skip("../shared is not present")
     out = tmp_path / "r.json"

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from checker.audit.peer_model import PeerRun
-from checker.audit.table_model import TableRow
+from checker.audit.peers.model import PeerRun
+from checker.audit.table.model import TableRow
 from rules.models import Scenario
 
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from checker.audit.accuracy_text import parse_accuracy_string, values_match
-from checker.audit.rederive import PERF_DETAIL, Rederived, rederive, within_rounding
-from checker.audit.table_checks import row_benchmark
-from checker.audit.table_model import ResultTable, TableRow
+from checker.audit.table.accuracy_text import parse_accuracy_string, values_match
+from checker.audit.table.checks import row_benchmark
+from checker.audit.table.model import ResultTable, TableRow
+from checker.audit.table.rederive import PERF_DETAIL, Rederived, rederive, within_rounding
 from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.mllog import parse_detail_text
 from checker.safe_io import SafeTree

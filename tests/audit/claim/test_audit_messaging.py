@@ -11,7 +11,7 @@ import pytest
 from rules.build_messaging import main as build_main
 from rules.messaging import Compatibility, load_messaging
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_rules_and_checklist_loaded() -> None:
@@ -68,7 +68,7 @@ def test_generated_file_is_up_to_date(shared_dir: Path, tmp_path: Path) -> None:
 
 def test_dispatcher_end_to_end(tmp_path: Path) -> None:
     """The real ``inference-audit`` entry point (exit codes 1 and 2; each start costs seconds, so only two)."""
-    fixtures = Path(__file__).resolve().parent / "fixtures"
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
     table = fixtures / "v51-rows.json"
 
     def cli(*argv: str) -> subprocess.CompletedProcess[str]:

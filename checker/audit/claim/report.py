@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from checker.audit.claim_model import Claim, Metric, ResolvedResult
-from checker.audit.claim_rules import Issue, IssueKind
+from checker.audit.claim.model import Claim, Metric, ResolvedResult
+from checker.audit.claim.rules import Issue, IssueKind
 from checker.audit.report_common import exit_code_of, finding_lines, severity_counts
 from checker.findings import Finding, Severity
 from checker.version import tool_version

@@ -21,7 +21,7 @@ import yaml
 from pydantic import ValidationError
 from yaml.events import AliasEvent, CollectionStartEvent
 
-from checker.audit.claim_model import Claim, ClaimResultSpec, Derivation, Metric
+from checker.audit.claim.model import Claim, ClaimResultSpec, Derivation, Metric
 from checker.findings import UnusableInput
 from checker.safe_io import MAX_JSON_DEPTH, display_name, read_input_bytes
 from schemas import schema_errors

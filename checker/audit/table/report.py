@@ -17,8 +17,8 @@ from checker.audit.report_common import (
     finding_lines,
     severity_counts,
 )
-from checker.audit.table_model import ResultTable, TableRow
-from checker.audit.table_tree import RowComparison, RowStatus, TreeComparison
+from checker.audit.table.model import ResultTable, TableRow
+from checker.audit.table.tree import RowComparison, RowStatus, TreeComparison
 from checker.findings import Finding, Severity
 from checker.report.output import json_item
 from checker.version import tool_version

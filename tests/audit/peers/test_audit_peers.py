@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from checker.audit.peer_model import ClientArchitecture, LoadMode, PeerTool
-from checker.audit.peer_parse import ITL_AIPERF, ITL_VLLM, load_peer_runs
+from checker.audit.peers.model import ClientArchitecture, LoadMode, PeerTool
+from checker.audit.peers.parse import ITL_AIPERF, ITL_VLLM, load_peer_runs
 from checker.findings import UnusableInput
 
 GUIDELLM = "guidellm_benchmarks.json"

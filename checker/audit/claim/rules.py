@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from checker.audit.claim_model import Claim, Derivation, Metric, ResolvedResult, ServerMetric
-from checker.audit.claim_parse import read_metric
-from checker.audit.claim_text import (
+from checker.audit.claim.model import Claim, Derivation, Metric, ResolvedResult, ServerMetric
+from checker.audit.claim.parse import read_metric
+from checker.audit.claim.text import (
     has_unverified_near,
     mentions,
     mentions_benchmark,
@@ -25,7 +25,7 @@ from checker.audit.claim_text import (
     stated_factor,
     trademark_problems,
 )
-from checker.audit.table_checks import POWER_UNITS
+from checker.audit.table.checks import POWER_UNITS
 from rules.messaging import Compatibility, MessagingData
 from rules.models import Round, Scenario
 

@@ -1,4 +1,4 @@
-"""Read the result files of peer benchmarking tools into :class:`~checker.audit.peer_model.PeerRun`.
+"""Read the result files of peer benchmarking tools into :class:`~checker.audit.peers.model.PeerRun`.
 
 Formats, by tool and version. The layouts marked *captured* were read from files that release wrote against
 ``bench/token_server.py`` (``bench/peers/capture_fixtures.py``; the files are the fixtures under
@@ -58,7 +58,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from checker.audit.peer_model import ClientArchitecture, LatencyStat, LoadMode, PeerRun, PeerTool
+from checker.audit.peers.model import ClientArchitecture, LatencyStat, LoadMode, PeerRun, PeerTool
 from checker.findings import UnusableInput
 from checker.safe_io import JsonProblem, display_name, parse_json, read_input_bytes
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from checker.audit.accuracy_text import AccuracyValue, bare_accuracy, parse_accuracy_string, scale_to
 from checker.audit.report_common import FindingLog
-from checker.audit.table_model import ResultTable, TableRow
-from checker.audit.table_parse import KNOWN_INFORMATIONAL
+from checker.audit.table.accuracy_text import AccuracyValue, bare_accuracy, parse_accuracy_string, scale_to
+from checker.audit.table.model import ResultTable, TableRow
+from checker.audit.table.parse import KNOWN_INFORMATIONAL
 from checker.findings import Finding, Severity
 from rules.models import AccuracyTarget, Benchmark, Round, Scenario
 

@@ -19,11 +19,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checker.audit.claim_model import Claim, ClaimResultSpec, Origin, ResolvedResult, ServerMetric
-from checker.audit.claim_text import mentions
-from checker.audit.peer_parse import apply_metadata, load_peer_runs
-from checker.audit.table_checks import RESULT_ID, row_benchmark
-from checker.audit.table_model import ResultTable, TableRow
+from checker.audit.claim.model import Claim, ClaimResultSpec, Origin, ResolvedResult, ServerMetric
+from checker.audit.claim.text import mentions
+from checker.audit.peers.parse import apply_metadata, load_peer_runs
+from checker.audit.table.checks import RESULT_ID, row_benchmark
+from checker.audit.table.model import ResultTable, TableRow
 from checker.findings import Finding, Severity, UnusableInput
 from rules.models import Round, Scenario
 

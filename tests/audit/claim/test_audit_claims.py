@@ -9,7 +9,7 @@ import pytest
 
 from schemas import schema_errors
 
-CLAIMS = Path(__file__).resolve().parent / "fixtures" / "claims"
+CLAIMS = Path(__file__).resolve().parents[1] / "fixtures" / "claims"
 
 ISSUE_EXAMPLE = """\
 text: "System A delivers 1.5x the tokens/s per GPU of System B on Llama 2 70B"

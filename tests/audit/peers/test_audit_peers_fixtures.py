@@ -6,7 +6,7 @@ For every one of them:
 
 * each field the audit needs sits at the JSON path this release writes it to (``PATHS``), and the parser reads
   exactly what is there (``EXPECTED``): a later release that moves a field fails here once its files are
-  captured, until :mod:`checker.audit.peer_parse` reads the new layout;
+  captured, until :mod:`checker.audit.peers.parse` reads the new layout;
 * ``inference-audit claim`` on it names, under PEER-META, exactly the reproducibility fields the file lacks --
   never one it carries -- and says which of them the tool never writes.
 
@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from checker.audit.peer_model import REPRODUCIBILITY_FIELDS, ClientArchitecture, LoadMode, PeerRun, PeerTool
-from checker.audit.peer_parse import (
+from checker.audit.peers.model import REPRODUCIBILITY_FIELDS, ClientArchitecture, LoadMode, PeerRun, PeerTool
+from checker.audit.peers.parse import (
     ITL_AIPERF,
     ITL_VLLM,
     LAYOUT_AIPERF_013,
@@ -33,7 +33,7 @@ from checker.audit.peer_parse import (
     load_peer_runs,
 )
 
-PEERS = Path(__file__).resolve().parent / "fixtures" / "peers"
+PEERS = Path(__file__).resolve().parents[1] / "fixtures" / "peers"
 TOKENIZER = (
     "/root/.cache/inference-audit/venv-peers/word-tokenizer"  # the word-level tokenizer of the capture
 )

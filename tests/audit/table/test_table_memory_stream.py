@@ -1,4 +1,4 @@
-"""``inference-audit table`` streams the rows (checker/audit/table_cli.py): each row is checked and let go,
+"""``inference-audit table`` streams the rows (checker/audit/table/cli.py): each row is checked and let go,
 duplicates are found from 64-bit key hashes (the first row's label read back by a second pass), and without
 ``--json`` / ``--verbose`` only the findings the summary prints are kept (:class:`FindingLog`).
 
@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from checker.audit import table_checks
 from checker.audit.report_common import FindingLog, finding_lines, severity_counts
-from checker.audit.table_checks import RowChecker, TableChecks, check_table
-from checker.audit.table_parse import load_table, open_table
+from checker.audit.table import checks as table_checks
+from checker.audit.table.checks import RowChecker, TableChecks, check_table
+from checker.audit.table.parse import load_table, open_table
 from checker.findings import Finding, Severity, filter_findings
 from checker.results import SUMMARY_CSV_COLUMNS
 from rules import load_round

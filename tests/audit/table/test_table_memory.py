@@ -1,4 +1,4 @@
-"""The memory-lean table reader (checker/audit/table_parse.py) reads exactly what the validated one did.
+"""The memory-lean table reader (checker/audit/table/parse.py) reads exactly what the validated one did.
 
 A CSV is streamed in two passes (UTF-8 check, then rows) and its rows are built with ``model_construct``,
 sharing repeated cells and ``extra`` mappings; these tests hold the results, the error messages (byte offsets
@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from checker.audit import table_parse
-from checker.audit.table_model import ResultTable, TableFormat, TableRow
+from checker.audit.table import parse as table_parse
+from checker.audit.table.model import ResultTable, TableFormat, TableRow
 from checker.findings import UnusableInput
 from checker.results import SUMMARY_CSV_COLUMNS
 
-ROWS_JSON = Path(__file__).resolve().parent / "fixtures" / "v51-rows.json"
+ROWS_JSON = Path(__file__).resolve().parents[1] / "fixtures" / "v51-rows.json"
 
 
 def _validated(path: Path) -> ResultTable:

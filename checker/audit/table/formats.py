@@ -1,14 +1,14 @@
 """Published table formats, as data: how each names its columns and how it is recognised.
 
 A format is recognised by the columns every row has (``detect``); ``columns`` maps its column names to the
-canonical fields of :mod:`checker.audit.table_model`; ``informational`` names columns kept in ``extra`` without
+canonical fields of :mod:`checker.audit.table.model`; ``informational`` names columns kept in ``extra`` without
 being judged. A later round's table that renames columns is read by adding an entry here (or, for a one-off
 table, with ``--map FIELD=COLUMN``); no code changes.
 
 ``benchmark`` / ``used_model``: the HEAD checker writes ``Model`` = the benchmark directory and ``MlperfModel`` =
 ``get_mlperf_model(Model)``, which in the v6.1 publication is sometimes a display name (``VLM``, ``text_to_video``,
 ``agentic edge``). The benchmark is taken from ``MlperfModel`` when it names a benchmark of the round, else from
-``Model`` (:func:`checker.audit.table_checks.row_benchmark`) — for the CSV and the JSON alike.
+``Model`` (:func:`checker.audit.table.checks.row_benchmark`) — for the CSV and the JSON alike.
 """
 
 from __future__ import annotations

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
-from checker.audit.claim_model import Claim, ClaimResultSpec
-from checker.audit.claim_resolve import resolve, specs_from_text
-from checker.audit.claim_text import stated_factor
-from checker.audit.table_model import ResultTable
-from checker.audit.table_parse import load_table
+from checker.audit.claim.model import Claim, ClaimResultSpec
+from checker.audit.claim.resolve import resolve, specs_from_text
+from checker.audit.claim.text import stated_factor
+from checker.audit.table.model import ResultTable
+from checker.audit.table.parse import load_table
 from checker.findings import UnusableInput
 from rules import load_round
 
@@ -99,7 +99,7 @@ def test_claim_file_cites_by_identity(v61: ResultTable, tmp_path: Path) -> None:
             }
         )
     )  # fmt: skip
-    from checker.audit.claim_parse import load_claim_file
+    from checker.audit.claim.parse import load_claim_file
 
     claim = load_claim_file(path)
     assert resolve(claim, path, v61, RND).results[0].row is r.row

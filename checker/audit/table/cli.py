@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from checker.audit.report_common import FindingLog
-from checker.audit.table_checks import RESULT_ID, TableChecks
-from checker.audit.table_model import ResultTable, TableRow
-from checker.audit.table_parse import open_table, parse_column_map
-from checker.audit.table_report import (
+from checker.audit.table.checks import RESULT_ID, TableChecks
+from checker.audit.table.model import ResultTable, TableRow
+from checker.audit.table.parse import open_table, parse_column_map
+from checker.audit.table.report import (
     RowSpool,
     TableAudit,
     TreeSummary,
@@ -24,7 +24,7 @@ from checker.audit.table_report import (
     report_chunks,
     row_record,
 )
-from checker.audit.table_tree import DEFAULT_REL_TOL, TreeCheck
+from checker.audit.table.tree import DEFAULT_REL_TOL, TreeCheck
 from checker.findings import UnusableInput
 from checker.report.output import FORCE_HELP, plan_outputs, write_output, write_output_stream
 from rules import UnknownRound, latest_round, load_round, normalize_round
@@ -97,7 +97,7 @@ def detect_round(table: ResultTable, rows: Iterable[TableRow] | None = None) -> 
 
 
 def run(args: argparse.Namespace) -> int:
-    """Streams the table (:func:`~checker.audit.table_parse.open_table`): each row is checked, compared with
+    """Streams the table (:func:`~checker.audit.table.parse.open_table`): each row is checked, compared with
     ``--tree`` and let go; without ``--verbose`` only the findings the summary prints are held. ``--json``
     writes each row's record and every finding, as the report lists them, to temporary files as the rows are
     checked (:class:`RowSpool`, :attr:`FindingLog.spool`) and streams the report from them at the end."""

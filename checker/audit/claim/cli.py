@@ -12,16 +12,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from checker.audit.citation import footnote
-from checker.audit.claim_model import Claim, ClaimResultSpec
-from checker.audit.claim_parse import claim_from_text, load_claim_file, read_metric
-from checker.audit.claim_report import ClaimAudit, issue_finding, render_text, report_dict
-from checker.audit.claim_resolve import resolve, specs_from_text
-from checker.audit.claim_rules import ClaimRules
-from checker.audit.peer_parse import detect_tool, load_peer_json
-from checker.audit.peer_rules import peer_issues
-from checker.audit.table_cli import detect_round
-from checker.audit.table_parse import load_table
+from checker.audit.claim.citation import footnote
+from checker.audit.claim.model import Claim, ClaimResultSpec
+from checker.audit.claim.parse import claim_from_text, load_claim_file, read_metric
+from checker.audit.claim.report import ClaimAudit, issue_finding, render_text, report_dict
+from checker.audit.claim.resolve import resolve, specs_from_text
+from checker.audit.claim.rules import ClaimRules
+from checker.audit.peers.parse import detect_tool, load_peer_json
+from checker.audit.peers.rules import peer_issues
+from checker.audit.table.cli import detect_round
+from checker.audit.table.parse import load_table
 from checker.findings import Finding, UnusableInput, filter_findings, rule_matches
 from checker.report.output import FORCE_HELP, check_not_inputs, json_document, plan_outputs, write_output
 from rules import UnknownRound, latest_round, load_round

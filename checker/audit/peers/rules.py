@@ -1,7 +1,7 @@
 """What keeps peer-tool runs (GuideLLM, AIPerf, GenAI-Perf, vllm bench serve) from being comparable.
 
 Source: the measurement-bias and reproducible-harness articles in ``shared/reference/benchmarking-articles.txt``
-(cited as ARTICLES:line) and the tools' own output code (see :mod:`checker.audit.peer_parse`). Comparison with
+(cited as ARTICLES:line) and the tools' own output code (see :mod:`checker.audit.peers.parse`). Comparison with
 MLPerf results is CMP-05 and handled with the MLPerf rules.
 
 Rule ids: PEER-META, PEER-CLIENT, PEER-EOS, PEER-OSL, PEER-PERCENTILES, PEER-GOODPUT, PEER-ITL, PEER-LOAD,
@@ -10,9 +10,9 @@ PEER-TOKENIZER, PEER-MODEL.
 
 from __future__ import annotations
 
-from checker.audit.claim_model import Claim, Metric, ResolvedResult
-from checker.audit.claim_rules import Issue, IssueKind
-from checker.audit.peer_model import REPRODUCIBILITY_FIELDS, ClientArchitecture, LoadMode, PeerRun
+from checker.audit.claim.model import Claim, Metric, ResolvedResult
+from checker.audit.claim.rules import Issue, IssueKind
+from checker.audit.peers.model import REPRODUCIBILITY_FIELDS, ClientArchitecture, LoadMode, PeerRun
 
 SOURCES = {
     "PEER-META": "ARTICLES:624-642 (twelve mandatory metadata)",

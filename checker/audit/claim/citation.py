@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from checker.audit.claim_model import Claim, Derivation, Metric, Origin, ResolvedResult
+from checker.audit.claim.model import Claim, Derivation, Metric, Origin, ResolvedResult
 from rules.messaging import MessagingData
 
 RESULTS_PAGE = "https://mlcommons.org/benchmarks/inference-{suite}/"

@@ -1,6 +1,6 @@
 """Typed rows of a results table (the canonical row of ``schemas/table-row.json``).
 
-A table is read from one of three shapes (see :mod:`checker.audit.table_parse`): the official
+A table is read from one of three shapes (see :mod:`checker.audit.table.parse`): the official
 ``summary_results.json``, the summary CSV the checker writes, or any CSV / JSON with a user column mapping.
 Every shape becomes the same :class:`TableRow`; :attr:`ResultTable.columns` remembers which source column
 each canonical field came from, so a finding can name the column as the user sees it.
