@@ -15,25 +15,34 @@
 #
 # Settings (environment); the CPU test of the script:
 #   DEVICE=cpu OUT=/tmp/gpusmoke bash bench/device/gpu_smoke.sh     (MODEL_SIZE tiny, shorter runs)
+# gpt-oss-120b's architecture instead (a random GptOssForCausalLM, mixture of experts; harmony special tokens;
+# the round's sampling, temperature 1, applied by the engine), on the GPU and in the CPU test:
+#   BENCHMARK=gpt-oss-120b bash bench/device/gpu_smoke.sh           (ARCH gpt-oss follows, MODEL_SIZE 0.5b)
+#   DEVICE=cpu BENCHMARK=gpt-oss-120b OUT=/tmp/gpusmoke-oss bash bench/device/gpu_smoke.sh
 set -uo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$REPO" || exit 2
 DEVICE=${DEVICE:-cuda}
+BENCHMARK=${BENCHMARK:-llama3.1-8b}
+# the model's architecture (bench/device/build_model.py --arch): gpt-oss for gpt-oss-120b, else llama
+[[ $BENCHMARK == gpt-oss-120b ]] && d_arch=gpt-oss || d_arch=llama
+ARCH=${ARCH:-$d_arch}
 if [[ $DEVICE == cpu ]]; then
     # the CPU test: a tiny model, short runs, fewer tokens and a smaller batch
     d_size=tiny d_dtype=float32 d_off_s=8 d_srv_s=8 d_mnt=16 d_batch=8
+elif [[ $ARCH == gpt-oss ]]; then
+    d_size=0.5b d_dtype=bfloat16 d_off_s=15 d_srv_s=30 d_mnt=64 d_batch=64
 else
     d_size=1b d_dtype=bfloat16 d_off_s=15 d_srv_s=30 d_mnt=64 d_batch=64
 fi
 OUT=${OUT:-$REPO/out/gpu_smoke}
 WORK=${WORK:-/tmp/gpu_smoke_work}
 MODEL_DIR=${MODEL_DIR:-$WORK/model}
-MODEL_SIZE=${MODEL_SIZE:-$d_size}            # tiny | 0.5b | 1b (bench/device/build_model.py)
+MODEL_SIZE=${MODEL_SIZE:-$d_size}            # llama: tiny | 0.5b | 1b; gpt-oss: tiny | 0.5b (build_model.py)
 DTYPE=${DTYPE:-$d_dtype}
 WHEELS=${WHEELS:-$REPO/bench/device/wheels}
 PY=${PY:-python3}
-BENCHMARK=${BENCHMARK:-llama3.1-8b}
 ROUND=${ROUND:-}                              # empty: the harness's default round
 MAX_NEW_TOKENS=${MAX_NEW_TOKENS:-$d_mnt}
 BATCH_SIZE=${BATCH_SIZE:-$d_batch}
@@ -64,7 +73,7 @@ exec > >(tee -a "$OUT/smoke.log") 2>&1
 tee_pid=$!
 trap 'exec 1>&- 2>&-; wait "$tee_pid"' EXIT  # smoke.log complete before the device tool collects $OUT
 t_start=$SECONDS
-echo "gpu_smoke: $(date -u +%FT%TZ) DEVICE=$DEVICE MODEL_SIZE=$MODEL_SIZE DTYPE=$DTYPE BATCH_SIZE=$BATCH_SIZE" \
+echo "gpu_smoke: $(date -u +%FT%TZ) DEVICE=$DEVICE BENCHMARK=$BENCHMARK ARCH=$ARCH MODEL_SIZE=$MODEL_SIZE DTYPE=$DTYPE BATCH_SIZE=$BATCH_SIZE" \
      "MAX_NEW_TOKENS=$MAX_NEW_TOKENS OFFLINE_QPS=$OFFLINE_QPS/${OFFLINE_S}s SERVER_QPS=$SERVER_QPS/${SERVER_S}s" \
      "SERVER_MIN_QUERIES=$SERVER_MIN_QUERIES TOTAL_S=$TOTAL_S"
 
@@ -156,9 +165,10 @@ if [[ $STOP_AFTER == install ]]; then
     exit 0
 fi
 
-# 4. the model: byte-level BPE tokenizer trained here + random Llama weights (a previous build is replaced)
+# 4. the model: byte-level BPE tokenizer trained here + random Llama or gpt-oss weights (a previous build is replaced)
 [[ -f $MODEL_DIR/build.json ]] && rm -rf "$MODEL_DIR"
-step build-model 240 "$PY" bench/device/build_model.py "$MODEL_DIR" --size "$MODEL_SIZE" --device "$DEVICE" || {
+step build-model 240 "$PY" bench/device/build_model.py "$MODEL_DIR" --arch "$ARCH" --size "$MODEL_SIZE" \
+    --device "$DEVICE" || {
     echo "gpu_smoke: stopping: the model could not be built"
     exit 3
 }

@@ -2,9 +2,11 @@
 
 The model runs in a ``multiprocessing`` (spawn) worker so its Python work (the generate loop)
 never holds the GIL of the process LoadGen runs in. Requests go over a pipe; the worker groups
-waiting requests into batches of up to ``batch_size`` (left padding), generates greedily with a
+waiting requests into batches of up to ``batch_size`` (left padding), generates greedily or with the
+request's sampling (temperature, top_p, top_k; gpt-oss-120b's and qwen3-vl's rounds sample) with a
 streamer that reports each sequence's first token as soon as it exists, and returns every
-sequence's ids up to and including EOS with their true count.
+sequence's ids up to and including the first stop id (the tokenizer's EOS and the model's generation
+config's ``eos_token_id`` list) with their true count.
 
 This is an honest reference engine, not a fast one: no continuous batching, no paged KV cache.
 """
@@ -63,6 +65,12 @@ def _worker_main(cfg: dict[str, Any], conn: Connection) -> None:  # pragma: no c
         model.to(cfg["device"]).eval()
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         eos_id = tok.eos_token_id
+        # every id generate() stops at (gpt-oss: <|return|>, <|call|>, <|endoftext|>): a sequence is cut after the
+        # first of them, so the pad ids generate() writes after an early stop are never counted as output
+        gen_eos = getattr(model.generation_config, "eos_token_id", None)
+        stop_ids = {int(t) for t in (gen_eos if isinstance(gen_eos, list) else [gen_eos]) if t is not None}
+        if eos_id is not None:
+            stop_ids.add(int(eos_id))
         conn.send(
             (
                 "ready",
@@ -104,11 +112,10 @@ def _worker_main(cfg: dict[str, Any], conn: Connection) -> None:  # pragma: no c
                 if msg[0] == "stop":
                     return
                 pending.append((msg[1], msg[2]))
-        # one batch: same max_new_tokens / ignore_eos (group by those), left-padded
+        # one batch: same max_new_tokens / ignore_eos / decoding (group by those), left-padded
         head = pending[0][1]
-        batch = [
-            p for p in pending if p[1]["max_new_tokens"] == head["max_new_tokens"] and p[1]["ignore_eos"] == head["ignore_eos"]
-        ][: cfg["batch_size"]]
+        group = ("max_new_tokens", "ignore_eos", "greedy", "temperature", "top_p", "top_k")
+        batch = [p for p in pending if all(p[1].get(k) == head.get(k) for k in group)][: cfg["batch_size"]]
         pending = [p for p in pending if p not in batch]
         keys = [k for k, _ in batch]
         try:
@@ -118,10 +125,17 @@ def _worker_main(cfg: dict[str, Any], conn: Connection) -> None:  # pragma: no c
             mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in seqs], device=cfg["device"])
             kwargs: dict[str, Any] = {
                 "max_new_tokens": head["max_new_tokens"],
-                "do_sample": False,
+                "do_sample": not head.get("greedy", True),
                 "pad_token_id": pad_id,
                 "streamer": _FirstTokenStreamer(keys),
             }
+            if kwargs["do_sample"]:  # the round's sampling; what is None stays the model's generation config
+                if head.get("temperature") is not None:
+                    kwargs["temperature"] = head["temperature"]
+                if head.get("top_p") is not None:
+                    kwargs["top_p"] = head["top_p"]
+                if head.get("top_k") is not None:
+                    kwargs["top_k"] = head["top_k"]  # 0: disabled (generate()'s own default would be 50)
             if head.get("min_new_tokens"):
                 kwargs["min_new_tokens"] = head["min_new_tokens"]
             if head["ignore_eos"]:
@@ -132,7 +146,7 @@ def _worker_main(cfg: dict[str, Any], conn: Connection) -> None:  # pragma: no c
                 gen: list[int] = []
                 for t in row:
                     gen.append(int(t))
-                    if not head["ignore_eos"] and eos_id is not None and t == eos_id:
+                    if not head["ignore_eos"] and int(t) in stop_ids:
                         break
                 conn.send(("done", key, gen))
         except Exception as exc:
@@ -267,6 +281,10 @@ class TransformersEngine(Engine):
                         "max_new_tokens": request.max_new_tokens,
                         "min_new_tokens": request.min_new_tokens,
                         "ignore_eos": request.ignore_eos,
+                        "greedy": request.greedy,
+                        "temperature": request.temperature,
+                        "top_p": request.top_p,
+                        "top_k": request.top_k,
                     },
                 )
             )
