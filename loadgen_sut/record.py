@@ -137,11 +137,14 @@ class TestRecord(_Frozen):
 
 
 class DatasetRecord(_Frozen):
-    spec: str
+    """A data set as the run loaded it (``--dataset-limit`` applied) and the LoadGen tests that ran on it."""
+
+    spec: str  # what the test processes loaded (an absolute path, ``kind:PATH`` or ``builtin``)
     name: str
     samples: int
     simulated: bool
     input_tokens: LengthStats | None = None
+    tests: tuple[str, ...] = ()  # the run's tests on this data set, e.g. ("performance", "TEST09"); () in older records
 
 
 VerdictStatus = Literal["VALID", "INVALID", "CLIENT_BOUND", "NOT_SUBMITTABLE", "INCOMPLETE"]
@@ -244,7 +247,9 @@ class RunRecord(_Frozen):
     mode: str
     engine: EngineInfo | None = None
     generation: dict[str, Any] = Field(default_factory=dict)
-    dataset: DatasetRecord | None = None
+    dataset: DatasetRecord | None = None  # the data set of the run's first test (every test's, without --test-dataset)
+    # every data set the run's tests used, one per spec in test order, each with its tests (() in older records)
+    datasets: tuple[DatasetRecord, ...] = ()
     hardware: Hardware
     loadgen_version: str | None = None
     settings: TestSettingsModel
@@ -259,6 +264,13 @@ class RunRecord(_Frozen):
     submission_tree: str | None = None
     findings: tuple[Finding, ...] = ()  # preflight: what was found about the settings before the run
     verdict: Verdict  # what the run's tests showed (verdict.findings)
+
+    def dataset_of(self, test: str) -> DatasetRecord | None:
+        """The data set a test of the run ran on (an older record without ``datasets``: ``dataset``)."""
+        for rec in self.datasets:
+            if test in rec.tests:
+                return rec
+        return self.dataset if not self.datasets else None
 
 
 def _cpu_model() -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from checker.engine import check_tree
@@ -16,7 +16,7 @@ from checker.report.terminal import render_terminal
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.engines.openai_http import FLAVORS
 from loadgen_sut.package import PackageRequest, package_run, plan_package, read_implementation_json
-from loadgen_sut.runner import RunRequest
+from loadgen_sut.runner import TEST_NAMES, RunRequest, canonical_test_name, dataset_specs
 from loadgen_sut.runner import run as run_mode
 from loadgen_sut.scoring.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.settings import RunMode
@@ -76,6 +76,27 @@ def _non_negative_seconds(text: str) -> float:
     return value
 
 
+def parse_test_datasets(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``--test-dataset NAME=SPEC`` values as (test name, data set spec); the name in any case, the spec as
+    ``--dataset`` takes it (split at the first ``=``). A value without ``=``, a name that is no LoadGen test, a test
+    given twice: :class:`UnusableInput` (exit 2). Whether the run has the test and the file is there:
+    :func:`loadgen_sut.runner.dataset_specs`."""
+    out: list[tuple[str, str]] = []
+    for value in values:
+        name, sep, spec = value.partition("=")
+        if not sep or not name.strip() or not spec:
+            raise UnusableInput(
+                f"--test-dataset {value!r}: write TEST=FILE, e.g. --test-dataset TEST07=acc_eval_compliance_gpqa.parquet"
+            )
+        canon = canonical_test_name(name)
+        if canon is None:
+            raise UnusableInput(f"--test-dataset {value}: {name.strip()!r} is not a LoadGen test ({', '.join(TEST_NAMES)})")
+        if canon in dict(out):
+            raise UnusableInput(f"--test-dataset {value}: {canon} has its data set already (--test-dataset {canon}={dict(out)[canon]})")
+        out.append((canon, spec))
+    return tuple(out)
+
+
 def validate_arguments(args: argparse.Namespace) -> None:
     """Checks between arguments, after parsing: ``UnusableInput`` (exit 2) before anything starts."""
     max_new = args.max_new_tokens
@@ -101,6 +122,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "  inference-audit run --engine openai --endpoint http://127.0.0.1:8000 --model tiny --tokenizer ./tok \\\n"
         "      --benchmark llama3.1-8b --scenario Offline --mode submission --system systems/mybox.json \\\n"
         "      --submitter MyOrg --dataset cnn_eval.json --out out/\n"
+        "  # gpt-oss-120b: performance and TEST09 on --dataset, the accuracy run and TEST07 on their own data sets\n"
+        "  inference-audit run ... --benchmark gpt-oss-120b --mode submission --dataset perf_eval_ref.parquet \\\n"
+        "      --test-dataset accuracy=acc_eval_inputs.parquet --test-dataset TEST07=acc_eval_compliance_gpqa.parquet\n"
     )
     g = parser.add_argument_group("what to run")
     g.add_argument("--engine", required=True, choices=sorted(ENGINE_KINDS), help="engine kind")
@@ -114,8 +138,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="performance / accuracy trial; submission (performance + accuracy + TEST06 + tree + check; "
         "compliant settings only); submission-trial (same flow, trial settings allowed, never submittable); find-peak",
     )
-    g.add_argument("--dataset", default="builtin", help="builtin, a .jsonl file, the official pickle/json (default builtin)")
-    g.add_argument("--dataset-limit", type=_positive_int, default=None, help="use only the first N samples")
+    g.add_argument(
+        "--dataset",
+        default="builtin",
+        help="builtin, a .jsonl/.json/.pkl/.parquet file, or kind:PATH (default builtin); in 'run': the data set of "
+        "every LoadGen test without a --test-dataset",
+    )
+    g.add_argument(
+        "--test-dataset",
+        action="append",
+        default=[],
+        metavar="TEST=FILE",
+        help="a LoadGen test's own data set (repeat per test; TEST: " + ", ".join(TEST_NAMES) + "), e.g. gpt-oss-120b: "
+        "--test-dataset accuracy=acc_eval_inputs.parquet --test-dataset TEST07=acc_eval_compliance_gpqa.parquet",
+    )
+    g.add_argument("--dataset-limit", type=_positive_int, default=None, help="use only the first N samples (of each data set)")
     g.add_argument("--user-conf", type=Path, default=None, help="a LoadGen user.conf (target_qps, trial overrides)")
     g.add_argument("--target-qps", type=positive_number, default=None, help="shorthand for '*.<Scenario>.target_qps = X' in user.conf")
     g.add_argument("--out", type=Path, required=True, help="work directory: runs/<run_id>/ and the submission tree go here")
@@ -232,6 +269,7 @@ def run(args: argparse.Namespace) -> int:
         engine=_engine_spec(args),
         out=args.out,
         dataset=args.dataset,
+        test_datasets=parse_test_datasets(getattr(args, "test_dataset", [])),
         dataset_limit=args.dataset_limit,
         user_conf=args.user_conf,
         extra_conf=tuple(extra),
@@ -243,6 +281,7 @@ def run(args: argparse.Namespace) -> int:
         command=_command_line(),
         code_execution=code_execution_from_args(args),
     )
+    dataset_specs(request)  # a test the run does not have, a data set file that is not there: refused now
     rnd = load_round(round_name)
     tree = args.tree or (args.out / ("submission" if mode is RunMode.SUBMISSION else "trial-submission"))
     package_request = plan = None

@@ -45,7 +45,7 @@ from loadgen_sut.compliance import (
     verify_test07_run,
     verify_test09_run,
 )
-from loadgen_sut.datasets import Dataset, load_dataset
+from loadgen_sut.datasets import BUILTIN_SPEC, Dataset, load_dataset
 from loadgen_sut.engines.base import EngineInfo
 from loadgen_sut.engines.factory import EngineSpec, build_tokenizer
 from loadgen_sut.engines.simulated import simulated_vocabulary
@@ -117,15 +117,18 @@ class RunRequest:
     command: tuple[str, ...] = ()
     code_execution: CodeExecution | None = None  # deepseek-r1: the opt-in to run generated programs
     deadline_s: float | None = None  # each LoadGen test's wall-clock deadline; None: loadgen_test_deadline_s()
+    # (test name, data set spec): a LoadGen test's own data set instead of ``dataset`` (--test-dataset NAME=SPEC)
+    test_datasets: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
 class RunOutcome:
     record: RunRecord
     run_dir: Path
-    dataset: Dataset | None = None
+    dataset: Dataset | None = None  # the data set of the run's first test (with ``tokenizer``, which decodes it)
     tokenizer: Tokenizer | None = None
     findings: list[Finding] = field(default_factory=list)
+    datasets: dict[str, Dataset] = field(default_factory=dict)  # test name -> the data set it ran on
 
     @property
     def valid(self) -> bool:
@@ -204,6 +207,160 @@ def _tests_for(mode: RunMode, bench: Benchmark) -> list[tuple[str, TestMode, boo
     ]
 
 
+TEST_NAMES = ("performance", "accuracy", "find-peak", *AUDIT_TESTS)  # every LoadGen test a run can have
+
+
+def canonical_test_name(name: str) -> str | None:
+    """The LoadGen test a name means, in any case (``test07`` -> ``TEST07``); None when no test is called so."""
+    return {t.lower(): t for t in TEST_NAMES}.get(name.strip().lower())
+
+
+def _own_datasets(request: RunRequest) -> dict[str, str]:
+    """The tests' own data sets (``RunRequest.test_datasets``) by test name (:func:`dataset_specs` refuses a
+    name that is no test, or a test given twice; here the first one counts)."""
+    own: dict[str, str] = {}
+    for name, spec in request.test_datasets:
+        canon = canonical_test_name(name)
+        if canon is not None:
+            own.setdefault(canon, spec)
+    return own
+
+
+def dataset_option(request: RunRequest, test: str) -> str:
+    """Where the data set of ``test`` comes from, as an option (``--test-dataset TEST07=FILE`` or ``--dataset FILE``)."""
+    own = _own_datasets(request).get(test)
+    return f"--test-dataset {test}={own}" if own is not None else f"--dataset {request.dataset}"
+
+
+def _require_dataset_file(spec: str, option: str) -> None:
+    """A data set spec names a file or directory that is there (``builtin``, ``FILE``, ``kind:FILE``)."""
+    if spec == BUILTIN_SPEC or (spec and Path(spec).exists()):
+        return
+    _, sep, rest = spec.partition(":")
+    if sep and rest and Path(rest).exists():
+        return
+    raise UnusableInput(f"{option}: no such data set file or directory" if spec else f"{option}: an empty data set name")
+
+
+def dataset_specs(request: RunRequest, bench: Benchmark | None = None) -> dict[str, str]:
+    """The data set spec of each LoadGen test of the run, in test order: its own (``test_datasets``), else ``dataset``.
+
+    Refused (:class:`UnusableInput`: exit 2, before any work): a name that is no LoadGen test (:data:`TEST_NAMES`), a
+    test given twice, a test this run does not have (``--mode accuracy`` has no TEST07; llama3.1-8b has TEST06, not
+    TEST07), a data set file that is not there.
+    """
+    if bench is None:
+        bench = resolve(request)[1]
+    tests = [name for name, _, _ in _tests_for(request.mode, bench)]
+    own: dict[str, str] = {}
+    for name, spec in request.test_datasets:
+        given = f"--test-dataset {name}={spec}"
+        canon = canonical_test_name(name)
+        if canon is None:
+            raise UnusableInput(f"{given}: no LoadGen test is called {name!r} (the tests: {', '.join(TEST_NAMES)})")
+        if canon in own:
+            raise UnusableInput(f"{given}: {canon} has its data set already (--test-dataset {canon}={own[canon]})")
+        if canon not in tests:
+            raise UnusableInput(
+                f"{given}: this run ({bench.name}, --mode {request.mode.value}) has no {canon} test; its tests: "
+                + ", ".join(tests)
+            )
+        own[canon] = spec
+    specs = {test: own.get(test, request.dataset) for test in tests}
+    for test, spec in specs.items():
+        _require_dataset_file(spec, dataset_option(request, test))
+    return specs
+
+
+@dataclass(frozen=True)
+class TestDataset:
+    """The data set one LoadGen test runs on, loaded in the runner (scoring, sizes, the record)."""
+
+    __test__ = False  # not a pytest class
+
+    spec: str  # what the test process loads (TestSpec.dataset)
+    option: str  # where it came from: "--dataset FILE" or "--test-dataset TEST07=FILE"
+    dataset: Dataset
+    tokenizer: Tokenizer | None  # decodes its outputs (the simulated engine's word tokenizer is built per data set)
+
+
+def _load_test_datasets(request: RunRequest, specs: dict[str, str]) -> dict[str, TestDataset]:
+    """Each test's data set, loaded once per spec (``--dataset-limit`` applies to each).
+
+    A test process builds its tokenizer as this does (:mod:`loadgen_sut.lgtest`): the served model's, or for the
+    simulated engine a word tokenizer from the data set's own texts, so the ids it logs decode here with the same one.
+    """
+    base = build_tokenizer(request.engine, [])
+    loaded: dict[str, tuple[Dataset, Tokenizer | None]] = {}
+    out: dict[str, TestDataset] = {}
+    for test, spec in specs.items():
+        if spec not in loaded:
+            ds = load_dataset(spec, tokenizer=base, limit=request.dataset_limit)
+            tok = base
+            if request.engine.kind == "simulated" and request.engine.tokenizer_dir is None:
+                tok = build_tokenizer(request.engine, simulated_vocabulary(ds))
+            loaded[spec] = (ds, tok)
+        ds, tok = loaded[spec]
+        out[test] = TestDataset(spec=spec, option=dataset_option(request, test), dataset=ds, tokenizer=tok)
+    return out
+
+
+def required_test_samples(bench: Benchmark, scenario: Scenario, test: str) -> int | None:
+    """How many samples the official data set of a LoadGen test holds (rules data; None: not known).
+
+    accuracy: ``accuracy_sample_count_by_scenario`` / ``accuracy_sample_count`` / ``dataset_size`` (gpt-oss-120b 4395,
+    qwen3-vl Interactive 8000 in v6.1); TEST07 / TEST09: ``test07_sample_count`` / ``test09_sample_count`` (990 and
+    6396); the performance-mode tests (performance, TEST06, find-peak): the performance data set,
+    ``dataset_size`` / ``performance_sample_count`` (gpt-oss-120b 6396).
+    """
+    if test == "accuracy":
+        return bench.accuracy_sample_count_by_scenario.get(scenario) or bench.accuracy_sample_count or bench.dataset_size
+    if test in (TEST07, TEST09):
+        return required_samples(bench, test)
+    return bench.dataset_size or bench.performance_sample_count
+
+
+def _size_problem(bench: Benchmark, scenario: Scenario, test: str, n: int) -> str | None:
+    """What is wrong with a data set of ``n`` samples for ``test`` (None: its size is the test's, or not known)."""
+    want = required_test_samples(bench, scenario, test)
+    if want is None or n == want:
+        return None
+    which = _OFFICIAL_DATASETS.get((test, bench.name))
+    if test == "accuracy":
+        return f"the data set holds {n} samples, the {bench.name} {scenario.value} accuracy run covers {want}" + (
+            f" ({which})" if which else ""
+        )
+    if test in (TEST07, TEST09):
+        return (
+            f"{test} of {bench.name} covers its own data set of {want} samples"
+            + (f" ({which})" if which else "")
+            + f"; the data set holds {n}"
+        )
+    which = _OFFICIAL_DATASETS.get(("performance", bench.name))  # performance, TEST06, find-peak
+    return (
+        f"the data set holds {n} samples, the {bench.name} {test} run covers the {want}-sample performance data set"
+        + (f" ({which})" if which else "")
+    )
+
+
+def _refuse_wrong_sized_datasets(bench: Benchmark, scenario: Scenario, data: dict[str, TestDataset]) -> None:
+    """--mode submission: each test's data set holds the samples of the test's official data set (checked as loaded,
+    not by name: a copy of the built-in set under another name is refused too). One error names every test whose
+    data set is another size, its file and both sizes."""
+    problems = []
+    for test, td in data.items():
+        problem = _size_problem(bench, scenario, test, len(td.dataset.samples))
+        if problem is not None:
+            problems.append(f"{test} ({td.option}): {problem}")
+    if problems:
+        raise UnusableInput(
+            "--mode submission: "
+            + "; ".join(problems)
+            + "; give each test its official data set (--dataset FILE, --test-dataset TEST=FILE), "
+            "or use --mode submission-trial"
+        )
+
+
 def preflight(
     request: RunRequest, rnd: Round, bench: Benchmark, scenario: Scenario, conf_text: str
 ) -> tuple[PlannedSettings, list[Finding]]:
@@ -260,15 +417,23 @@ def _interactive_line_findings(user_conf: UserConf, scenario: Scenario, submissi
 def _submission_input_findings(request: RunRequest, bench: Benchmark) -> list[Finding]:
     """What can only fail a submission after a 10-minute run: the data set and the generation settings."""
     out: list[Finding] = []
-    if request.dataset == "builtin" or request.dataset_limit is not None:
-        what = "the built-in sample set" if request.dataset == "builtin" else f"{request.dataset_limit} samples"
+    own = _own_datasets(request)
+    tests = [name for name, _, _ in _tests_for(request.mode, bench)]
+    builtin = [t for t in tests if own.get(t, request.dataset) == BUILTIN_SPEC]
+    if builtin or request.dataset_limit is not None:
+        acc = bench.accuracy_sample_count or bench.dataset_size
+        if builtin:
+            what = "the built-in sample set" + ("" if builtin == tests else f" for {', '.join(builtin)}")
+        else:
+            what = f"{request.dataset_limit} samples"
         out.append(
             Finding(
                 rule="RUN-DATASET",
                 severity=Severity.ERROR,
-                message=f"--mode submission with {what}: the accuracy run must cover the official {bench.name} data set"
-                + (f" ({bench.dataset_size} samples)" if bench.dataset_size else ""),
-                fix="pass --dataset <the official data set file> without --dataset-limit, or use --mode submission-trial",
+                message=f"--mode submission with {what}: each test must run on its official {bench.name} data set"
+                + (f" (the accuracy run covers {acc} samples)" if acc else ""),
+                fix="pass --dataset <the official data set file> (and --test-dataset TEST=FILE for a test with its own) "
+                "without --dataset-limit, or use --mode submission-trial",
             )
         )
     if request.max_new_tokens is not None and bench.max_new_tokens is not None and request.max_new_tokens != bench.max_new_tokens:
@@ -284,20 +449,14 @@ def _submission_input_findings(request: RunRequest, bench: Benchmark) -> list[Fi
 
 
 def _refuse_partial_dataset(dataset: Dataset, bench: Benchmark, scenario: Scenario, spec: str) -> None:
-    """--mode submission: the data set must hold every sample the accuracy run covers (checked as loaded, not by
-    name: a copy of the built-in set under another name is refused too)."""
-    want = (
-        bench.accuracy_sample_count_by_scenario.get(scenario) or bench.accuracy_sample_count or bench.dataset_size
-    )
-    if want is not None and len(dataset.samples) != want:
-        raise UnusableInput(
-            f"--mode submission: the data set holds {len(dataset.samples)} samples, the {bench.name} "
-            f"{scenario.value} accuracy run covers {want}; use the official data set (or --mode submission-trial)",
-            path=spec,
-        )
+    """--mode submission: the accuracy data set holds every sample the accuracy run covers (one data set's check
+    of :func:`_refuse_wrong_sized_datasets`)."""
+    problem = _size_problem(bench, scenario, "accuracy", len(dataset.samples))
+    if problem is not None:
+        raise UnusableInput(f"--mode submission: {problem}; use the official data set (or --mode submission-trial)", path=spec)
 
 
-def _refuse_chat_samples_without_chat_api(dataset: Dataset, request: RunRequest) -> None:
+def _refuse_chat_samples_without_chat_api(dataset: Dataset, request: RunRequest, spec: str) -> None:
     """Samples that are chats with content parts (qwen3-vl: text and an inline image) go to a chat API only:
     refused before any test starts rather than failing every sample."""
     eng = request.engine
@@ -308,7 +467,7 @@ def _refuse_chat_samples_without_chat_api(dataset: Dataset, request: RunRequest)
         raise UnusableInput(
             f"the samples of {dataset.name} are chats with content parts (an image): only a chat API takes them; "
             f"use {how}",
-            path=request.dataset,
+            path=spec,
         )
 
 
@@ -650,6 +809,7 @@ def _absolute_paths(request: RunRequest) -> RunRequest:
         out=request.out.resolve(),
         user_conf=request.user_conf.resolve() if request.user_conf else None,
         dataset=_absolute_dataset(request.dataset),
+        test_datasets=tuple((name, _absolute_dataset(spec)) for name, spec in request.test_datasets),
         engine=eng.model_copy(update=updates) if updates else eng,
     )
 
@@ -658,6 +818,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     """Run one benchmark/scenario in one mode; returns the record (also written to the run dir)."""
     request = _absolute_paths(request)
     rnd, bench, scenario = resolve(request)
+    specs = dataset_specs(request, bench)  # each test's data set: unknown tests, missing files refused here
     request.engine.validate_spec()
     conf_text = _effective_conf_text(request)
     planned, findings = preflight(request, rnd, bench, scenario, conf_text)
@@ -675,15 +836,16 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
             + (" (a submission run must use compliant settings)" if request.mode is RunMode.SUBMISSION else "")
         )
 
-    # the parent needs the data set (accuracy scoring) and the tokenizer (detokenizing outputs)
-    tokenizer = build_tokenizer(request.engine, [])
-    dataset = load_dataset(request.dataset, tokenizer=tokenizer, limit=request.dataset_limit)
-    if request.engine.kind == "simulated" and request.engine.tokenizer_dir is None:
-        tokenizer = build_tokenizer(request.engine, simulated_vocabulary(dataset))
+    # the parent needs each test's data set (sizes, accuracy and TEST07 scoring) and its tokenizer (detokenizing)
+    test_data = _load_test_datasets(request, specs)
+    first = next(iter(test_data.values()))  # the run's first test's: RunRecord.dataset
     if request.mode is RunMode.SUBMISSION:
-        _refuse_partial_dataset(dataset, bench, scenario, request.dataset)
-    _refuse_chat_samples_without_chat_api(dataset, request)
-    findings += _compliance_dataset_findings(request, bench, dataset, say)  # refuses what cannot be produced
+        _refuse_wrong_sized_datasets(bench, scenario, test_data)
+    for td in {td.spec: td for td in test_data.values()}.values():
+        _refuse_chat_samples_without_chat_api(td.dataset, request, td.spec)
+    _say_datasets(test_data, say)
+    per_test = {name: td.dataset for name, td in test_data.items()}
+    findings += _compliance_dataset_findings(request, bench, first.dataset, say, per_test)  # trials: warnings
 
     run_id, run_dir = new_run_dir(request.out)
     conf_path = run_dir / "user.conf"
@@ -712,13 +874,14 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         for name, lg_mode, audit in _tests_for(request.mode, bench):
             test_dir = run_dir / name
             test_dir.mkdir()
+            td = test_data[name]
             settings = planned.effective.model_copy(update={"mode": lg_mode})
             spec = TestSpec(
                 name=name,
                 round_name=rnd.name,
                 settings=settings,
                 user_conf=str(conf_path),
-                dataset=request.dataset,
+                dataset=td.spec,
                 dataset_limit=request.dataset_limit,
                 engine=request.engine,
                 generation=generation.for_mode(lg_mode),
@@ -749,13 +912,13 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
                         rnd,
                         bench,
                         name,
-                        dataset_samples=len(dataset.samples),
+                        dataset_samples=len(td.dataset.samples),
                         performance_sample_count=(read_back or settings).performance_sample_count,
                     ),
                     encoding="utf-8",
                 )
             deadline = request.deadline_s or loadgen_test_deadline_s(
-                (read_back or settings).model_copy(update={"mode": lg_mode}), len(dataset.samples), request.engine
+                (read_back or settings).model_copy(update={"mode": lg_mode}), len(td.dataset.samples), request.engine
             )
             spec = spec.model_copy(update={"deadline_s": deadline})
             spec_path.write_text(spec.model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -780,11 +943,11 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
             if rc == EXIT_ENGINE_UNAVAILABLE or trec.status in ("engine_unavailable", "setup_error", "deadline"):
                 break
             if name == "accuracy" and trec.status == "finished":
-                accuracy = _score(test_dir, dataset, bench, scenario, tokenizer, request.code_execution, say, verdict_findings)
+                accuracy = _score(request, test_dir, td.dataset, bench, scenario, td.tokenizer, say, verdict_findings)
             if name == "TEST06" and trec.status == "finished":
-                test06 = _verify_test06(test_dir, tokenizer, bench, say, verdict_findings)
+                test06 = _verify_test06(test_dir, td.tokenizer, bench, say, verdict_findings)
             if name == TEST07 and trec.status == "finished":
-                test07 = _verify_test07(request, test_dir, run_dir, dataset, tokenizer, bench, say, verdict_findings)
+                test07 = _verify_test07(request, test_dir, run_dir, td.dataset, td.tokenizer, bench, say, verdict_findings)
             if name == TEST09 and trec.status == "finished":
                 test09 = _verify_test09(request, test_dir, run_dir, bench, say, verdict_findings)
 
@@ -792,6 +955,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         interrupted = True
         say("interrupted (Ctrl-C): writing the run record of what finished")
 
+    datasets = _dataset_records(test_data)
     # preflight errors refused the run above: the settings' findings (record.findings) never decide the verdict
     verdict = Verdict.of(verdict_findings + _run_findings(request, planned, tests, interrupted))
     record = RunRecord(
@@ -806,13 +970,8 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         mode=request.mode.value,
         engine=EngineInfo.model_validate(engine_info) if engine_info else None,
         generation=generation.record(),
-        dataset=DatasetRecord(
-            spec=request.dataset,
-            name=dataset.name,
-            samples=len(dataset.samples),
-            simulated=bool(dataset.simulated),
-            input_tokens=_input_stats(dataset),
-        ),
+        dataset=datasets[0],
+        datasets=datasets,
         hardware=detect_hardware(),
         loadgen_version=installed_loadgen_version(),
         settings=planned.effective,
@@ -833,7 +992,41 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     say(f"run record: {run_dir / RECORD_FILE}")
     if interrupted:
         raise KeyboardInterrupt
-    return RunOutcome(record=record, run_dir=run_dir, dataset=dataset, tokenizer=tokenizer, findings=findings)
+    return RunOutcome(
+        record=record,
+        run_dir=run_dir,
+        dataset=first.dataset,
+        tokenizer=first.tokenizer,
+        findings=findings,
+        datasets=per_test,
+    )
+
+
+def _dataset_records(test_data: dict[str, TestDataset]) -> tuple[DatasetRecord, ...]:
+    """One record per data set the run's tests used (per spec, in test order), each with its tests."""
+    by_spec: dict[str, list[str]] = {}
+    for name, td in test_data.items():
+        by_spec.setdefault(td.spec, []).append(name)
+    out = []
+    for spec, names in by_spec.items():
+        ds = test_data[names[0]].dataset
+        out.append(
+            DatasetRecord(
+                spec=spec,
+                name=ds.name,
+                samples=len(ds.samples),
+                simulated=bool(ds.simulated),
+                input_tokens=_input_stats(ds),
+                tests=tuple(names),
+            )
+        )
+    return tuple(out)
+
+
+def _say_datasets(test_data: dict[str, TestDataset], say: Printer) -> None:
+    """The data set of each test, one line per data set."""
+    for rec in _dataset_records(test_data):
+        say(f"  data set of {', '.join(rec.tests)}: {rec.name} ({rec.samples} samples; {rec.spec})")
 
 
 def _input_stats(dataset: Dataset) -> LengthStats | None:
@@ -844,15 +1037,16 @@ def _input_stats(dataset: Dataset) -> LengthStats | None:
 
 
 def _score(
+    request: RunRequest,
     test_dir: Path,
     dataset: Dataset,
     bench: Benchmark,
     scenario: Scenario,
     tokenizer: Tokenizer | None,
-    code_execution: CodeExecution | None,
     say: Printer,
     verdict: list[Finding],
 ) -> dict[str, Any] | None:
+    """Score the accuracy run on the accuracy test's data set; the simulated engine's score says SIMULATED."""
     log = test_dir / "mlperf_log_accuracy.json"
     if tokenizer is None:
         verdict.append(
@@ -861,7 +1055,14 @@ def _score(
             )
         )
         return None
-    score = score_accuracy(log, dataset, bench, tokenizer.decode, code_execution=code_execution)
+    score = score_accuracy(
+        log,
+        dataset,
+        bench,
+        tokenizer.decode,
+        simulated=request.engine.kind == "simulated",
+        code_execution=request.code_execution,
+    )
     write_accuracy_txt(score, test_dir / "accuracy.txt", log)
     judged = score.findings(bench, scenario=scenario)  # the scenario's targets (v6.1 qwen3-vl Interactive has its own)
     verdict += [f for f in judged if f.severity is Severity.ERROR]  # RUN-ACC-*: below target, not covered, ...
@@ -892,15 +1093,24 @@ def _verify_test06(
     return dumped
 
 
-# compliance data sets (gpt-oss-120b: TEST07 on the 990-sample GPQA compliance set, TEST09 on the performance set)
-_COMPLIANCE_DATASETS = {
+# the official data set file of a test, where a benchmark's tests use different ones (gpt-oss-120b in v6.x: accuracy on
+# acc_eval_inputs, performance and TEST09 on the performance set, TEST07 on the 990-sample GPQA compliance set)
+_OFFICIAL_DATASETS = {
+    ("accuracy", "gpt-oss-120b"): "acc/acc_eval_inputs.parquet",  # language/gpt-oss-120b/README.md line 163
+    ("performance", "gpt-oss-120b"): "perf/perf_eval_ref.parquet",  # compliance/TEST09/gpt-oss-120b/audit.config
     (TEST07, "gpt-oss-120b"): "acc/acc_eval_compliance_gpqa.parquet",
     (TEST09, "gpt-oss-120b"): "perf/perf_eval_ref.parquet",
 }  # language/gpt-oss-120b/README.md "Compliance Testing" (inference HEAD b66003e1), lines 232-235
 
 
-def _compliance_dataset_findings(request: RunRequest, bench: Benchmark, dataset: Dataset, say: Printer) -> list[Finding]:
-    """The submission flow's compliance tests against the data set (every test runs on ``--dataset``).
+def _compliance_dataset_findings(
+    request: RunRequest,
+    bench: Benchmark,
+    dataset: Dataset,
+    say: Printer,
+    per_test: dict[str, Dataset] | None = None,
+) -> list[Finding]:
+    """The submission flow's compliance tests against their data sets: ``per_test[name]``, else ``dataset``.
 
     TEST07 and TEST09 cover a data set of their own size (rules data: ``test07_sample_count``,
     ``test09_sample_count``). ``--mode submission`` with another size is refused: the test would verify other samples
@@ -910,25 +1120,28 @@ def _compliance_dataset_findings(request: RunRequest, bench: Benchmark, dataset:
     if not request.mode.is_submission_flow:
         return []
     out: list[Finding] = []
-    n = len(dataset.samples)
     for name, _, audit in _tests_for(request.mode, bench):
+        data = (per_test or {}).get(name, dataset)
+        n = len(data.samples)
         want = required_samples(bench, name) if audit else None
         if want is None or want == n:
             continue
-        which = _COMPLIANCE_DATASETS.get((name, bench.name))
+        which = _OFFICIAL_DATASETS.get((name, bench.name))
         what = f"{name} of {bench.name} covers its own data set of {want} samples" + (f" ({which})" if which else "")
+        option = dataset_option(request, name)
         if request.mode is RunMode.SUBMISSION:
             raise UnusableInput(
-                f"--mode submission: {what}; this run's data set holds {n} and this harness runs every test on "
-                f"--dataset: run {name} with the official compliance/{name} scripts, or use --mode submission-trial",
-                path=request.dataset,
+                f"--mode submission: {what}; its data set ({option}) holds {n}: give {name} its own with "
+                f"--test-dataset {name}=FILE, or use --mode submission-trial"
             )
         out.append(
             Finding(
                 rule="RUN-COMPLIANCE-DATASET",
                 severity=Severity.WARNING,
-                message=f"{what}; this trial runs it on the {n} samples of {dataset.name}: a rehearsal of the test",
+                message=f"{what}; this trial runs it on the {n} samples of {data.name} ({option}): a rehearsal of the "
+                "test",
                 source=bench.compliance_cite,
+                fix=f"--test-dataset {name}={which or 'FILE'} (the test's official data set)",
             )
         )
     _print_findings(out, say)
