@@ -26,6 +26,11 @@ The server is one asyncio process with a hand-written HTTP/1.1 parser (keep-aliv
 loop timer for all streams (two FIFO queues of due token events): no framework, no per-token coroutine or timer. It uses uvloop when it is importable and
 ``--loop`` allows it.
 
+It is also the tests' local engine (``tests/sut/sse_server.py``): :class:`ServerThread` runs a
+:class:`TokenServer` on its own loop in a daemon thread, and a subclass may override
+:meth:`TokenServer.stream_plan`, which says what one streamed answer writes and when (a :class:`StreamPlan`:
+other tokens, merged events, and faults such as a reset, a stall or a truncated stream).
+
     python3 bench/token_server.py --port 8011 --ttft-ms 200 --tpot-ms 20 --tokens 64
     python3 bench/token_server.py --port 8011 --ttft-ms 100 --tpot-ms 20 --tokens 16 --max-concurrency 8  # 20 req/s
 """
@@ -38,6 +43,7 @@ import json
 import resource
 import signal
 import sys
+import threading
 import time
 from array import array
 from collections import deque
@@ -158,13 +164,13 @@ def _chat_prompt_tokens(messages: object) -> int:
     return total
 
 
-def _chunk(payload: bytes) -> bytes:
+def chunk(payload: bytes) -> bytes:
     """One HTTP/1.1 chunk."""
     return b"%x\r\n%s\r\n" % (len(payload), payload)
 
 
-def _sse(obj: dict[str, Any]) -> bytes:
-    return _chunk(b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n")
+def sse_event(obj: dict[str, Any]) -> bytes:
+    return chunk(b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n")
 
 
 class _StreamEvents:
@@ -218,12 +224,12 @@ class _StreamEvents:
                 event["choices"][0]["token_ids"] = [TOKEN_ID]
             if usage:
                 event["usage"] = None
-        self.first = _sse(first)
-        self.middle = _sse(middle)
-        self.last = _sse(last)
+        self.first = sse_event(first)
+        self.middle = sse_event(middle)
+        self.last = sse_event(last)
         tail = b""
         if usage:
-            tail += _sse(
+            tail += sse_event(
                 {
                     **base,
                     "choices": [],
@@ -234,7 +240,7 @@ class _StreamEvents:
                     },
                 }
             )
-        tail += _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+        tail += chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
         self.last_and_tail = self.last + tail  # one write: the last token, usage, [DONE], end of body
 
 
@@ -274,7 +280,7 @@ def _full_body(chat: bool, model: str, rid: str, n_tokens: int, prompt_tokens: i
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
-def _response(
+def response(
     status: str, body: bytes, content_type: str = "application/json", keep_alive: bool = True
 ) -> bytes:
     head = (
@@ -284,28 +290,61 @@ def _response(
     return head + body
 
 
-_STREAM_HEAD = (
+STREAM_HEAD = (
     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
     b"transfer-encoding: chunked\r\nconnection: keep-alive\r\n\r\n"
 )
 
 
-class _Stream:
-    """One streamed response in flight: its next token event is due at ``due`` (``time.monotonic()``)."""
+FINISH = "finish"
+"""End of a :class:`StreamPlan`: the response is complete (the connection serves the next request)."""
+ABORT = "abort"
+"""End of a :class:`StreamPlan`: reset the connection."""
+HOLD = "hold"
+"""End of a :class:`StreamPlan`: send nothing more, keep the connection open ``hold_s``, then reset it."""
+SHUTDOWN = "shutdown"
+"""End of a :class:`StreamPlan`: the response is complete, then the server stops listening and drops every
+connection (clients get 'connection refused' after)."""
 
-    __slots__ = ("conn", "due", "events", "index", "keep_alive", "record")
+
+class StreamPlan:
+    """What one streamed answer writes: ``head`` at once, then ``writes`` one by one at their due times (the
+    first ``ttft_ms`` after the request got its slot, each next one the server's ``gap_s`` later), then
+    ``end`` (:data:`FINISH`, :data:`ABORT`, :data:`HOLD` or :data:`SHUTDOWN`); with no writes, ``end`` at once.
+    ``n_tokens`` is what the request record says it generated."""
+
+    __slots__ = ("end", "head", "hold_s", "n_tokens", "writes")
+
+    def __init__(
+        self, head: bytes, writes: list[bytes], n_tokens: int, end: str = FINISH, hold_s: float = 0.0
+    ) -> None:
+        if end not in (FINISH, ABORT, HOLD, SHUTDOWN):
+            raise ValueError(f"unknown end of a stream plan: {end!r}")
+        self.head = head
+        self.writes = writes
+        self.n_tokens = n_tokens
+        self.end = end
+        self.hold_s = hold_s
+
+
+class _Stream:
+    """One streamed response in flight: its next write is due at ``due`` (``time.monotonic()``)."""
+
+    __slots__ = ("conn", "due", "index", "keep_alive", "last", "plan", "record", "writes")
 
     def __init__(
         self,
         conn: HttpConnection,
         record: RequestRecord,
-        events: _StreamEvents,
+        plan: StreamPlan,
         first_due: float,
         keep_alive: bool,
     ) -> None:
         self.conn = conn
         self.record = record
-        self.events = events
+        self.plan = plan
+        self.writes = plan.writes
+        self.last = len(plan.writes) - 1
         self.index = 0
         self.due = first_due
         self.keep_alive = keep_alive
@@ -324,9 +363,11 @@ class HttpConnection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
+        self.server.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self.server.connections.discard(self)
 
     def data_received(self, data: bytes) -> None:
         if not self.buffer:
@@ -393,36 +434,62 @@ class HttpConnection(asyncio.Protocol):
             self.transport.close()
         self.closed = True
 
+    def abort(self) -> None:
+        """Reset the connection (unsent bytes are dropped)."""
+        if self.transport is not None and not self.closed:
+            self.transport.abort()
+        self.closed = True
+
     def _fail(self, status: str, message: str) -> None:
-        self.write(_response(status, json.dumps({"error": {"message": message}}).encode(), keep_alive=False))
+        self.write(response(status, json.dumps({"error": {"message": message}}).encode(), keep_alive=False))
         self.close()
 
 
 class TokenServer:
-    """Routes requests and drives the token timers."""
+    """Routes requests and drives the token timers (:meth:`listen` starts it on the running loop)."""
 
     def __init__(
         self,
         timing: Timing,
-        model: str,
-        owned_by: str,
-        loop: asyncio.AbstractEventLoop,
-        max_records: int,
+        model: str = "token-server",
+        owned_by: str = "token-server",
+        *,
+        max_records: int = 1_000_000,
         max_concurrency: int | None = None,
+        version: str = "token-server",
     ) -> None:
         self.timing = timing
+        self.gap_s = timing.tpot_ms / 1000.0  # between two writes of a stream
+        self.version = version  # GET /version
         self.max_concurrency = max_concurrency  # None: every request starts at once
         self.running = 0  # requests holding a slot (generating)
         # requests waiting for a slot, first come first served: (connection, start it, a stream?)
         self.waiting: deque[tuple[HttpConnection, Callable[[float], None], bool]] = deque()
         self.model = model
         self.owned_by = owned_by
-        self.loop = loop
+        self.loop: asyncio.AbstractEventLoop  # the loop listen() runs on
+        self.listener: asyncio.Server | None = None
+        self.connections: set[HttpConnection] = set()
         self.recorder = Recorder(max_records)
         self.first_q: deque[_Stream] = deque()
         self.next_q: deque[_Stream] = deque()
         self.timer: asyncio.TimerHandle | None = None
         self.timer_due = 0.0
+
+    async def listen(self, host: str, port: int) -> int:
+        """Serve on ``host:port`` (0: a free port) from the running loop; returns the bound port."""
+        self.loop = asyncio.get_running_loop()
+        self.listener = await self.loop.create_server(
+            lambda: HttpConnection(self), host, port, backlog=4096, reuse_address=True
+        )
+        return int(self.listener.sockets[0].getsockname()[1])
+
+    def shutdown(self) -> None:
+        """Stop listening and drop every connection (on the server's loop)."""
+        if self.listener is not None:
+            self.listener.close()
+        for conn in list(self.connections):
+            conn.abort()
 
     def handle(
         self, conn: HttpConnection, method: str, target: str, body: bytes, recv_ns: int, keep_alive: bool
@@ -434,7 +501,7 @@ class TokenServer:
             self._generate(conn, path, body, recv_ns, keep_alive)
             return
         if method == "GET" and path in ("/health", "/v1/health", "/ping"):
-            reply = _response("200 OK", b"ok", "text/plain", keep_alive)
+            reply = response("200 OK", b"ok", "text/plain", keep_alive)
         elif method == "GET" and path == "/v1/models":
             models = {
                 "object": "list",
@@ -448,9 +515,9 @@ class TokenServer:
                     }
                 ],
             }
-            reply = _response("200 OK", json.dumps(models).encode(), keep_alive=keep_alive)
+            reply = response("200 OK", json.dumps(models).encode(), keep_alive=keep_alive)
         elif method == "GET" and path == "/version":
-            reply = _response("200 OK", b'{"version":"token-server"}', keep_alive=keep_alive)
+            reply = response("200 OK", json.dumps({"version": self.version}, separators=(",", ":")).encode(), keep_alive=keep_alive)
         elif method == "GET" and path == "/_bench/stats":
             stats = {
                 "requests": self.recorder.total_requests,
@@ -466,13 +533,13 @@ class TokenServer:
                     "tokens": self.timing.tokens,
                 },
             }
-            reply = _response("200 OK", json.dumps(stats).encode(), keep_alive=keep_alive)
+            reply = response("200 OK", json.dumps(stats).encode(), keep_alive=keep_alive)
         elif method == "GET" and path == "/_bench/records":
             reset = parse_qs(url.query).get("reset", ["0"])[0] not in ("0", "", "false")
             records = [r.to_json() for r in self.recorder.take(reset)]
-            reply = _response("200 OK", json.dumps({"records": records}).encode(), keep_alive=keep_alive)
+            reply = response("200 OK", json.dumps({"records": records}).encode(), keep_alive=keep_alive)
         else:
-            reply = _response(
+            reply = response(
                 "404 Not Found",
                 json.dumps({"error": {"message": f"no route {method} {path}"}}).encode(),
                 keep_alive=keep_alive,
@@ -488,7 +555,7 @@ class TokenServer:
             request = None
         if not isinstance(request, dict):
             conn.write(
-                _response(
+                response(
                     "400 Bad Request",
                     b'{"error":{"message":"body is not a JSON object"}}',
                     keep_alive=keep_alive,
@@ -497,22 +564,21 @@ class TokenServer:
             conn.finish(keep_alive)
             return
         chat = path.endswith("/chat/completions")
-        requested = request.get("max_completion_tokens", request.get("max_tokens"))
-        n_tokens = self.timing.n_tokens(requested)
         prompt_tokens = (
             _chat_prompt_tokens(request.get("messages"))
             if chat
             else _count_prompt_tokens(request.get("prompt"))
         )
         stream = bool(request.get("stream"))
-        token_ids = bool(request.get("return_token_ids"))
-        model = str(request.get("model") or self.model)
-        record = self.recorder.new(path, recv_ns, n_tokens, prompt_tokens, stream)
-        rid = f"cmpl-{record.seq}"
         ttft_s = self.timing.ttft_ms / 1000.0
         if not stream:
+            n_tokens = self.timing.n_tokens(request.get("max_completion_tokens", request.get("max_tokens")))
+            token_ids = bool(request.get("return_token_ids"))
+            model = str(request.get("model") or self.model)
+            record = self.recorder.new(path, recv_ns, n_tokens, prompt_tokens, stream)
+            rid = f"cmpl-{record.seq}"
             whole_s = ttft_s + (n_tokens - 1) * self.timing.tpot_ms / 1000.0
-            reply = _response(
+            reply = response(
                 "200 OK",
                 _full_body(chat, model, rid, n_tokens, prompt_tokens, token_ids),
                 keep_alive=keep_alive,
@@ -524,16 +590,50 @@ class TokenServer:
 
             self._when_free(conn, start, begin_whole, False)
             return
-        options = request.get("stream_options")
-        usage = isinstance(options, dict) and bool(options.get("include_usage"))
-        events = _StreamEvents(chat, model, rid, n_tokens, prompt_tokens, usage, token_ids)
-        conn.write(_STREAM_HEAD)
+        plan = self.stream_plan(request, chat, self.recorder.total_requests + 1, prompt_tokens)
+        record = self.recorder.new(path, recv_ns, plan.n_tokens, prompt_tokens, stream)
+        if plan.head:
+            conn.write(plan.head)
+        if not plan.writes:
+            record.complete = plan.end in (FINISH, SHUTDOWN)
+            self._end(conn, plan, keep_alive)
+            return
         self.recorder.active_streams += 1
 
         def begin_stream(begin: float) -> None:
-            self._enqueue_first(_Stream(conn, record, events, begin + ttft_s, keep_alive))
+            self._enqueue_first(_Stream(conn, record, plan, begin + ttft_s, keep_alive))
 
         self._when_free(conn, start, begin_stream, True)
+
+    def stream_plan(self, request: dict[str, Any], chat: bool, seq: int, prompt_tokens: int) -> StreamPlan:
+        """What the streamed answer to ``request`` (the ``seq``-th generation request) writes: ``tokens`` tokens
+        (fewer when its ``max_tokens`` asks for fewer), one event each with the text " tok" (and the id
+        ``TOKEN_ID`` with ``return_token_ids``), the last with ``finish_reason`` "length", then the usage chunk
+        (``stream_options.include_usage``), ``[DONE]`` and the end of the body in the last token's write."""
+        n_tokens = self.timing.n_tokens(request.get("max_completion_tokens", request.get("max_tokens")))
+        options = request.get("stream_options")
+        usage = isinstance(options, dict) and bool(options.get("include_usage"))
+        model = str(request.get("model") or self.model)
+        token_ids = bool(request.get("return_token_ids"))
+        events = _StreamEvents(chat, model, f"cmpl-{seq}", n_tokens, prompt_tokens, usage, token_ids)
+        if n_tokens == 1:
+            writes = [events.last_and_tail]
+        else:
+            writes = [events.first, *[events.middle] * (n_tokens - 2), events.last_and_tail]
+        return StreamPlan(STREAM_HEAD, writes, n_tokens)
+
+    def _end(self, conn: HttpConnection, plan: StreamPlan, keep_alive: bool) -> None:
+        """After a stream plan's last write."""
+        end = plan.end
+        if end == FINISH:
+            conn.finish(keep_alive)
+        elif end == ABORT:
+            conn.abort()
+        elif end == HOLD:
+            self.loop.call_later(plan.hold_s, conn.abort)
+        else:  # SHUTDOWN
+            conn.finish(keep_alive)
+            self.shutdown()
 
     # --max-concurrency: a request holds a slot from the start of its generation to its last token; without a
     # free slot it waits in ``waiting`` (FIFO) and starts, first token ttft_ms later, when one is released.
@@ -583,7 +683,7 @@ class TokenServer:
         self.timer = None
         first_q = self.first_q
         next_q = self.next_q
-        tpot_s = self.timing.tpot_ms / 1000.0
+        gap_s = self.gap_s
         time_ns = time.time_ns
         now = time.monotonic()
         while True:
@@ -607,19 +707,19 @@ class TokenServer:
                 continue
             record = state.record
             index = state.index
-            events = state.events
-            if index == record.n_tokens - 1:
+            if index == state.last:
                 record.send_ns.append(time_ns())
-                conn.transport.write(events.last_and_tail)
-                record.complete = True
+                conn.transport.write(state.writes[index])
+                plan = state.plan
+                record.complete = plan.end in (FINISH, SHUTDOWN)
                 self.recorder.active_streams -= 1
                 self._release()
-                conn.finish(state.keep_alive)
+                self._end(conn, plan, state.keep_alive)
                 continue
             record.send_ns.append(time_ns())
-            conn.transport.write(events.first if index == 0 else events.middle)
+            conn.transport.write(state.writes[index])
             state.index = index + 1
-            state.due += tpot_s
+            state.due += gap_s
             next_q.append(state)
 
 
@@ -632,25 +732,54 @@ def _new_loop(kind: str) -> asyncio.AbstractEventLoop:
 
 
 async def _serve(args: argparse.Namespace, ready: Callable[[int], None]) -> None:
-    loop = asyncio.get_running_loop()
     app = TokenServer(
         Timing(args.ttft_ms, args.tpot_ms, args.tokens),
         args.model,
         args.owned_by,
-        loop,
-        args.max_records,
-        args.max_concurrency,
+        max_records=args.max_records,
+        max_concurrency=args.max_concurrency,
     )
-    server = await loop.create_server(
-        lambda: HttpConnection(app), args.host, args.port, backlog=4096, reuse_address=True
-    )
-    port = server.sockets[0].getsockname()[1]
-    ready(port)
+    ready(await app.listen(args.host, args.port))
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
     await stop.wait()
-    server.close()
+    app.shutdown()
+
+
+class ServerThread:
+    """A :class:`TokenServer` on its own (standard asyncio) event loop in a daemon thread: the local engine
+    of tests and in-process benchmarks. ``start()`` returns once it listens; ``stop()`` drops every
+    connection and ends the thread."""
+
+    def __init__(self, app: TokenServer, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="token-server", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> ServerThread:
+        self._thread.start()
+        self.port = asyncio.run_coroutine_threadsafe(self.app.listen(self.host, self.port), self._loop).result(10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop.is_closed():
+            return
+        if self._thread.is_alive():
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+        self._loop.close()
+
+    async def _shutdown(self) -> None:
+        self.app.shutdown()
+        await asyncio.sleep(0)  # the dropped connections' callbacks run (their sockets close) before the loop stops
 
 
 def build_parser() -> argparse.ArgumentParser:

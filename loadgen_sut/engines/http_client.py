@@ -1,11 +1,24 @@
-"""A lean HTTP/1.1 client on asyncio streams, for the engine's small JSON endpoints (``/v1/models``,
-``/version``) before a run; completions go through :mod:`loadgen_sut.engines.sse_protocol`.
+"""The engine's HTTP/1.1 client: one response framer for every request, kept-alive connections per endpoint.
 
-Supports ``Content-Length``, ``Transfer-Encoding: chunked`` and read-to-close bodies; ``http``
-and ``https``. Failures raise :class:`HttpError` with a kind the engine maps to a message.
-Whatever the server does, :meth:`HttpClient.get_json` is bounded: in time (``timeout_s`` for the
-whole exchange), in memory (the head at most 64 KiB, the body at most ``limit`` bytes) and in nesting
-(JSON too deep to parse is "not JSON", not a ``RecursionError``).
+:class:`Connection` is an :class:`asyncio.Protocol` that parses the response of the request it carries as
+bytes arrive, inside ``data_received``: the status line and headers, the body (``Transfer-Encoding: chunked``,
+``Content-Length`` or read-to-close) and, for a streamed answer, its SSE events (``data:`` lines, a blank
+line ends an event). Every request goes through it: the streamed completions of
+:mod:`loadgen_sut.engines.sse_protocol` and the small JSON answers of :meth:`HttpClient.get_json`
+(``/v1/models``, ``/version``) before a run; ``http`` and ``https``.
+
+Why a protocol and not streams: the SUT runs every sample on one event-loop thread, and LoadGen measures TTFT
+on that thread's schedule. Reading an SSE body through ``StreamReader`` and nested async generators costs
+~65-110 µs per token event and wakes the sample's task once or twice per event; the loop saturates near
+200 req/s with 64-token streams and the queueing lands in TTFT. Here a token event is parsed in the read
+callback and handed to the request's :class:`EventSink` there.
+
+Whatever the server sends, one response is bounded: the head at most :data:`MAX_HEAD_BYTES` and
+:data:`MAX_HEADERS` header lines, a chunk size line at most 1 KiB, chunk trailers at most
+:data:`MAX_HEAD_BYTES`; a streamed body at most :data:`MAX_RESPONSE_BYTES`, one SSE event at most
+:data:`MAX_EVENT_BYTES`; a body read whole (a JSON answer, an error answer) at most the limit its request
+set. Parsing is linear in the response size: a long line is scanned once (only its new bytes), a long HTTP
+chunk is passed on as it arrives. Each failure reaches the request as one ``fail(kind, message)``.
 """
 
 from __future__ import annotations
@@ -13,26 +26,47 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from loadgen_sut.engines.base import ErrorKind
+
 MAX_HEAD_BYTES = 1 << 16
+"""The most bytes a response head (status line and headers) may have; chunk trailers too."""
 MAX_HEADERS = 100
 MAX_JSON_BYTES = 1 << 20
-_READ = 1 << 16
+"""The most body bytes :meth:`HttpClient.get_json` reads by default."""
+MAX_EVENT_BYTES = 16 << 20
+"""The most bytes one SSE event (its lines together) may hold: far above any token event (well under
+1 KiB), low enough that a broken server cannot make the client hold gigabytes for one line."""
+MAX_RESPONSE_BYTES = 256 << 20
+"""The most body bytes one streamed response may have (a 128k-token answer with token ids is ~40 MB)."""
+
+# asyncio's selector transport allocates ``max_size`` (256 KiB) for every recv: above glibc's mmap threshold,
+# so each read maps and unmaps pages. SSE events are well under 1 KiB; 16 KiB reads cut the client's CPU by
+# about a third at 50 req/s (uvloop, the default loop when installed, reads into its own buffer).
+_READ_SIZE = 1 << 14
+_MAX_CHUNK_LINE = 1024  # a chunk size line (hex size and extensions)
+_MAX_REASON_CHARS = 200
+_ERROR_START_BYTES = 4096  # of a JSON request's error answer: enough for its message
+
+# body framing
+_CHUNKED = 0
+_LENGTH = 1
+_TO_CLOSE = 2
 
 
 class HttpError(Exception):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
-        self.kind = kind  # "connect", "reset", "malformed", "too_large", "not_json", "timeout"
+        self.kind = kind  # "connect", "reset", "malformed", "http_status", "too_large", "not_json", "timeout"
 
 
 @dataclass
 class Endpoint:
-    """One engine replica: base URL (``http://host:port`` or with a path prefix), idle connections."""
+    """One engine replica: base URL (``http://host:port`` or with a path prefix) and its requests in flight."""
 
     url: str
     host: str = ""
@@ -40,7 +74,6 @@ class Endpoint:
     base_path: str = ""
     tls: bool = False
     outstanding: int = 0
-    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = field(default_factory=list)
 
     @classmethod
     def parse(cls, url: str) -> Endpoint:
@@ -65,197 +98,501 @@ class Endpoint:
         )
 
 
-class Response:
-    """A response whose body is read incrementally."""
+class EventSink(Protocol):
+    """Where a streamed (SSE) body goes, as its events are framed."""
 
-    def __init__(self, endpoint: Endpoint, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.endpoint = endpoint
-        self.reader = reader
-        self.writer = writer
+    def on_event(self, data: bytes) -> bool:
+        """One event's ``data`` (its lines joined by ``\\n``); False when it ended the request."""
+        ...
+
+    def body_complete(self) -> None:
+        """The body ended after its last event."""
+        ...
+
+
+class Exchange(Protocol):
+    """One request on a :class:`Connection`: what the framer reports to."""
+
+    conn: Connection | None  # set while the connection carries it
+    got_bytes: bool  # a response byte arrived
+    got_head: bool  # the response head was parsed
+    last_rx: float  # when bytes last arrived (the connection's clock)
+
+    def fail(self, kind: ErrorKind, message: str) -> None:
+        """The request failed; drops the connection (``conn``) when it still carries it."""
+        ...
+
+    def on_head(self, status: int, reason: str, content_length: int | None) -> EventSink | int:
+        """The head was parsed: where its body goes (SSE events), or how many bytes of it to read whole."""
+        ...
+
+    def on_whole_body(self, status: int, reason: str, body: bytes, complete: bool) -> None:
+        """A body read whole; ``complete`` False: what came of it, over the limit or cut by the connection's end."""
+        ...
+
+
+class Connection(asyncio.Protocol):
+    """One keep-alive connection; parses the response of the request it carries as bytes arrive."""
+
+    def __init__(
+        self,
+        pool: list[Connection],
+        now: Callable[[], float],
+        max_event_bytes: int = MAX_EVENT_BYTES,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+    ) -> None:
+        self.pool = pool
+        self.now = now
+        self.max_event = max_event_bytes
+        self.max_response = max_response_bytes
+        self.transport: Any = None  # an asyncio.Transport, or uvloop's (not a subclass of it)
+        self.req: Exchange | None = None
+        self.events: EventSink | None = None  # a streamed body's sink; None: the body is read whole
+        self.collect: bytearray | None = None  # a body read whole, so far
+        self.collect_limit = 0
+        self.closed = False
+        self.buf = bytearray()  # unparsed HTTP bytes: the head, a chunk size line, trailers (all bounded)
+        self.head_pos = 0  # where the head's first unparsed line starts in buf
+        self.head_lines = 0  # of the head parsed so far (the status line and headers)
+        self.headers: dict[str, str] = {}
+        self.sse = bytearray()  # an SSE line not yet ended by a newline (holds no newline)
+        self.data_lines: list[bytes] = []
+        self.event_bytes = 0  # in data_lines
+        self.body_bytes = 0  # of this response so far
+        self.in_body = False
+        self.framing = _CHUNKED
+        self.left = 0  # Content-Length bytes still to come
+        self.chunk_left = 0  # bytes of the current chunk's data still to come
+        self.chunk_crlf = False  # the CRLF after a chunk's data is due
+        self.reusable = False
         self.status = 0
         self.reason = ""
-        self.headers: dict[str, str] = {}
-        self._reusable = False
-        self._done = False
 
-    async def _line(self, where: str) -> bytes:
-        try:
-            return await self.reader.readuntil(b"\r\n")
-        except asyncio.IncompleteReadError as exc:
-            raise HttpError("reset", f"connection closed {where}") from exc
-        except asyncio.LimitOverrunError as exc:  # a line over the reader's limit (MAX_HEAD_BYTES)
-            raise HttpError("malformed", f"line too long {where}") from exc
+    # ------------------------------------------------------------ asyncio.Protocol
 
-    async def read_head(self) -> None:
-        line = await self._line("before the response status line")
-        parts = line.decode("latin-1").rstrip("\r\n").split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit() or len(parts[1]) != 3:
-            raise HttpError("malformed", f"not an HTTP/1.x status line: {line[:80]!r}")
-        self.status = int(parts[1])
-        self.reason = parts[2][:200] if len(parts) > 2 else ""
-        size = len(line)
-        for _ in range(MAX_HEADERS + 1):
-            h = await self._line("inside the response headers")
-            if h == b"\r\n":
-                break
-            size += len(h)
-            if size > MAX_HEAD_BYTES:
-                raise HttpError("malformed", f"response head over {MAX_HEAD_BYTES} bytes")
-            name, sep, value = h.decode("latin-1").partition(":")
-            if not sep:
-                raise HttpError("malformed", f"bad header line {h[:80]!r}")
-            self.headers[name.strip().lower()] = value.strip()
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        if hasattr(transport, "max_size"):  # asyncio's selector transport (see _READ_SIZE)
+            transport.max_size = _READ_SIZE
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self in self.pool:
+            self.pool.remove(self)
+        req = self.req
+        if req is None:
+            return
+        if self.in_body and self.framing == _TO_CLOSE:
+            self._end_of_body(req)
+            return
+        if self.in_body and self.collect is not None:
+            self._whole(req, complete=False)
+            return
+        why = f" ({exc})" if exc else ""
+        if not req.got_bytes:
+            req.fail(ErrorKind.RESET, f"connection closed before the response status line{why}")
+        elif not self.in_body:
+            req.fail(ErrorKind.RESET, f"connection closed inside the response headers{why}")
         else:
-            raise HttpError("malformed", f"response head with over {MAX_HEADERS} header lines")
-        if "content-length" in self.headers and not self._chunked:
-            length = self.headers["content-length"]
-            if not length.isdigit():
-                raise HttpError("malformed", f"bad Content-Length {length[:40]!r}")
-        keep = self.headers.get("connection", "").lower() != "close"
-        self._reusable = keep and ("content-length" in self.headers or self._chunked)
+            req.fail(ErrorKind.RESET, f"connection closed in the middle of the response body{why}")
 
-    @property
-    def _chunked(self) -> bool:
-        return "chunked" in self.headers.get("transfer-encoding", "").lower()
+    def data_received(self, data: bytes) -> None:
+        req = self.req
+        if req is None:  # bytes on an idle connection: its state is unknown
+            self.abort()
+            return
+        req.last_rx = self.now()
+        req.got_bytes = True
+        if self.in_body and self.framing == _CHUNKED:  # the hot path: SSE events in chunks
+            self._chunks(req, data)
+            return
+        buf = self.buf
+        buf += data
+        if not self.in_body and not self._head(req):
+            return
+        if self.framing == _CHUNKED:
+            self._chunks(req, b"")
+        elif self.framing == _LENGTH:
+            n = min(self.left, len(buf))
+            self.left -= n
+            part = bytes(buf[:n])
+            del buf[:n]
+            if self._body_bytes(req, part) and self.left == 0:
+                self._end_of_body(req)
+        else:
+            part = bytes(buf)
+            buf.clear()
+            self._body_bytes(req, part)
 
-    @property
-    def content_length(self) -> int | None:
-        if self._chunked or "content-length" not in self.headers:
-            return None
-        return int(self.headers["content-length"])  # digits: checked by read_head
+    def eof_received(self) -> bool | None:
+        return None  # close the transport; connection_lost judges what came
 
-    async def _exactly(self, n: int) -> AsyncIterator[bytes]:
-        """``n`` body bytes in pieces of at most 64 KiB (never one buffer of a size the server chose)."""
-        while n > 0:
-            data = await self.reader.read(min(n, _READ))
-            if not data:
-                raise HttpError("reset", f"connection closed with {n} body bytes missing")
-            n -= len(data)
-            yield data
+    # ------------------------------------------------------------ requests
 
-    async def iter_body(self) -> AsyncIterator[bytes]:
-        r = self.reader
-        try:
-            if self._chunked:
-                while True:
-                    size_line = await self._line("inside a chunk size line")
-                    try:
-                        size = int(size_line.split(b";", 1)[0].strip(), 16)
-                    except ValueError:
-                        size = -1
-                    if size < 0:
-                        raise HttpError("malformed", f"bad chunk size line {size_line[:40]!r}")
-                    if size == 0:
-                        for _ in range(MAX_HEADERS + 1):
-                            if (await self._line("inside the chunk trailers")) == b"\r\n":
-                                break
-                        else:
-                            raise HttpError("malformed", f"over {MAX_HEADERS} chunk trailer lines")
-                        break
-                    async for data in self._exactly(size):
-                        yield data
-                    if await r.readexactly(2) != b"\r\n":
-                        raise HttpError("malformed", "chunk not followed by CRLF")
-            elif (length := self.content_length) is not None:
-                async for data in self._exactly(length):
-                    yield data
+    def start(self, req: Exchange, raw: bytes) -> None:
+        """Write request ``raw`` now; its response goes to ``req``."""
+        assert self.transport is not None
+        self.req = req
+        req.conn = self
+        self.buf.clear()
+        self.sse.clear()
+        self.data_lines.clear()
+        self.event_bytes = 0
+        self.body_bytes = 0
+        self.chunk_left = 0
+        self.chunk_crlf = False
+        self.in_body = False
+        self.head_pos = 0
+        self.head_lines = 0
+        self.headers = {}
+        self.events = None
+        self.collect = None
+        self.transport.write(raw)
+
+    def abort(self) -> None:
+        self.closed = True
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.abort()
+
+    # ------------------------------------------------------------ parsing
+
+    def _head(self, req: Exchange) -> bool:
+        """Parse the status line and headers, each line as it completes (a bad one fails at once); True when
+        the head is complete and the body starts."""
+        buf = self.buf
+        pos = self.head_pos
+        while (nl := buf.find(b"\r\n", pos)) >= 0:
+            if nl + 2 > MAX_HEAD_BYTES:
+                return self._head_too_long(req, nl - pos)
+            line = bytes(buf[pos:nl]).decode("latin-1")
+            pos = nl + 2
+            if self.head_lines == 0:
+                parts = line.split(" ", 2)
+                if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not _is_digits(parts[1]) or len(parts[1]) != 3:
+                    req.fail(ErrorKind.MALFORMED, f"not an HTTP/1.x status line: {line[:80]!r}")
+                    return False
+                self.status = int(parts[1])
+                self.reason = parts[2][:_MAX_REASON_CHARS] if len(parts) > 2 else ""
+            elif not line:  # the blank line that ends the head
+                del buf[:pos]
+                self.head_pos = 0
+                return self._head_done(req)
             else:
-                while True:
-                    data = await r.read(_READ)
-                    if not data:
-                        break
-                    yield data
-        except asyncio.IncompleteReadError as exc:
-            raise HttpError("reset", "connection closed in the middle of the response body") from exc
-        except (ConnectionError, OSError) as exc:
-            raise HttpError("reset", f"connection error while reading: {exc}") from exc
-        self._done = True
+                name, sep, value = line.partition(":")
+                if not sep:
+                    req.fail(ErrorKind.MALFORMED, f"bad header line {line[:80]!r}")
+                    return False
+                if self.head_lines > MAX_HEADERS:
+                    req.fail(ErrorKind.MALFORMED, f"response head with over {MAX_HEADERS} header lines")
+                    return False
+                self.headers[name.strip().lower()] = value.strip()
+            self.head_lines += 1
+        self.head_pos = pos
+        if len(buf) > MAX_HEAD_BYTES:
+            return self._head_too_long(req, len(buf) - pos)
+        return False
 
-    async def read_all(self, limit: int = MAX_JSON_BYTES) -> bytes:
-        """The whole body; ``too_large`` as soon as it is known to be over ``limit`` bytes."""
-        length = self.content_length
-        if length is not None and length > limit:
-            raise HttpError("too_large", f"response body of {length} bytes (the limit is {limit})")
-        out = bytearray()
-        async for chunk in self.iter_body():
-            out += chunk
-            if len(out) > limit:
-                raise HttpError("too_large", f"response body over {limit} bytes")
-        return bytes(out)
+    def _head_too_long(self, req: Exchange, line: int) -> bool:
+        if line > MAX_HEAD_BYTES // 2:
+            req.fail(ErrorKind.MALFORMED, f"line too long in the response head (over {line} bytes)")
+        else:
+            req.fail(ErrorKind.MALFORMED, f"response head over {MAX_HEAD_BYTES} bytes")
+        return False
 
-    def release(self) -> None:
-        """Return the connection to the pool when the body was fully read, else close it."""
-        if self._done and self._reusable and not self.writer.is_closing():
-            self.endpoint.idle.append((self.reader, self.writer))
+    def _head_done(self, req: Exchange) -> bool:
+        """The head is complete: the body's framing and sink; True when body bytes may follow."""
+        headers = self.headers
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            self.framing = _CHUNKED
+            self.left = 0
+        elif "content-length" in headers:
+            length = headers["content-length"]
+            if not _is_digits(length):
+                req.fail(ErrorKind.MALFORMED, f"bad Content-Length {length[:40]!r}")
+                return False
+            self.left = int(length)
+            self.framing = _LENGTH
+        else:
+            self.framing = _TO_CLOSE
+        self.chunk_left = 0
+        self.chunk_crlf = False
+        keep = headers.get("connection", "").lower() != "close"
+        self.reusable = keep and self.framing != _TO_CLOSE
+        self.in_body = True
+        req.got_head = True
+        sink = req.on_head(self.status, self.reason, self.left if self.framing == _LENGTH else None)
+        if self.req is not req:  # on_head failed the request
+            return False
+        if isinstance(sink, int):
+            self.collect = bytearray()
+            self.collect_limit = sink
+        else:
+            self.events = sink
+        if self.framing == _LENGTH and self.left == 0:
+            self._end_of_body(req)
+            return False
+        return True
+
+    def _chunks(self, req: Exchange, data: bytes) -> None:
+        """Chunked body bytes: chunk data goes on as it arrives (a long chunk is not collected first); only
+        a partial size line, CRLF or trailers wait in ``buf`` (all bounded)."""
+        buf = self.buf
+        if buf:
+            buf += data
+            data = bytes(buf)
+            buf.clear()
+        pos = 0
+        n = len(data)
+        while pos < n:
+            left = self.chunk_left
+            if left:  # inside a chunk that did not come whole
+                take = min(left, n - pos)
+                self.chunk_left = left - take
+                if not self._body_bytes(req, data[pos : pos + take]):
+                    return
+                pos += take
+                if self.chunk_left:
+                    return
+                self.chunk_crlf = True
+                continue
+            if self.chunk_crlf:
+                if n - pos < 2:
+                    buf += data[pos:]
+                    return
+                if data[pos : pos + 2] != b"\r\n":
+                    req.fail(ErrorKind.MALFORMED, "chunk not followed by CRLF")
+                    return
+                pos += 2
+                self.chunk_crlf = False
+                continue
+            nl = data.find(b"\r\n", pos)
+            if nl < 0:
+                if n - pos > _MAX_CHUNK_LINE:
+                    req.fail(ErrorKind.MALFORMED, "chunk size line too long")
+                    return
+                buf += data[pos:]
+                return
+            if nl - pos > _MAX_CHUNK_LINE:
+                req.fail(ErrorKind.MALFORMED, "chunk size line too long")
+                return
+            try:
+                size = int(data[pos:nl].split(b";", 1)[0], 16)
+            except ValueError:
+                size = -1
+            if size < 0:
+                req.fail(ErrorKind.MALFORMED, f"bad chunk size line {data[pos:nl][:40]!r}")
+                return
+            if size == 0:  # last chunk, optional trailers, blank line
+                if data.startswith(b"\r\n", nl + 2):
+                    end = nl + 4
+                else:
+                    end = data.find(b"\r\n\r\n", nl + 2)
+                    if end < 0:
+                        if n - pos > MAX_HEAD_BYTES:
+                            req.fail(ErrorKind.MALFORMED, "chunk trailers too long")
+                            return
+                        buf += data[pos:]
+                        return
+                    end += 4
+                buf += data[end:]  # anything after the body: the connection is not reused
+                self._end_of_body(req)
+                return
+            start = nl + 2
+            stop = start + size
+            if stop + 2 <= n:  # the common case: the whole chunk is here
+                if data[stop : stop + 2] != b"\r\n":
+                    req.fail(ErrorKind.MALFORMED, "chunk not followed by CRLF")
+                    return
+                pos = stop + 2
+                if not self._body_bytes(req, data[start:stop]):
+                    return
+                continue
+            pos = start
+            self.chunk_left = size
+
+    def _body_bytes(self, req: Exchange, part: bytes) -> bool:
+        """Body bytes, in order; False when the request ended (failure recorded)."""
+        events = self.events
+        if events is None:  # read whole
+            collect = self.collect
+            assert collect is not None
+            collect += part
+            if len(collect) > self.collect_limit:  # report it without reading the rest
+                self._whole(req, complete=False)
+                return False
+            return True
+        self.body_bytes += len(part)
+        if self.body_bytes > self.max_response:
+            req.fail(ErrorKind.TOO_LARGE, f"stream too large: the response is over {_size(self.max_response)}")
+            return False
+        sse = self.sse
+        if (
+            not sse
+            and not self.data_lines
+            and part.startswith(b"data:")
+            and part.find(b"\n") == len(part) - 2
+            and part.endswith(b"\n\n")
+        ):  # the common case: one whole event "data: {...}\n\n" per chunk
+            v = part[6:-2] if part.startswith(b"data: ") else part[5:-2]
+            return events.on_event(v[:-1] if v.endswith(b"\r") else v)
+        scanned = len(sse)  # what sse holds has no newline: scan only the new bytes
+        sse += part
+        nl = sse.find(b"\n", scanned)
+        if nl < 0:
+            if self.event_bytes + len(sse) > self.max_event:
+                return self._too_large(req)
+            return True
+        pos = 0
+        try:
+            while nl >= 0:
+                stop = nl - 1 if nl > pos and sse[nl - 1] == 13 else nl  # without the CR of a CRLF
+                if stop == pos:  # a blank line ends the event
+                    if self.data_lines:
+                        lines = self.data_lines
+                        data = lines[0] if len(lines) == 1 else b"\n".join(lines)
+                        lines.clear()
+                        self.event_bytes = 0
+                        if not events.on_event(data):
+                            return False
+                elif sse.startswith(b"data:", pos):
+                    v0 = pos + 6 if sse.startswith(b" ", pos + 5) and stop > pos + 5 else pos + 5
+                    v = bytes(sse[v0:stop])
+                    self.event_bytes += len(v) + 1
+                    if self.event_bytes > self.max_event:
+                        return self._too_large(req)
+                    self.data_lines.append(v)
+                # other fields (event:, id:, retry:, comments) carry nothing for completions
+                pos = nl + 1
+                nl = sse.find(b"\n", pos)
+            if self.event_bytes + len(sse) - pos > self.max_event:
+                return self._too_large(req)
+            return True
+        finally:
+            if pos:
+                del sse[:pos]
+
+    def _too_large(self, req: Exchange) -> bool:
+        req.fail(ErrorKind.TOO_LARGE, f"stream too large: one SSE event is over {_size(self.max_event)}")
+        return False
+
+    def _end_of_body(self, req: Exchange) -> None:
+        events = self.events
+        if events is None:
+            self._whole(req, complete=True)
+            return
+        # an event not followed by a blank line still counts
+        line = bytes(self.sse).rstrip(b"\r")
+        self.sse.clear()
+        if line.startswith(b"data:"):
+            v = line[5:]
+            self.data_lines.append(v[1:] if v.startswith(b" ") else v)
+        if self.data_lines:
+            data = b"\n".join(self.data_lines)
+            self.data_lines.clear()
+            if not events.on_event(data):
+                return
+        self._release(req)
+        events.body_complete()
+
+    def _whole(self, req: Exchange, complete: bool) -> None:
+        """Hand over a body read whole (or its start, over the limit: the connection is then dropped)."""
+        body = bytes(self.collect or b"")
+        self.collect = None
+        if complete:
+            self._release(req)
+        req.on_whole_body(self.status, self.reason, body, complete)
+        if not complete and self.req is req:  # the request did not fail: still drop the connection
+            self.req = None
+            req.conn = None
+            self.abort()
+
+    def _release(self, req: Exchange) -> None:
+        """The response was read to its end: back to the pool when kept alive, else closed."""
+        self.req = None
+        req.conn = None
+        self.in_body = False
+        if self.reusable and not self.closed and not self.buf:
+            self.pool.append(self)
         else:
             self.abort()
 
-    def abort(self) -> None:
-        transport = self.writer.transport
-        if not transport.is_closing():
-            transport.abort()
+
+def _is_digits(s: str) -> bool:
+    return s.isascii() and s.isdigit()
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
 
 
 class HttpClient:
-    def __init__(self, connect_timeout_s: float = 10.0, api_key: str | None = None) -> None:
+    """Requests to engine endpoints, on kept-alive connections per endpoint (each response read by a
+    :class:`Connection`). :meth:`get_json` is for small JSON answers; streamed completions are
+    :class:`loadgen_sut.engines.sse_protocol.SSEStreamClient` (a subclass)."""
+
+    def __init__(
+        self,
+        connect_timeout_s: float = 10.0,
+        api_key: str | None = None,
+        max_event_bytes: int = MAX_EVENT_BYTES,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+    ) -> None:
         self.connect_timeout_s = connect_timeout_s
         self.api_key = api_key
+        self.max_event_bytes = max_event_bytes
+        self.max_response_bytes = max_response_bytes
+        self._pools: dict[str, list[Connection]] = {}
         self._ssl: ssl.SSLContext | None = None  # created on the first https connection
 
-    async def _connection(self, ep: Endpoint) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        while ep.idle:
-            reader, writer = ep.idle.pop()
-            if not writer.is_closing() and not reader.at_eof():
-                return reader, writer
-            writer.transport.abort()
+    def idle_connections(self, ep: Endpoint) -> int:
+        return sum(not c.closed for c in self._pools.get(ep.url, ()))
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            for conn in list(pool):
+                conn.abort()
+            pool.clear()
+
+    def request_bytes(self, ep: Endpoint, method: str, path: str, payload: bytes | None, accept: str) -> bytes:
+        """One request: ``payload`` is a JSON body (None: no body)."""
+        head = f"{method} {ep.base_path}{path} HTTP/1.1\r\nHost: {ep.host}:{ep.port}\r\nAccept: {accept}\r\n"
+        if payload is None:
+            head += "Content-Length: 0\r\n"
+        else:
+            head += f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
+        if self.api_key:
+            head += f"Authorization: Bearer {self.api_key}\r\n"
+        return (head + "\r\n").encode("latin-1") + (payload or b"")
+
+    def idle(self, ep: Endpoint) -> Connection | None:
+        """A kept-alive connection to ``ep`` no request uses (taken from the pool), if there is one."""
+        pool = self._pools.setdefault(ep.url, [])
+        while pool:
+            conn = pool.pop()
+            if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
+                return conn
+        return None
+
+    async def connect(self, ep: Endpoint, loop: asyncio.AbstractEventLoop) -> Connection:
+        """A new connection; raises ``ConnectionError`` with a message."""
+        pool = self._pools.setdefault(ep.url, [])
         if ep.tls and self._ssl is None:
             self._ssl = ssl.create_default_context()
         try:
-            return await asyncio.wait_for(
-                asyncio.open_connection(ep.host, ep.port, ssl=self._ssl if ep.tls else None, limit=MAX_HEAD_BYTES),
+            _, conn = await asyncio.wait_for(
+                loop.create_connection(
+                    lambda: Connection(pool, loop.time, self.max_event_bytes, self.max_response_bytes),
+                    ep.host,
+                    ep.port,
+                    ssl=self._ssl if ep.tls else None,
+                ),
                 self.connect_timeout_s,
             )
         except asyncio.TimeoutError as exc:
-            raise HttpError("connect", f"{ep.url}: connect timed out after {self.connect_timeout_s:g} s") from exc
+            raise ConnectionError(f"{ep.url}: connect timed out after {self.connect_timeout_s:g} s") from exc
         except OSError as exc:
-            raise HttpError("connect", f"{ep.url}: {exc.strerror or exc}") from exc
-
-    async def request(
-        self, ep: Endpoint, method: str, path: str, body: dict[str, Any] | None = None, accept: str = "application/json"
-    ) -> Response:
-        """Send a request and read the status line and headers; the caller reads the body."""
-        payload = json.dumps(body, separators=(",", ":")).encode() if body is not None else b""
-        head = [
-            f"{method} {ep.base_path}{path} HTTP/1.1",
-            f"Host: {ep.host}:{ep.port}",
-            f"Accept: {accept}",
-            f"Content-Length: {len(payload)}",
-        ]
-        if body is not None:
-            head.append("Content-Type: application/json")
-        if self.api_key:
-            head.append(f"Authorization: Bearer {self.api_key}")
-        raw = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
-        for attempt in (0, 1):
-            reused = bool(ep.idle)
-            reader, writer = await self._connection(ep)
-            resp = Response(ep, reader, writer)
-            try:
-                writer.write(raw)
-                await resp.read_head()
-                return resp
-            except asyncio.CancelledError:  # a deadline (get_json's): the connection is in an unknown state
-                resp.abort()
-                raise
-            except (HttpError, ConnectionError, OSError) as exc:
-                resp.abort()
-                # a kept-alive connection the server closed meanwhile: retry once on a fresh one
-                if reused and attempt == 0 and not (isinstance(exc, HttpError) and exc.kind == "malformed"):
-                    continue
-                if isinstance(exc, HttpError):
-                    raise
-                raise HttpError("reset", f"{ep.url}: {exc}") from exc
-        raise HttpError("reset", f"{ep.url}: connection closed")  # pragma: no cover - loop always returns/raises
+            raise ConnectionError(f"{ep.url}: {exc.strerror or exc}") from exc
+        return conn
 
     async def get_json(
         self, ep: Endpoint, path: str, *, timeout_s: float = 30.0, limit: int = MAX_JSON_BYTES
@@ -263,14 +600,11 @@ class HttpClient:
         """GET ``path``: (status, the body's JSON), for a 2xx status. Raises :class:`HttpError`:
         ``timeout`` when the whole exchange takes over ``timeout_s``; ``http_status`` for a non-2xx
         status (its message quotes the body's start); ``too_large`` over ``limit`` bytes; ``not_json``
-        (an empty body too); and the connection's kinds."""
+        (an empty body too, and JSON nested too deep to parse); and the connection's kinds."""
         try:
             status, data = await asyncio.wait_for(self._get(ep, path, limit), timeout_s)
         except asyncio.TimeoutError as exc:
             raise HttpError("timeout", f"no complete answer within {timeout_s:g} s") from exc
-        if not 200 <= status < 300:
-            text = data[:200].decode("utf-8", errors="replace").strip()
-            raise HttpError("http_status", f"HTTP {status}" + (f": {text}" if text else ""))
         if not data.strip():
             raise HttpError("not_json", "the answer is empty, not JSON")
         try:
@@ -281,14 +615,75 @@ class HttpClient:
             raise HttpError("not_json", f"the answer is not JSON ({what}): {start!r}") from exc
 
     async def _get(self, ep: Endpoint, path: str, limit: int) -> tuple[int, bytes]:
-        resp = await self.request(ep, "GET", path)
-        try:
-            if 200 <= resp.status < 300:
-                return resp.status, await resp.read_all(limit)
-            try:  # an error answer: its start is enough for the message
-                return resp.status, await resp.read_all(4096)
-            except HttpError:
-                return resp.status, b""
-        finally:
-            resp.release()
+        """A 2xx answer's status and body; a kept-alive connection the server closed meanwhile is retried
+        once on a fresh one (only when no response byte came back)."""
+        loop = asyncio.get_running_loop()
+        raw = self.request_bytes(ep, "GET", path, None, "application/json")
+        for attempt in (0, 1):
+            conn = self.idle(ep)
+            reused = conn is not None
+            if conn is None:
+                try:
+                    conn = await self.connect(ep, loop)
+                except ConnectionError as exc:
+                    raise HttpError("connect", str(exc)) from exc
+            fetch = _Fetch(loop, limit)
+            conn.start(fetch, raw)
+            try:
+                await fetch.end
+            finally:
+                if not fetch.end.done():  # cancelled (the deadline): the connection is mid-response
+                    fetch.fail(ErrorKind.RESET, "request cancelled")
+            if fetch.error is None:
+                return fetch.status, fetch.body
+            if reused and attempt == 0 and fetch.error.kind == ErrorKind.RESET.value and not fetch.got_bytes:
+                continue
+            raise fetch.error
+        raise AssertionError("unreachable: the second attempt returns or raises")  # pragma: no cover
 
+
+class _Fetch:
+    """A request whose 2xx body is read whole, up to ``limit`` bytes (an :class:`Exchange`)."""
+
+    __slots__ = ("body", "conn", "end", "error", "got_bytes", "got_head", "last_rx", "limit", "status")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, limit: int) -> None:
+        self.end: asyncio.Future[None] = loop.create_future()
+        self.limit = limit
+        self.conn: Connection | None = None
+        self.got_bytes = False
+        self.got_head = False
+        self.last_rx = loop.time()
+        self.status = 0
+        self.body = b""
+        self.error: HttpError | None = None
+
+    def fail(self, kind: ErrorKind | str, message: str) -> None:
+        if self.end.done():
+            return
+        self.error = HttpError(kind.value if isinstance(kind, ErrorKind) else kind, message)
+        self.end.set_result(None)
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.req = None
+            conn.abort()
+
+    def on_head(self, status: int, reason: str, content_length: int | None) -> int:
+        if not 200 <= status < 300:
+            return _ERROR_START_BYTES  # an error answer: its start is enough for the message
+        if content_length is not None and content_length > self.limit:
+            self.fail("too_large", f"response body of {content_length} bytes (the limit is {self.limit})")
+        return self.limit
+
+    def on_whole_body(self, status: int, reason: str, body: bytes, complete: bool) -> None:
+        if not 200 <= status < 300:
+            text = body[:200].decode("utf-8", errors="replace").strip()
+            self.fail("http_status", f"HTTP {status}" + (f": {text}" if text else ""))
+        elif not complete and len(body) > self.limit:
+            self.fail("too_large", f"response body over {self.limit} bytes")
+        elif not complete:
+            self.fail(ErrorKind.RESET, "connection closed in the middle of the response body")
+        elif not self.end.done():
+            self.status = status
+            self.body = body
+            self.end.set_result(None)

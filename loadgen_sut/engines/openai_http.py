@@ -206,10 +206,7 @@ class OpenAIEngine(Engine):
 
     async def close(self) -> None:
         self._sse.close()
-        for ep in self._eps:
-            while ep.idle:
-                _, writer = ep.idle.pop()
-                writer.transport.abort()
+        self._client.close()
 
     def info(self) -> EngineInfo:
         return EngineInfo(
@@ -446,17 +443,20 @@ def wait_for_endpoints(urls: Sequence[str], timeout_s: float) -> None:
 
     async def probe() -> bool:
         client = HttpClient(connect_timeout_s=2.0)
-        for u in urls:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            try:  # each answer bounded in time: a server that accepts and hangs cannot hold this past the deadline
-                _, body = await client.get_json(Endpoint.parse(u), "/v1/models", timeout_s=min(5.0, left))
-            except HttpError:
-                return False
-            if not isinstance(body, dict):
-                return False
-        return True
+        try:
+            for u in urls:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                try:  # each answer bounded in time: a server that accepts and hangs cannot hold this past the deadline
+                    _, body = await client.get_json(Endpoint.parse(u), "/v1/models", timeout_s=min(5.0, left))
+                except HttpError:
+                    return False
+                if not isinstance(body, dict):
+                    return False
+            return True
+        finally:
+            client.close()
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -1,18 +1,16 @@
-"""Streaming completions over HTTP/1.1 with an :class:`asyncio.Protocol`: low overhead per token event.
+"""Streaming completions (OpenAI SSE) on the HTTP client's framer: low overhead per token event.
 
-Why a protocol and not streams: the SUT runs every sample on one event-loop thread, and LoadGen
-measures TTFT on that thread's schedule. Reading an SSE body through ``StreamReader`` and nested
-async generators costs ~65-110 µs per token event and wakes the sample's task once or twice per
-event; the loop saturates near 200 req/s with 64-token streams and the queueing lands in TTFT.
-Here HTTP framing (chunked, ``Content-Length`` or read-to-close), SSE framing and each event's JSON
-are handled inside ``data_received``; the sample's task wakes twice: at the first token and at the end.
+HTTP framing (chunked, ``Content-Length`` or read-to-close) and SSE framing are
+:class:`loadgen_sut.engines.http_client.Connection`'s, inside ``data_received`` (why a protocol and not
+streams: see there); here each event's JSON is handled as it is framed (:class:`_Stream`), and the sample's
+task wakes twice: at the first token and at the end.
 
 The measured path is kept free of loop hops: :meth:`SSEStreamClient.begin` writes the request at once
 on an idle kept-alive connection (the caller runs it inside the loop callback that LoadGen's issue
 handed over), and the first token is passed to ``on_first`` from inside ``data_received``, before the
 sample's task is even woken (``bench/sut_hops.py`` measures what each hop costs).
 
-Behaviour (the same as the stream client it replaces):
+Behaviour:
 
 - keep-alive connections per endpoint; a kept-alive connection the server closed meanwhile is
   retried once on a fresh one (only when no response byte came back);
@@ -22,9 +20,9 @@ Behaviour (the same as the stream client it replaces):
   stream (no ``[DONE]`` or no ``finish_reason``), in-band error event, missing ``usage``, a
   ``usage.completion_tokens`` that is not a non-negative integer, a count the text contradicts
   (see below), one SSE event or the whole response over the size caps, timeout;
-- linear in the response size: a long line is scanned once (only its new bytes), a long HTTP chunk is
-  passed on as it arrives; one SSE event may hold at most :data:`MAX_EVENT_BYTES`, one response at
-  most :data:`MAX_RESPONSE_BYTES` (``stream_too_large`` fails that sample, not the run);
+- linear in the response size and bounded (the framer's bounds): one SSE event may hold at most
+  :data:`MAX_EVENT_BYTES`, one response at most :data:`MAX_RESPONSE_BYTES` (``stream_too_large`` fails
+  that sample, not the run);
 - token ids from the engine (vLLM ``return_token_ids``) or, for text-only servers, from the
   served model's tokenizer (``ids_from_engine=False``); the count is ``usage.completion_tokens``,
   checked per sample (``Finished.count_check`` says how):
@@ -44,8 +42,7 @@ import contextlib
 import json
 import math
 import reprlib
-import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 from loadgen_sut.engines.base import (
@@ -59,25 +56,19 @@ from loadgen_sut.engines.base import (
     FirstTokenCallback,
     GenerationEvent,
 )
-from loadgen_sut.engines.http_client import Endpoint
+from loadgen_sut.engines.http_client import (
+    MAX_EVENT_BYTES,
+    MAX_RESPONSE_BYTES,
+    Connection,
+    Endpoint,
+    HttpClient,
+)
 from loadgen_sut.engines.tokenizers import Tokenizer
 
-_MAX_HEAD_BYTES = 1 << 16
-# asyncio's selector transport allocates ``max_size`` (256 KiB) for every recv: above glibc's mmap threshold,
-# so each read maps and unmaps pages. SSE events are well under 1 KiB; 16 KiB reads cut the client's CPU by
-# about a third at 50 req/s (uvloop, the default loop when installed, reads into its own buffer).
-_READ_SIZE = 1 << 14
 _MAX_ERROR_BODY_BYTES = 1 << 16
 _DETAIL_CHARS = 300
-_MAX_CHUNK_LINE = 1024  # a chunk size line (hex size and extensions)
 _MAX_TOKEN_ID = (1 << 31) - 1  # ids travel to LoadGen as int32
 _MAX_COUNT = (1 << 63) - 1  # LoadGen's n_tokens is an int64
-
-MAX_EVENT_BYTES = 16 << 20
-"""The most bytes one SSE event (its lines together) may hold: far above any token event (well under
-1 KiB), low enough that a broken server cannot make the client hold gigabytes for one line."""
-MAX_RESPONSE_BYTES = 256 << 20
-"""The most body bytes one streamed response may have (a 128k-token answer with token ids is ~40 MB)."""
 
 # count checks of text-only streams (see the module docstring)
 RETOKENIZE_SLACK_TOKENS = 3
@@ -86,14 +77,10 @@ PLAUSIBLE_EXTRA_TOKENS = 2
 
 _decode = json.JSONDecoder().decode  # on str: skips json.loads' encoding sniffing of bytes
 
-# body framing
-_CHUNKED = 0
-_LENGTH = 1
-_TO_CLOSE = 2
-
 
 class _Stream:
-    """What one request has received so far, and the two futures its task waits on."""
+    """What one request has received so far, and the two futures its task waits on (the framer's
+    :class:`~loadgen_sut.engines.http_client.Exchange`; its own :class:`~loadgen_sut.engines.http_client.EventSink`)."""
 
     __slots__ = (
         "blank",
@@ -133,7 +120,7 @@ class _Stream:
         self.end: asyncio.Future[None] = loop.create_future()
         self.chat = chat
         self.engine_ids = engine_ids
-        self.conn: _Connection | None = None
+        self.conn: Connection | None = None
         self.ids: list[int] = []
         self.texts: list[str] = []
         self.extra_texts: list[str] = []  # chat reasoning text (``reasoning_content``): generated tokens too
@@ -167,6 +154,13 @@ class _Stream:
     def body_complete(self) -> None:
         if not self.end.done():
             self._wake()
+
+    def on_head(self, status: int, reason: str, content_length: int | None) -> _Stream | int:
+        """A 200 answer streams its events here; any other is read whole (its start) for the message."""
+        return self if status == 200 else _MAX_ERROR_BODY_BYTES
+
+    def on_whole_body(self, status: int, reason: str, body: bytes, complete: bool) -> None:
+        self.fail(ErrorKind.HTTP_STATUS, f"HTTP {status} {reason}: {_error_detail(body)}".strip())
 
     def _wake(self) -> None:
         if not self.first.done():
@@ -279,10 +273,6 @@ class _Stream:
         return True
 
 
-def _size(n: int) -> str:
-    return f"{n >> 20} MiB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
-
-
 def _text(data: bytes | bytearray) -> str:
     return bytes(data).decode("utf-8", errors="replace")
 
@@ -352,346 +342,6 @@ def count_check(
     return "plausibility"
 
 
-class _Connection(asyncio.Protocol):
-    """One keep-alive connection; parses the response of the request it carries as bytes arrive."""
-
-    def __init__(
-        self,
-        pool: list[_Connection],
-        now: Callable[[], float],
-        max_event_bytes: int = MAX_EVENT_BYTES,
-        max_response_bytes: int = MAX_RESPONSE_BYTES,
-    ) -> None:
-        self.pool = pool
-        self.now = now
-        self.max_event = max_event_bytes
-        self.max_response = max_response_bytes
-        self.transport: Any = None  # an asyncio.Transport, or uvloop's (not a subclass of it)
-        self.req: _Stream | None = None
-        self.closed = False
-        self.buf = bytearray()  # unparsed HTTP bytes: the head, a chunk size line, trailers (all bounded)
-        self.sse = bytearray()  # an SSE line not yet ended by a newline (holds no newline)
-        self.data_lines: list[bytes] = []
-        self.event_bytes = 0  # in data_lines
-        self.body_bytes = 0  # of this response so far
-        self.in_body = False
-        self.framing = _CHUNKED
-        self.left = 0  # Content-Length bytes still to come
-        self.chunk_left = 0  # bytes of the current chunk's data still to come
-        self.chunk_crlf = False  # the CRLF after a chunk's data is due
-        self.reusable = False
-        self.status = 0
-        self.reason = ""
-        self.error_body: bytearray | None = None  # collected for a non-200 status
-
-    # ------------------------------------------------------------ asyncio.Protocol
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport
-        if hasattr(transport, "max_size"):  # asyncio's selector transport (see _READ_SIZE)
-            transport.max_size = _READ_SIZE
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        if self in self.pool:
-            self.pool.remove(self)
-        req = self.req
-        if req is None:
-            return
-        if self.in_body and self.framing == _TO_CLOSE:
-            self._end_of_body(req)
-            return
-        if self.in_body and self.error_body is not None:
-            self._http_status_failure(req, complete=self.framing == _TO_CLOSE)
-            return
-        why = f" ({exc})" if exc else ""
-        if not req.got_bytes:
-            req.fail(ErrorKind.RESET, f"connection closed before the response status line{why}")
-        elif not self.in_body:
-            req.fail(ErrorKind.RESET, f"connection closed inside the response headers{why}")
-        else:
-            req.fail(ErrorKind.RESET, f"connection closed in the middle of the response body{why}")
-
-    def data_received(self, data: bytes) -> None:
-        req = self.req
-        if req is None:  # bytes on an idle connection: its state is unknown
-            self.abort()
-            return
-        req.last_rx = self.now()
-        req.got_bytes = True
-        if self.in_body and self.framing == _CHUNKED:  # the hot path: SSE events in chunks
-            self._chunks(req, data)
-            return
-        buf = self.buf
-        buf += data
-        if not self.in_body and not self._head(req):
-            return
-        if self.framing == _CHUNKED:
-            self._chunks(req, b"")
-        elif self.framing == _LENGTH:
-            n = min(self.left, len(buf))
-            self.left -= n
-            part = bytes(buf[:n])
-            del buf[:n]
-            if self._body_bytes(req, part) and self.left == 0:
-                self._end_of_body(req)
-        else:
-            part = bytes(buf)
-            buf.clear()
-            self._body_bytes(req, part)
-
-    def eof_received(self) -> bool | None:
-        return None  # close the transport; connection_lost judges what came
-
-    # ------------------------------------------------------------ requests
-
-    def start(self, req: _Stream, raw: bytes) -> None:
-        assert self.transport is not None
-        self.req = req
-        req.conn = self
-        self.buf.clear()
-        self.sse.clear()
-        self.data_lines.clear()
-        self.event_bytes = 0
-        self.body_bytes = 0
-        self.chunk_left = 0
-        self.chunk_crlf = False
-        self.in_body = False
-        self.error_body = None
-        self.transport.write(raw)
-
-    def abort(self) -> None:
-        self.closed = True
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.abort()
-
-    # ------------------------------------------------------------ parsing
-
-    def _head(self, req: _Stream) -> bool:
-        """Parse status line and headers once they are complete; True when the body starts."""
-        buf = self.buf
-        end = buf.find(b"\r\n\r\n")
-        if end < 0:
-            if len(buf) > _MAX_HEAD_BYTES:
-                req.fail(ErrorKind.MALFORMED, "response head too long")
-            return False
-        lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
-        del buf[: end + 4]
-        parts = lines[0].split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-            req.fail(ErrorKind.MALFORMED, f"not an HTTP/1.x status line: {lines[0][:80]!r}")
-            return False
-        self.status = int(parts[1])
-        self.reason = parts[2] if len(parts) > 2 else ""
-        headers: dict[str, str] = {}
-        for h in lines[1:]:
-            name, sep, value = h.partition(":")
-            if not sep:
-                req.fail(ErrorKind.MALFORMED, f"bad header line {h[:80]!r}")
-                return False
-            headers[name.strip().lower()] = value.strip()
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            self.framing = _CHUNKED
-            self.left = 0
-            self.chunk_left = 0
-            self.chunk_crlf = False
-        elif "content-length" in headers:
-            try:
-                self.left = int(headers["content-length"])
-            except ValueError:
-                self.left = -1
-            if self.left < 0:
-                req.fail(ErrorKind.MALFORMED, f"bad Content-Length {headers['content-length'][:40]!r}")
-                return False
-            self.framing = _LENGTH
-        else:
-            self.framing = _TO_CLOSE
-        keep = headers.get("connection", "").lower() != "close"
-        self.reusable = keep and self.framing != _TO_CLOSE
-        self.in_body = True
-        req.got_head = True
-        if self.status != 200:
-            self.error_body = bytearray()
-        if self.framing == _LENGTH and self.left == 0:
-            self._end_of_body(req)
-            return False
-        return True
-
-    def _chunks(self, req: _Stream, data: bytes) -> None:
-        """Chunked body bytes: chunk data goes to the SSE parser as it arrives (a long chunk is not
-        collected first); only a partial size line, CRLF or trailers wait in ``buf`` (all bounded)."""
-        buf = self.buf
-        if buf:
-            buf += data
-            data = bytes(buf)
-            buf.clear()
-        pos = 0
-        n = len(data)
-        while pos < n:
-            left = self.chunk_left
-            if left:  # inside a chunk that did not come whole
-                take = min(left, n - pos)
-                self.chunk_left = left - take
-                if not self._body_bytes(req, data[pos : pos + take]):
-                    return
-                pos += take
-                if self.chunk_left:
-                    return
-                self.chunk_crlf = True
-                continue
-            if self.chunk_crlf:
-                if n - pos < 2:
-                    buf += data[pos:]
-                    return
-                if data[pos : pos + 2] != b"\r\n":
-                    req.fail(ErrorKind.MALFORMED, "chunk not followed by CRLF")
-                    return
-                pos += 2
-                self.chunk_crlf = False
-                continue
-            nl = data.find(b"\r\n", pos)
-            if nl < 0:
-                if n - pos > _MAX_CHUNK_LINE:
-                    req.fail(ErrorKind.MALFORMED, "chunk size line too long")
-                    return
-                buf += data[pos:]
-                return
-            if nl - pos > _MAX_CHUNK_LINE:
-                req.fail(ErrorKind.MALFORMED, "chunk size line too long")
-                return
-            try:
-                size = int(data[pos:nl].split(b";", 1)[0], 16)
-            except ValueError:
-                size = -1
-            if size < 0:
-                req.fail(ErrorKind.MALFORMED, f"bad chunk size line {data[pos:nl][:40]!r}")
-                return
-            if size == 0:  # last chunk, optional trailers, blank line
-                if data.startswith(b"\r\n", nl + 2):
-                    end = nl + 4
-                else:
-                    end = data.find(b"\r\n\r\n", nl + 2)
-                    if end < 0:
-                        if n - pos > _MAX_HEAD_BYTES:
-                            req.fail(ErrorKind.MALFORMED, "chunk trailers too long")
-                            return
-                        buf += data[pos:]
-                        return
-                    end += 4
-                buf += data[end:]  # anything after the body: the connection is not reused
-                self._end_of_body(req)
-                return
-            start = nl + 2
-            stop = start + size
-            if stop + 2 <= n:  # the common case: the whole chunk is here
-                if data[stop : stop + 2] != b"\r\n":
-                    req.fail(ErrorKind.MALFORMED, "chunk not followed by CRLF")
-                    return
-                pos = stop + 2
-                if not self._body_bytes(req, data[start:stop]):
-                    return
-                continue
-            pos = start
-            self.chunk_left = size
-
-    def _body_bytes(self, req: _Stream, part: bytes) -> bool:
-        """Body bytes, in order; False when the request ended (failure recorded)."""
-        if self.error_body is not None:
-            self.error_body += part
-            if len(self.error_body) > _MAX_ERROR_BODY_BYTES:  # report it without reading the rest
-                self._http_status_failure(req, complete=False)
-                return False
-            return True
-        self.body_bytes += len(part)
-        if self.body_bytes > self.max_response:
-            req.fail(ErrorKind.TOO_LARGE, f"stream too large: the response is over {_size(self.max_response)}")
-            return False
-        sse = self.sse
-        if (
-            not sse
-            and not self.data_lines
-            and part.startswith(b"data:")
-            and part.find(b"\n") == len(part) - 2
-            and part.endswith(b"\n\n")
-        ):  # the common case: one whole event "data: {...}\n\n" per chunk
-            v = part[6:-2] if part.startswith(b"data: ") else part[5:-2]
-            return req.on_event(v[:-1] if v.endswith(b"\r") else v)
-        scanned = len(sse)  # what sse holds has no newline: scan only the new bytes
-        sse += part
-        nl = sse.find(b"\n", scanned)
-        if nl < 0:
-            if self.event_bytes + len(sse) > self.max_event:
-                return self._too_large(req)
-            return True
-        pos = 0
-        try:
-            while nl >= 0:
-                stop = nl - 1 if nl > pos and sse[nl - 1] == 13 else nl  # without the CR of a CRLF
-                if stop == pos:  # a blank line ends the event
-                    if self.data_lines:
-                        lines = self.data_lines
-                        data = lines[0] if len(lines) == 1 else b"\n".join(lines)
-                        lines.clear()
-                        self.event_bytes = 0
-                        if not req.on_event(data):
-                            return False
-                elif sse.startswith(b"data:", pos):
-                    v0 = pos + 6 if sse.startswith(b" ", pos + 5) and stop > pos + 5 else pos + 5
-                    v = bytes(sse[v0:stop])
-                    self.event_bytes += len(v) + 1
-                    if self.event_bytes > self.max_event:
-                        return self._too_large(req)
-                    self.data_lines.append(v)
-                # other fields (event:, id:, retry:, comments) carry nothing for completions
-                pos = nl + 1
-                nl = sse.find(b"\n", pos)
-            if self.event_bytes + len(sse) - pos > self.max_event:
-                return self._too_large(req)
-            return True
-        finally:
-            if pos:
-                del sse[:pos]
-
-    def _too_large(self, req: _Stream) -> bool:
-        req.fail(ErrorKind.TOO_LARGE, f"stream too large: one SSE event is over {_size(self.max_event)}")
-        return False
-
-    def _end_of_body(self, req: _Stream) -> None:
-        if self.error_body is not None:
-            self._http_status_failure(req)
-            return
-        # an event not followed by a blank line still counts, as in the stream client
-        line = bytes(self.sse).rstrip(b"\r")
-        self.sse.clear()
-        if line.startswith(b"data:"):
-            v = line[5:]
-            self.data_lines.append(v[1:] if v.startswith(b" ") else v)
-        if self.data_lines:
-            data = b"\n".join(self.data_lines)
-            self.data_lines.clear()
-            if not req.on_event(data):
-                return
-        self._release(req)
-        req.body_complete()
-
-    def _http_status_failure(self, req: _Stream, complete: bool = True) -> None:
-        detail = _error_detail(bytes(self.error_body or b""))
-        self.error_body = None
-        if complete:
-            self._release(req)
-        req.fail(ErrorKind.HTTP_STATUS, f"HTTP {self.status} {self.reason}: {detail}".strip())
-
-    def _release(self, req: _Stream) -> None:
-        """The response was read to its end: back to the pool when kept alive, else closed."""
-        self.req = None
-        req.conn = None
-        self.in_body = False
-        if self.reusable and not self.closed and not self.buf:
-            self.pool.append(self)
-        else:
-            self.abort()
-
-
 class _Watchdog:
     """One timer per request: ends it on an idle gap (no bytes received) or at the total deadline."""
 
@@ -719,7 +369,7 @@ class _Watchdog:
         self._handle.cancel()
 
 
-class SSEStreamClient:
+class SSEStreamClient(HttpClient):
     """Streaming POSTs to OpenAI-compatible endpoints, with keep-alive pools per endpoint."""
 
     def __init__(
@@ -731,66 +381,14 @@ class SSEStreamClient:
         max_event_bytes: int = MAX_EVENT_BYTES,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
-        self.connect_timeout_s = connect_timeout_s
-        self.api_key = api_key
+        super().__init__(connect_timeout_s, api_key, max_event_bytes, max_response_bytes)
         self.request_timeout_s = request_timeout_s
         self.idle_timeout_s = idle_timeout_s
-        self.max_event_bytes = max_event_bytes
-        self.max_response_bytes = max_response_bytes
-        self._pools: dict[str, list[_Connection]] = {}
-        self._ssl: ssl.SSLContext | None = None
-
-    def idle_connections(self, ep: Endpoint) -> int:
-        return sum(not c.closed for c in self._pools.get(ep.url, ()))
-
-    def close(self) -> None:
-        for pool in self._pools.values():
-            for conn in list(pool):
-                conn.abort()
-            pool.clear()
 
     @staticmethod
     def encode_body(body: dict[str, Any]) -> bytes:
         """The JSON payload of a request (callers may encode every request before the run starts)."""
         return json.dumps(body, separators=(",", ":")).encode()
-
-    def _request_bytes(self, ep: Endpoint, path: str, payload: bytes) -> bytes:
-        head = (
-            f"POST {ep.base_path}{path} HTTP/1.1\r\nHost: {ep.host}:{ep.port}\r\nAccept: text/event-stream\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
-        )
-        if self.api_key:
-            head += f"Authorization: Bearer {self.api_key}\r\n"
-        return (head + "\r\n").encode("latin-1") + payload
-
-    def _idle(self, ep: Endpoint) -> _Connection | None:
-        pool = self._pools.setdefault(ep.url, [])
-        while pool:
-            conn = pool.pop()
-            if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
-                return conn
-        return None
-
-    async def _connect(self, ep: Endpoint, loop: asyncio.AbstractEventLoop) -> _Connection:
-        """A new connection; raises ``ConnectionError`` with a message."""
-        pool = self._pools.setdefault(ep.url, [])
-        if ep.tls and self._ssl is None:
-            self._ssl = ssl.create_default_context()
-        try:
-            _, conn = await asyncio.wait_for(
-                loop.create_connection(
-                    lambda: _Connection(pool, loop.time, self.max_event_bytes, self.max_response_bytes),
-                    ep.host,
-                    ep.port,
-                    ssl=self._ssl if ep.tls else None,
-                ),
-                self.connect_timeout_s,
-            )
-        except asyncio.TimeoutError as exc:
-            raise ConnectionError(f"{ep.url}: connect timed out after {self.connect_timeout_s:g} s") from exc
-        except OSError as exc:
-            raise ConnectionError(f"{ep.url}: {exc.strerror or exc}") from exc
-        return conn
 
     def begin(
         self,
@@ -810,9 +408,9 @@ class SSEStreamClient:
         loop = asyncio.get_running_loop()
         st = _Stream(loop, chat, engine_ids, on_first, tokenizer)
         dog = _Watchdog(loop, st, self.request_timeout_s, self.idle_timeout_s)
-        pending = PendingRequest(ep, self._request_bytes(ep, path, payload), st, dog)
+        pending = PendingRequest(ep, self.request_bytes(ep, "POST", path, payload, "text/event-stream"), st, dog)
         pending.on_sent = on_sent
-        conn = self._idle(ep)
+        conn = self.idle(ep)
         if conn is not None:
             conn.start(st, pending.raw)
             if on_sent is not None:
@@ -836,7 +434,7 @@ class SSEStreamClient:
             for attempt in (0, 1):
                 if not written:
                     try:
-                        conn = await self._connect(ep, loop)
+                        conn = await self.connect(ep, loop)
                     except ConnectionError as exc:
                         if st.error is not None:  # the watchdog fired while connecting
                             yield fail(*st.error)

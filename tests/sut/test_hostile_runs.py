@@ -7,7 +7,6 @@ run must never be VALID, and it must end within its deadline.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from sse_server import ServerConfig, SSEServer
+from sse_server import ABORT, DONE_AND_END, HOLD, STREAM_HEAD, ServerConfig, SSEServer, StreamPlan, sse_event
 from sut_helpers import http_engine, trial
 
 from loadgen_sut.lgtest import deadline_margins
@@ -30,38 +29,26 @@ U64_OVER = 2**64
 
 
 class HostileServer(SSEServer):
-    """The test server, with completions that misbehave as ``behaviour`` says (on every request)."""
+    """The test server, with completions that misbehave as ``behaviour`` says (on every request); every event
+    goes out at once (no TTFT, no TPOT)."""
 
     def __init__(self, behaviour: str, config: ServerConfig | None = None) -> None:
-        super().__init__(config or ServerConfig())
+        super().__init__(config or ServerConfig(ttft_s=0.0, tpot_s=0.0))
         self.behaviour = behaviour
-        self._stopping = False
 
-    def stop(self) -> None:
-        self._stopping = True
-        super().stop()
-
-    async def _hold(self, seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while not self._stopping and time.monotonic() < end:
-            await asyncio.sleep(0.05)
-
-    def _ev(self, writer: asyncio.StreamWriter, text: str, ids: list[int] | None, finish: str | None = None) -> None:
+    @staticmethod
+    def _ev(text: str, ids: list[int] | None, finish: str | None = None) -> bytes:
         choice: dict[str, Any] = {"index": 0, "text": text, "finish_reason": finish}
         if ids is not None:
             choice["token_ids"] = ids
-        self._event(writer, {"id": "cmpl-1", "object": "text_completion", "model": "tiny", "choices": [choice]})
+        return sse_event({"id": "cmpl-1", "object": "text_completion", "model": "tiny", "choices": [choice]})
 
-    async def _completion(self, writer: asyncio.StreamWriter, req: dict[str, Any], chat: bool = False) -> bool:
-        with self._lock:
-            self.stats.completions += 1
-            self.stats.bodies.append(req)
+    def stream_plan(self, request: dict[str, Any], chat: bool, seq: int, prompt_tokens: int) -> StreamPlan:
+        self.count(request)
         b = self.behaviour
         if b == "never_answer":  # the request is read, nothing ever comes back
-            await self._hold(120)
-            return False
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
-        want_ids = bool(req.get("return_token_ids"))
+            return StreamPlan(b"", [], 0, HOLD, hold_s=120)
+        want_ids = bool(request.get("return_token_ids"))
         first, second = [100], [101]
         if b == "huge_first_id":
             first = [2**40]
@@ -69,27 +56,18 @@ class HostileServer(SSEServer):
             second = [INT32_OVER + 5]
         elif b == "negative_id":
             second = [-3]
-        self._ev(writer, " w0", first if want_ids else None)
-        await writer.drain()
+        w0 = self._ev(" w0", first if want_ids else None)
         if b == "stall_mid_stream":
-            await self._hold(120)
-            return False
-        self._ev(writer, " w1", second if want_ids else None)
-        await writer.drain()
+            return StreamPlan(STREAM_HEAD, [w0], 1, HOLD, hold_s=120)
+        w1 = self._ev(" w1", second if want_ids else None)
         if b == "huge_id_then_reset":
-            writer.transport.abort()
-            return False
-        self._ev(writer, "", [] if want_ids else None, finish="length")
+            return StreamPlan(STREAM_HEAD, [w0, w1], 2, ABORT)
         usage = U64_OVER if b == "huge_usage" else 2
-        self._event(
-            writer,
+        end = self._ev("", [] if want_ids else None, finish="length") + sse_event(
             {"id": "cmpl-1", "object": "text_completion", "model": "tiny", "choices": [],
              "usage": {"prompt_tokens": 5, "completion_tokens": usage, "total_tokens": 5 + usage}},
         )
-        self._chunk(writer, b"data: [DONE]\n\n")
-        self._chunk(writer, b"")
-        await writer.drain()
-        return True
+        return StreamPlan(STREAM_HEAD, [w0, w1, end + DONE_AND_END], 2)
 
 
 def _start(behaviour: str) -> HostileServer:
