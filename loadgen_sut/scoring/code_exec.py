@@ -64,17 +64,20 @@ import tempfile
 import time
 import uuid
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from checker.findings import UnusableInput
 
 HARNESS = Path(__file__).with_name("lcb_harness.py")
+GradeT = TypeVar("GradeT")  # an evaluator's grade of one sample
+JobT = TypeVar("JobT")  # an evaluator's program to run for one sample
 REFERENCE_TEST_TIMEOUT_S = 60  # eval_accuracy.py passes timeout=60 to lcb_runner
 
 
@@ -600,6 +603,27 @@ def _workdir(run_as: _RunAs) -> str:
     if run_as.uid is not None and run_as.gid is not None:
         os.chown(path, run_as.uid, run_as.gid)
     return path
+
+
+def run_code_jobs(
+    graded: Sequence[GradeT | JobT],
+    job_type: type[JobT],
+    run: Callable[[JobT, CodeExecution], GradeT],
+    code: CodeExecution | None,
+) -> list[GradeT]:
+    """``graded`` with every item of ``job_type`` (a program to run) replaced by its grade, ``run(job, code)``, in
+    order; the jobs run ``code.workers`` at a time, each in its own sandboxed child process (:func:`run_program`).
+    A job without ``code`` (the opt-in to run generated programs) is an error of the evaluator that made it."""
+    jobs = {k: g for k, g in enumerate(graded) if isinstance(g, job_type)}
+    done: dict[int, GradeT] = {}
+    if jobs:
+        if code is None:
+            raise ValueError("a program to run, without the code-execution opt-in")
+        execution = code
+        with ThreadPoolExecutor(max_workers=execution.workers) as pool:
+            done = dict(zip(jobs, pool.map(lambda job: run(job, execution), jobs.values()), strict=True))
+    # an item that is not a job is a grade already (mypy does not narrow a TypeVar union by isinstance)
+    return [done[k] if k in jobs else cast(GradeT, g) for k, g in enumerate(graded)]
 
 
 def run_program(code: str, problem: CodeProblem, execution: CodeExecution) -> CodeRun:

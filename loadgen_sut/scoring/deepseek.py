@@ -38,14 +38,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
-from loadgen_sut.scoring.code_exec import CodeExecution, CodeProblem, run_program
+from loadgen_sut.scoring.code_exec import CodeExecution, CodeProblem, run_code_jobs, run_program
 from loadgen_sut.scoring.inputs import EvalInput
 from loadgen_sut.scoring.math_answer import grade_math_answer
 
@@ -359,13 +358,7 @@ def score_deepseek(
             graded.append(code_job(i, out.strip(), truth, code))
         else:
             graded.append(grade_sample(i, subset, out, truth, code))
-    jobs = [g for g in graded if isinstance(g, CodeJob)]
-    ran: dict[int, SampleGrade] = {}
-    if jobs and code is not None:
-        with ThreadPoolExecutor(max_workers=code.workers) as pool:  # each job is a child process
-            for grade in pool.map(lambda j: run_code_job(j, code), jobs):
-                ran[grade.qsl_idx] = grade
-    grades = [ran[g.qsl_idx] if isinstance(g, CodeJob) else g for g in graded]
+    grades = run_code_jobs(graded, CodeJob, run_code_job, code)  # no code: no jobs (code_job grades "not scored")
     return summarize(grades, token_counts, code)
 
 

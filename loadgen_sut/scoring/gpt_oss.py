@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from enum import Enum
 from typing import Any
 
@@ -71,7 +70,7 @@ from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
 from loadgen_sut.datasets import Sample
-from loadgen_sut.scoring.code_exec import CodeExecution, CodeProblem, run_program
+from loadgen_sut.scoring.code_exec import CodeExecution, CodeProblem, run_code_jobs, run_program
 from loadgen_sut.scoring.deepseek import extract_aime, extract_boxed, grade_aime, grade_choice, grade_math
 from loadgen_sut.scoring.inputs import EvalInput
 
@@ -377,13 +376,7 @@ def score_gpt_oss(
         grade_output(i, name, out, truth, code)
         for i, out, truth, name in zip(qsl_idx, outputs, truths, datasets, strict=True)
     ]
-    jobs = [g for g in graded if isinstance(g, CodeJob)]
-    ran: dict[int, SampleGrade] = {}
-    if jobs and code is not None:
-        with ThreadPoolExecutor(max_workers=code.workers) as pool:  # each job is a child process
-            for grade in pool.map(lambda j: _run_job(j, code), jobs):
-                ran[grade.qsl_idx] = grade
-    grades = [ran[g.qsl_idx] if isinstance(g, CodeJob) else g for g in graded]
+    grades = run_code_jobs(graded, CodeJob, _run_job, code)  # no code: no jobs (grade_output grades "not scored")
     return summarize(grades, token_counts, code)
 
 

@@ -360,7 +360,7 @@ def score_accuracy(
     unique = log.unique_by_qsl_idx()
     if not unique:
         raise UnusableInput("the accuracy log has no entries", str(accuracy_log))
-    evaluator_for(benchmark)  # a benchmark without an evaluator is refused before any decoding
+    evaluate = evaluator_for(benchmark)  # by Benchmark.evaluator; none: refused before any decoding
     by_index = {s.index: s for s in dataset.samples}
     for e in unique:
         sample = by_index.get(e.qsl_idx)
@@ -391,7 +391,6 @@ def score_accuracy(
         "missing_samples": len(set(by_index) - {e.qsl_idx for e in unique}),
         "gen_tok_len": gen_tok_len,
     }
-    evaluate = evaluator_for(benchmark)  # chosen by the benchmark's rules data (Benchmark.evaluator)
     data = EvalInput(
         benchmark=benchmark,
         dataset=dataset,
