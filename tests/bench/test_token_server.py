@@ -7,7 +7,6 @@ import http.client
 import itertools
 import json
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -15,45 +14,17 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-SERVER = REPO / "bench" / "token_server.py"
+from tests.bench.token_server_proc import start_token_server
+
 TTFT_MS = 60.0
 TPOT_MS = 10.0
 TOKENS = 8
 
 
 def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
-    port_file = tmp_path / "port"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            str(SERVER),
-            "--port",
-            "0",
-            "--port-file",
-            str(port_file),
-            "--ttft-ms",
-            str(TTFT_MS),
-            "--tpot-ms",
-            str(TPOT_MS),
-            "--tokens",
-            str(TOKENS),
-            "--model",
-            "m",
-            *extra,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+    return start_token_server(
+        tmp_path, "--ttft-ms", str(TTFT_MS), "--tpot-ms", str(TPOT_MS), "--tokens", str(TOKENS), "--model", "m", *extra
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if port_file.exists() and port_file.read_text().strip():
-            return proc, int(port_file.read_text())
-        if proc.poll() is not None:
-            raise AssertionError(f"token server exited: {proc.stdout.read() if proc.stdout else ''!r}")
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError("token server did not start within 20 s")
 
 
 @pytest.fixture(scope="module")

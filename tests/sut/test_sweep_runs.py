@@ -30,31 +30,17 @@ from loadgen_sut.runner import RunOutcome, RunRequest
 from loadgen_sut.runner import run as runner_run
 from loadgen_sut.settings import RunMode
 from loadgen_sut.sweep import SweepPlan, SweepResult, SweepSettings, SweepSlo, run_sweep
+from tests.bench.token_server_proc import start_token_server
 
-REPO = Path(__file__).resolve().parents[2]
-SERVER = REPO / "bench" / "token_server.py"
 SLOTS, TTFT_MS, TPOT_MS, TOKENS = 8, 100.0, 20.0, 16
 CAPACITY_RPS = SLOTS * 1000.0 / (TTFT_MS + (TOKENS - 1) * TPOT_MS)  # 20 req/s
 SLO = SweepSlo(ttft_ms=1000, tpot_ms=100, source="declared (test)")
 
 
-def start_token_server(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
-    port_file = tmp_path / "token_server.port"
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", "0", "--port-file", str(port_file), "--ttft-ms", str(TTFT_MS),
-         "--tpot-ms", str(TPOT_MS), "--tokens", str(TOKENS), *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+def start_server(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
+    return start_token_server(
+        tmp_path, "--ttft-ms", str(TTFT_MS), "--tpot-ms", str(TPOT_MS), "--tokens", str(TOKENS), *extra
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if port_file.exists() and port_file.read_text().strip():
-            return proc, int(port_file.read_text())
-        if proc.poll() is not None:
-            raise AssertionError(f"token server exited: {proc.stdout.read() if proc.stdout else ''!r}")
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError("token server did not start within 20 s")
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
@@ -68,7 +54,7 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture
 def capped_server(tmp_path: Path) -> Iterator[int]:
-    proc, port = start_token_server(tmp_path, "--max-concurrency", str(SLOTS))
+    proc, port = start_server(tmp_path, "--max-concurrency", str(SLOTS))
     try:
         yield port
     finally:
