@@ -10,10 +10,10 @@ import threading
 import time
 from pathlib import Path
 
-from test_sweep_runs import start_token_server, stop
+from test_sweep_runs import start_server, stop
 
 MS = 1_000_000
-# start_token_server: TTFT 100 ms, TPOT 20 ms, 16 tokens; with max_tokens 4 a request holds a slot 100 + 3 x 20 = 160 ms
+# start_server: TTFT 100 ms, TPOT 20 ms, 16 tokens; with max_tokens 4 a request holds a slot 100 + 3 x 20 = 160 ms
 SERVICE_MS = 160.0
 
 
@@ -39,7 +39,7 @@ def _stream(port: int, errors: list[str], stream: bool = True) -> None:
 
 
 def test_at_most_n_generate_at_once_and_the_wait_is_in_ttft(tmp_path: Path) -> None:
-    proc, port = start_token_server(tmp_path, "--max-concurrency", "2")
+    proc, port = start_server(tmp_path, "--max-concurrency", "2")
     try:
         errors: list[str] = []
         threads = [threading.Thread(target=_stream, args=(port, errors, i != 5)) for i in range(6)]  # one non-stream
@@ -70,7 +70,7 @@ def test_at_most_n_generate_at_once_and_the_wait_is_in_ttft(tmp_path: Path) -> N
 
 
 def test_a_client_gone_while_waiting_frees_nothing_twice(tmp_path: Path) -> None:
-    proc, port = start_token_server(tmp_path, "--max-concurrency", "1")
+    proc, port = start_server(tmp_path, "--max-concurrency", "1")
     try:
         errors: list[str] = []
         first = threading.Thread(target=_stream, args=(port, errors))
