@@ -426,24 +426,3 @@ def write_endpoints_layout(src: Path, out: Path) -> int:
     finally:
         tmp.unlink(missing_ok=True)
     return n
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m loadgen_sut.datasets_vl SRC OUT.parquet``: the catalogue in the endpoints layout (see above)."""
-    import sys
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 2:
-        print("usage: python -m loadgen_sut.datasets_vl SRC(.parquet file or snapshot directory) OUT.parquet", file=sys.stderr)
-        return 2
-    try:
-        n = write_endpoints_layout(Path(args[0]), Path(args[1]))
-    except UnusableInput as exc:
-        print(f"datasets_vl: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"{args[1]}: {n} samples (endpoints layout, images re-saved by Pillow)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

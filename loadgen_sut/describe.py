@@ -1,4 +1,4 @@
-"""``inference-audit init system|implementation``: write a submission's description templates.
+"""The description templates of a submission (``inference-audit init``; its flags: :mod:`loadgen_sut.cli.init`).
 
 ``init system`` writes ``systems/<system>.json`` as the official checkers read it (the fields of
 ``schemas/system-description.json``), filled with what this host shows: CPU model, sockets, cores per
@@ -10,28 +10,20 @@ implementation description (``schemas/measurements.json``: weight data types, st
 Whatever cannot be read is written as ``"<FILL IN: ...>"``, a placeholder the schema refuses, so an
 unfilled template cannot be packaged; the command lists those fields, and the probed values to review.
 
-The output is a new file, or an existing regular file with ``--force``; ``-`` writes to stdout.
-Exit status: 0 written, 2 unusable input (bad option, existing file, directory, FIFO, device, ...).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import errno
-import json
-import os
 import platform
 import shutil
-import stat
 import subprocess
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.findings import EXIT_OK, UnusableInput
+from checker.findings import UnusableInput
 from checker.safe_io import read_input_json
 from schemas import load_schema, schema_errors
 
@@ -78,7 +70,7 @@ _SYSTEM_HINTS: dict[str, str] = {
     "system_type_detail": "e.g. cloud, on-premise (or empty)",
     "is_network": '"true" for a network-division system',
 }
-_IMPLEMENTATION_HINTS: dict[str, str] = {
+IMPLEMENTATION_HINTS: dict[str, str] = {
     "input_data_types": "input data types, e.g. int32 (token ids)",
     "retraining": "no, or yes with details",
     "starting_weights_filename": "the reference checkpoint the weights derive from, e.g. a Hugging Face URL",
@@ -247,7 +239,7 @@ def system_fields(network: bool) -> list[str]:
     return names
 
 
-def _from_sysinfo(path: Path) -> dict[str, Any]:
+def read_sysinfo(path: Path) -> dict[str, Any]:
     data = read_input_json(path, "mlperf-sysinfo system description")  # a regular file, bounded
     if not isinstance(data, dict):
         raise UnusableInput("an mlperf-sysinfo system_desc.json is a JSON object", path=str(path))
@@ -255,7 +247,7 @@ def _from_sysinfo(path: Path) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v not in ("", None, [], {})}
 
 
-def _field_errors(doc: dict[str, Any], schema: str) -> dict[str, list[str]]:
+def field_errors(doc: dict[str, Any], schema: str) -> dict[str, list[str]]:
     by_field: dict[str, list[str]] = {}
     for err in schema_errors(doc, schema):
         where, _, msg = err.partition(": ")
@@ -306,7 +298,7 @@ def system_template(
             review.pop(f, None)
     # a probed or imported value the schema refuses goes back to a placeholder, with the reason
     notes = list(facts.notes)
-    for f, msgs in _field_errors(doc, SYSTEM_SCHEMA).items():
+    for f, msgs in field_errors(doc, SYSTEM_SCHEMA).items():
         if f in review:
             notes.append(f"{f}: {review.pop(f)} gave {doc[f]!r}, refused: {msgs[0]}")
             doc[f] = placeholder(_SYSTEM_HINTS.get(f, f.replace("_", " ")))
@@ -316,157 +308,7 @@ def system_template(
 
 def implementation_template(given: dict[str, str | None]) -> Template:
     doc: dict[str, Any] = {}
-    for f, hint in _IMPLEMENTATION_HINTS.items():
+    for f, hint in IMPLEMENTATION_HINTS.items():
         v = given.get(f)
         doc[f] = v if v is not None else placeholder(hint)
     return Template(doc, [f for f, v in doc.items() if is_placeholder(v)], {}, [])
-
-
-def write_output(out: str, text: str, force: bool) -> str:
-    """Write ``text`` to ``out`` ("-": stdout): a new file, or an existing regular file with ``force``."""
-    if out == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return "stdout"
-    path = Path(out)
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise UnusableInput(f"cannot use it as output: {exc.strerror or exc}", path=out) from exc
-    if st is not None:
-        target = st
-        if stat.S_ISLNK(st.st_mode):
-            try:
-                target = os.stat(path)
-            except OSError as exc:
-                raise UnusableInput("is a broken symbolic link; name a regular file", path=out) from exc
-        if stat.S_ISDIR(target.st_mode):
-            raise UnusableInput(
-                "is a directory; name the file to write, e.g. systems/<system>.json", path=out
-            )
-        if not stat.S_ISREG(target.st_mode):
-            raise UnusableInput(
-                "is not a regular file (a FIFO, socket or device); name a regular file", path=out
-            )
-        if not force:
-            raise UnusableInput("already exists; pass --force to overwrite it", path=out)
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UnusableInput(f"directory {str(parent)!r} does not exist", path=out)
-    # O_EXCL for a new file (nothing created meanwhile is followed); O_NONBLOCK so a FIFO swapped in never blocks
-    flags = os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    flags |= os.O_TRUNC if st is not None else os.O_CREAT | os.O_EXCL
-    try:
-        fd = os.open(path, flags, 0o644)
-    except OSError as exc:
-        if exc.errno == errno.EEXIST:
-            raise UnusableInput("already exists; pass --force to overwrite it", path=out) from exc
-        raise UnusableInput(f"cannot write: {exc.strerror or exc}", path=out) from exc
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise UnusableInput("is not a regular file; name a regular file", path=out)
-        fh.write(text)
-    return out
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = (
-        "examples:\n"
-        "  inference-audit init system --submitter ACME --system-name 'ACME X1 (8x H200, vLLM)' \\\n"
-        "      --out closed/ACME/systems/x1_vllm.json\n"
-        "  inference-audit init implementation --weight-data-types fp8 --out implementation.json\n"
-        'Fields that cannot be read are written as "<FILL IN: ...>", which the schema refuses: fill them in.'
-    )
-    kinds = parser.add_subparsers(dest="kind", metavar="KIND")
-    kinds.required = True
-    p = kinds.add_parser("system", help="systems/<system>.json, with this host's facts filled in")
-    p.add_argument(
-        "--out", default="system.json", help="file to write (a new file; - for stdout; default system.json)"
-    )
-    p.add_argument("--force", action="store_true", help="overwrite an existing regular file")
-    p.add_argument("--division", choices=["closed", "open", "network"], default="closed")
-    p.add_argument("--submitter", default=None, help="your organisation (the submitter directory's name)")
-    p.add_argument("--system-name", default=None, help="the system's published name")
-    p.add_argument("--status", choices=["available", "preview", "rdi"], default=None)
-    p.add_argument(
-        "--system-type", choices=["datacenter", "edge", "datacenter,edge", "edge,datacenter"], default=None
-    )
-    p.add_argument(
-        "--from-sysinfo",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="take the values of a system_desc.json written by `mlperf-sysinfo capture` (PyPI mlperf-sysinfo)",
-    )
-    p.add_argument("--no-gpu-probe", action="store_true", help="do not run nvidia-smi")
-    p.set_defaults(_init=_run_system)
-    q = kinds.add_parser("implementation", help="the implementation description (measurements JSON)")
-    q.add_argument("--out", default="implementation.json", help="file to write (a new file; - for stdout)")
-    q.add_argument("--force", action="store_true", help="overwrite an existing regular file")
-    for f, hint in _IMPLEMENTATION_HINTS.items():
-        q.add_argument("--" + f.replace("_", "-"), dest=f, default=None, help=hint)
-    q.set_defaults(_init=_run_implementation)
-
-
-def _report(tpl: Template, where: str, schema: str) -> None:
-    err = sys.stderr
-    print(f"inference-audit init: wrote {where}", file=err)
-    if tpl.to_fill:
-        print(
-            f'fill in {len(tpl.to_fill)} field(s) ("<FILL IN: ...>"; the schema refuses them until then):',
-            file=err,
-        )
-        for f in tpl.to_fill:
-            print(f"  {f}", file=err)
-    if tpl.to_review:
-        print("review these values read from this host:", file=err)
-        for f, src in tpl.to_review.items():
-            print(f"  {f} = {json.dumps(tpl.doc[f], ensure_ascii=False)}  ({src})", file=err)
-    for note in tpl.notes:
-        print(f"note: {note}", file=err)
-    left = len(schema_errors(tpl.doc, schema))
-    print(
-        f"schemas/{schema}.json: {left} problem(s) left" if left else f"schemas/{schema}.json: valid",
-        file=err,
-    )
-
-
-def _run_system(args: argparse.Namespace) -> int:
-    for name, value in (("--submitter", args.submitter), ("--system-name", args.system_name)):
-        if value is not None and (not value.strip() or '"' in value or is_placeholder(value)):
-            raise UnusableInput(f"{name} {value!r}: give a non-empty name without double quotes")
-    sysinfo = _from_sysinfo(args.from_sysinfo) if args.from_sysinfo is not None else None
-    facts = probe_host(gpus=not args.no_gpu_probe)
-    tpl = system_template(
-        division=args.division,
-        submitter=args.submitter,
-        system_name=args.system_name,
-        status=args.status,
-        system_type=args.system_type,
-        facts=facts,
-        sysinfo=sysinfo,
-    )
-    where = write_output(args.out, json.dumps(tpl.doc, indent=2, ensure_ascii=False) + "\n", args.force)
-    _report(tpl, where, SYSTEM_SCHEMA)
-    return EXIT_OK
-
-
-def _run_implementation(args: argparse.Namespace) -> int:
-    given = {f: getattr(args, f) for f in _IMPLEMENTATION_HINTS}
-    tpl = implementation_template(given)
-    bad = {f: m for f, m in _field_errors(tpl.doc, IMPLEMENTATION_SCHEMA).items() if given.get(f) is not None}
-    if bad:
-        f, msgs = next(iter(bad.items()))
-        raise UnusableInput(f"--{f.replace('_', '-')} {given[f]!r}: {msgs[0]}")
-    where = write_output(args.out, json.dumps(tpl.doc, indent=2, ensure_ascii=False) + "\n", args.force)
-    _report(tpl, where, IMPLEMENTATION_SCHEMA)
-    return EXIT_OK
-
-
-def run(args: argparse.Namespace) -> int:
-    runner = args._init
-    result: int = runner(args)
-    return result

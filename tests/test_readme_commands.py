@@ -29,7 +29,7 @@ from loadgen_sut.cli import build_parser
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
-TOOLS = ("inference-audit", "check-submission", "python -m rules.cli", "python -m rules.build_data")
+TOOLS = ("inference-audit", "check-submission", "python -m loadgen_sut.cli", "python -m rules.build_data")
 
 # command prefix -> why it is not run here
 EXTERNAL = {
@@ -42,8 +42,9 @@ EXTERNAL = {
     "inference-audit run --engine openai --endpoint http://127.0.0.1:8101": "needs the vLLM server above "
     "(tests/engines/test_vllm_e2e.py runs this flow)",
     "inference-audit run --engine transformers": "needs a model directory and CUDA",
-    'python3 -c "from pathlib import Path; from loadgen_sut.compliance': "needs a TEST06 run directory",
-    "python -m loadgen_sut.datasets_vl": "needs the downloaded Shopify catalogue "
+    "inference-audit verify TEST06 RUN_DIR": "needs a TEST06 run directory "
+    "(tests/compliance/test_test06_run_side.py runs it on LoadGen TEST06 runs)",
+    "inference-audit dataset qwen3-vl": "needs the downloaded Shopify catalogue "
     "(tests/scoring/test_qwen3_vl_dataset.py converts the fixture the same way)",
     "inference-audit sweep --engine openai --endpoint http://127.0.0.1:8011": "needs bench/token_server.py running "
     "(tests/sut/test_sweep_runs.py runs this sweep against it)",
@@ -118,8 +119,8 @@ def _argv(cmd: str) -> list[str]:
     filled = re.sub(r"\[([^\[\]]*)\]", r"\1", cmd)  # optional parts: take them
     filled = re.sub(r"<[^>]+>", "X", filled).replace(" ...", "")
     words = shlex.split(filled)
-    if words[:3] == ["python", "-m", "rules.cli"]:
-        words = ["inference-audit", "rules", *words[3:]]
+    if words[:3] == ["python", "-m", "loadgen_sut.cli"]:
+        words = ["inference-audit", *words[3:]]
     if words[0] == "check-submission":
         words = ["inference-audit", "check", *words[1:]]
     return words

@@ -172,7 +172,7 @@ def run_writer(
 
 def _fake_scoring(monkeypatch: pytest.MonkeyPatch) -> None:
     """score without a tokenizer, data set or ROUGE: only its output handling is under test here."""
-    from loadgen_sut import score_cli
+    from loadgen_sut.cli import score as score_cli
 
     class FakeScore:
         def findings(self, bench: object, **_kw: object) -> list[object]:

@@ -121,3 +121,24 @@ def test_verify_defaults_to_the_benchmark_eos_ids(test06_run: RunTest06, tmp_pat
     assert "EOS id: 128001/128008/128009" in (tmp_path / "bad" / DETAILS_FILE).read_text()
     # an engine that names its EOS id wins over the rules data
     assert verify_test06_run(bad, 2, tmp_path / "engine", benchmark=bench).eos.passed is True
+
+
+def test_verify_command(test06_run: RunTest06, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``inference-audit verify TEST06 RUN_DIR --out DIR``: the same verification, exit 0/1, a new DIR only."""
+    from loadgen_sut.cli import main
+
+    good, bad = test06_run("Server"), test06_run("Server", "double-eos")
+    assert main(["verify", "TEST06", str(good), "--out", str(tmp_path / "good"), "--eos-token-id", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "EOS check pass: True" in out and "TEST06: PASSED" in out
+    assert (tmp_path / "good" / VERIFY_FILE).read_text().splitlines()[-1] == "TEST06 verification complete"
+    assert main(["verify", "TEST06", str(bad), "--out", str(tmp_path / "bad")]) == 1
+    assert "EOS check pass: False" in (tmp_path / "bad" / VERIFY_FILE).read_text()
+    capsys.readouterr()
+    before = (tmp_path / "good" / VERIFY_FILE).read_bytes()
+    assert main(["verify", "TEST06", str(bad), "--out", str(tmp_path / "good")]) == 2  # never replaced
+    assert (tmp_path / "good" / VERIFY_FILE).read_bytes() == before
+    assert "exists" in capsys.readouterr().err
+    assert main(["verify", "TEST06", str(tmp_path), "--out", str(tmp_path / "x")]) == 2  # no log there
+    assert main(["verify", "TEST06", str(good), "--out", str(tmp_path / "y"), "--benchmark", "nope"]) == 2
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()

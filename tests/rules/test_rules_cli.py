@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rules import cli
+from loadgen_sut.cli import rules as cli
 
 
 def run_rules(argv: list[str]) -> int:

@@ -16,9 +16,9 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
 from checker.findings import Severity
+from loadgen_sut.cli import main as cli_main
 from loadgen_sut.datasets import Dataset, load_dataset
 from loadgen_sut.engines.tokenizers import HFTokenizer
-from loadgen_sut.score_cli import main as score_main
 from loadgen_sut.scoring.code_exec import code_execution
 from loadgen_sut.scoring.deepseek import Subset
 from loadgen_sut.scoring.score import score_accuracy, write_accuracy_txt
@@ -176,13 +176,13 @@ def test_score_command(
     base = ["--benchmark", "deepseek-r1", "--round", "v6.1", "--accuracy-log", str(run["log"])]
     base += ["--dataset", str(run["dataset"]), "--tokenizer", str(tokenizer_dir)]
     out = tmp_path / "accuracy.txt"
-    assert score_main([*base, "--accuracy-txt", str(out)]) == 0  # a subset: not judged, no error
+    assert cli_main(["score", *base, "--accuracy-txt", str(out)]) == 0  # a subset: not judged, no error
     printed = capsys.readouterr().out
     assert "INCOMPLETE: 1 samples not scored" in printed and "RUN-ACC-INCOMPLETE" in printed
     code = ["--allow-code-execution", "--lcb-problems", str(run["problems"]), "--code-timeout-s", "10"]
-    assert score_main([*base, *code, "--accuracy-txt", str(out), "--force"]) == 0
+    assert cli_main(["score", *base, *code, "--accuracy-txt", str(out), "--force"]) == 0
     printed = capsys.readouterr().out
     assert "exact_match = 75" in printed and "livecodebench      1 of     1 correct" in printed
     assert _patterns(out.read_text())["exact_match"] == pytest.approx(75.0)
-    assert score_main([*base, "--lcb-problems", str(run["problems"])]) == 2  # problems without the opt-in
+    assert cli_main(["score", *base, "--lcb-problems", str(run["problems"])]) == 2  # problems without the opt-in
     assert "needs --allow-code-execution" in capsys.readouterr().err

@@ -24,9 +24,9 @@ from gpt_oss_fixture import (
 )
 
 from checker.findings import Severity, UnusableInput
+from loadgen_sut.cli import main as cli_main
 from loadgen_sut.datasets import load_dataset
 from loadgen_sut.engines.tokenizers import HFTokenizer
-from loadgen_sut.score_cli import main as score_main
 from loadgen_sut.scoring.code_exec import code_execution
 from loadgen_sut.scoring.score import score_accuracy, write_accuracy_txt
 from rules.models import Benchmark
@@ -149,7 +149,7 @@ def test_score_command(run: dict[str, Path], tokenizer_dir: Path, tmp_path: Path
     base += ["--dataset", str(run["parquet"]), "--tokenizer", str(tokenizer_dir)]
     out = tmp_path / "accuracy.txt"
     code = ["--allow-code-execution", "--lcb-problems", str(run["problems"]), "--code-timeout-s", "10"]
-    assert score_main([*base, *code, "--accuracy-txt", str(out)]) == 0  # a subset: not judged, no error
+    assert cli_main(["score", *base, *code, "--accuracy-txt", str(out)]) == 0  # a subset: not judged, no error
     printed = capsys.readouterr().out
     assert "exact_match = 73.667" in printed
     assert _patterns(out.read_text())["exact_match"] == pytest.approx(EXPECTED_WITH_CODE, abs=1e-9)

@@ -162,11 +162,11 @@ def test_bad_input(fx: ModuleType, tmp_path: Path) -> None:
 
 
 def test_conversion_to_the_endpoints_layout(hf_dir: Path, tmp_path: Path) -> None:
-    from loadgen_sut.datasets_vl import main
+    from loadgen_sut.cli import main
 
     out = tmp_path / "shopify_product_catalogue_train+test.parquet"
-    assert main([str(hf_dir), str(out)]) == 0
-    assert main([str(hf_dir), str(out)]) == 2  # never replaced
+    assert main(["dataset", "qwen3-vl", str(hf_dir), str(out)]) == 0
+    assert main(["dataset", "qwen3-vl", str(hf_dir), str(out)]) == 2  # never replaced
     assert not list(tmp_path.glob("*.tmp"))
     for prefix in ("shopify:", "shopify-v6.0:"):
         converted = load_dataset(f"{prefix}{out}").samples

@@ -19,9 +19,9 @@ from checker.engine import check_tree
 from checker.findings import Severity, UnusableInput
 from checker.parsers.mllog import parse_detail_file
 from loadgen_sut.cli import main
+from loadgen_sut.cli.run import parse_test_datasets
 from loadgen_sut.datasets import Dataset, Sample
 from loadgen_sut.record import DatasetRecord, RunRecord
-from loadgen_sut.run_cli import parse_test_datasets
 from loadgen_sut.runner import (
     RunRequest,
     TestDataset,

@@ -130,7 +130,7 @@ def test_submission_refuses_a_partial_data_set_by_its_size_not_its_name(
 def test_deadline_option_is_parsed_and_validated(tmp_path: Path) -> None:
     import argparse
 
-    from loadgen_sut.run_cli import add_arguments
+    from loadgen_sut.cli.run import add_arguments
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

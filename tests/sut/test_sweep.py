@@ -13,6 +13,7 @@ import pytest
 
 from checker.findings import UnusableInput
 from loadgen_sut.cli import build_parser
+from loadgen_sut.cli.sweep import build_plan
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.record import Percentile
 from loadgen_sut.runner import RunOutcome, RunRequest
@@ -39,7 +40,6 @@ from loadgen_sut.sweep import (
     summarize_timeline,
     within_slo,
 )
-from loadgen_sut.sweep_cli import build_plan
 from loadgen_sut.timeline import SampleTiming, TimelineHeader, read_timeline, write_timeline
 from rules import load_round
 from rules.models import Scenario

@@ -376,7 +376,7 @@ class _ShowText:
             self.line(f"accuracy/{kind}/ must hold: {', '.join(ids)}", b.cites.get("extra_accuracy_files"))
 
     def _targets(self, b: Benchmark, indent: int = 2) -> None:
-        for t in b.accuracy_targets:
+        for t in b.accuracy_targets_for():  # the base list; per-scenario overrides below
             self.line(_target_text(t, ">="), t.cite, indent)
         for scen, ts in b.accuracy_targets_by_scenario.items():
             for t in ts:
@@ -400,7 +400,7 @@ class _ShowText:
                 f"max_new_tokens (performance run) = {b.max_new_tokens_performance}",
                 c.get("max_new_tokens_performance"),
             )
-        for t in b.accuracy_targets:
+        for t in b.accuracy_targets_for():
             if t.metric in ("TOKENS_PER_SAMPLE", "GEN_LEN"):
                 upper = [u for u in b.accuracy_upper_limits if u.metric == t.metric]
                 bound = f" and <= {_num(upper[0].value)}" if upper else ""
@@ -502,14 +502,3 @@ class _ShowText:
 
 def _ordered(items: Iterable[Scenario]) -> list[Scenario]:
     return sorted(items, key=_SCENARIO_ORDER.index)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m rules.cli`` — the same commands without the ``inference-audit`` dispatcher."""
-    parser = argparse.ArgumentParser(prog="python -m rules.cli", description="Show MLPerf round rules.")
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -18,12 +18,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from checker.findings import EXIT_INVALID, EXIT_OK, EXIT_UNUSABLE, Severity, UnusableInput
+from checker.findings import EXIT_INVALID, EXIT_OK, Severity, UnusableInput
 from checker.parsers.accuracy_log import TokenDtype, accuracy_log_hash
 from checker.report.output import FORCE_HELP, plan_outputs, write_output
+from loadgen_sut.cli.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.datasets import load_dataset
 from loadgen_sut.engines.tokenizers import HFTokenizer
-from loadgen_sut.scoring.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.scoring.gpt_oss import component_lines
 from loadgen_sut.scoring.score import AccuracyScore, accuracy_txt, score_accuracy
 from rules.models import Scenario
@@ -117,19 +117,3 @@ def run(args: argparse.Namespace) -> int:
         if not target.to_stdout:
             print(f"accuracy.txt: {target.given}")
     return EXIT_INVALID if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m loadgen_sut.score_cli", description=__doc__.splitlines()[0]
-    )
-    add_arguments(parser)
-    try:
-        return run(parser.parse_args(argv))
-    except UnusableInput as exc:
-        print(f"score: error: {exc}", file=sys.stderr)
-        return EXIT_UNUSABLE
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -13,12 +13,12 @@ from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
 from checker.report.outcome import exit_code
 from checker.report.output import plan_outputs, write_output
 from checker.report.terminal import render_terminal
+from loadgen_sut.cli.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.engines.openai_http import FLAVORS
 from loadgen_sut.package import PackageRequest, package_run, plan_package, read_implementation_json
 from loadgen_sut.runner import TEST_NAMES, RunRequest, canonical_test_name, dataset_specs
 from loadgen_sut.runner import run as run_mode
-from loadgen_sut.scoring.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.settings import RunMode
 from rules import load_round
 from rules.registry import UnknownRound, latest_round
@@ -26,7 +26,7 @@ from rules.registry import UnknownRound, latest_round
 ENGINE_KINDS = {"openai": "openai", "transformers": "transformers", "simulated": "simulated"}
 
 
-def _int_at_least(low: int) -> Callable[[str], int]:
+def int_at_least(low: int) -> Callable[[str], int]:
     """argparse type: a decimal integer >= low (a bad value exits 2 before anything starts)."""
 
     def parse(text: str) -> int:
@@ -62,8 +62,8 @@ def positive_number(text: str) -> float:
     return _positive_float(text)
 
 
-_positive_int = _int_at_least(1)
-_non_negative_int = _int_at_least(0)
+_positive_int = int_at_least(1)
+_non_negative_int = int_at_least(0)
 
 
 def _non_negative_seconds(text: str) -> float:
@@ -212,7 +212,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _engine_spec(args: argparse.Namespace) -> EngineSpec:
+def engine_spec(args: argparse.Namespace) -> EngineSpec:
     kind = ENGINE_KINDS[args.engine]
     model = args.model
     if model is None:
@@ -266,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
         benchmark=args.benchmark,
         scenario=args.scenario,
         mode=mode,
-        engine=_engine_spec(args),
+        engine=engine_spec(args),
         out=args.out,
         dataset=args.dataset,
         test_datasets=parse_test_datasets(getattr(args, "test_dataset", [])),

@@ -1,12 +1,16 @@
-"""``inference-audit``: one entry point, one subcommand per job.
+"""``inference-audit``: one entry point, one module of this package per subcommand.
 
-Each subcommand module exposes ``add_arguments(parser)`` and ``run(args) -> int``; this module
-only wires them together and maps errors to exit codes (0 ok, 1 invalid / not comparable,
-2 unusable input). It lives in ``loadgen_sut`` because that package sits at the top of the
-dependency graph (loadgen_sut -> checker -> rules).
+Every command-line interface of the project is here: ``loadgen_sut/cli/<command>.py`` defines the flags of
+``inference-audit <command>`` (``add_arguments(parser)``) and handles them (``run(args) -> int``), so a flag
+leads to its handler in one hop; the work itself is done by the library packages (``checker``, ``rules``,
+``loadgen_sut``), which hold no argument parsing. ``check-submission`` is :func:`loadgen_sut.cli.check.main`.
+This module only wires the subcommands together and maps errors to exit codes (0 ok, 1 invalid / not
+comparable, 2 unusable input). The package lives in ``loadgen_sut`` because that package sits at the top of
+the dependency graph (loadgen_sut -> checker -> rules): the checker and the rules never import it.
 
 Only the chosen subcommand's module is imported: the harness pulls in LoadGen, nltk and
 rouge-score (seconds of start-up) that ``table``, ``claim``, ``rules`` and ``check`` never need.
+``python -m loadgen_sut.cli`` is the same command without the console script.
 """
 
 from __future__ import annotations
@@ -21,15 +25,17 @@ from checker.findings import EXIT_UNUSABLE, UnusableInput
 # name -> (help, module implementing add_arguments/run)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("check a submission tree (same as check-submission)", "checker.cli"),
-    "run": ("run an engine under the official LoadGen and lay out a submission", "loadgen_sut.run_cli"),
-    "package": ("lay finished submission runs out as the round's tree, without rerunning", "loadgen_sut.package_cli"),
-    "score": ("score an accuracy log against a data set as the reference scripts do", "loadgen_sut.score_cli"),
-    "sweep": ("LoadGen Server runs at rising rates: goodput per level and the SLO knee", "loadgen_sut.sweep_cli"),
-    "rules": ("show a round's rules", "rules.cli"),
-    "table": ("validate a published result table against the rules and the logs", "checker.audit.table.cli"),
-    "claim": ("audit a performance claim for comparability", "checker.audit.claim.cli"),
-    "init": ("write a system or implementation description template", "loadgen_sut.describe"),
-    "report": ("write a self-contained HTML page of a run, a sweep or a check report", "loadgen_sut.report_cli"),
+    "run": ("run an engine under the official LoadGen and lay out a submission", "loadgen_sut.cli.run"),
+    "package": ("lay finished submission runs out as the round's tree, without rerunning", "loadgen_sut.cli.package"),
+    "score": ("score an accuracy log against a data set as the reference scripts do", "loadgen_sut.cli.score"),
+    "sweep": ("LoadGen Server runs at rising rates: goodput per level and the SLO knee", "loadgen_sut.cli.sweep"),
+    "rules": ("show a round's rules", "loadgen_sut.cli.rules"),
+    "table": ("validate a published result table against the rules and the logs", "loadgen_sut.cli.table"),
+    "claim": ("audit a performance claim for comparability", "loadgen_sut.cli.claim"),
+    "init": ("write a system or implementation description template", "loadgen_sut.cli.init"),
+    "verify": ("re-verify a finished compliance run (TEST06) as run_verification.py does", "loadgen_sut.cli.verify"),
+    "dataset": ("prepare a data set once (qwen3-vl: the catalogue in the endpoints layout)", "loadgen_sut.cli.dataset"),
+    "report": ("write a self-contained HTML page of a run, a sweep or a check report", "loadgen_sut.cli.report"),
 }
 
 

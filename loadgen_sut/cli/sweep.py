@@ -1,7 +1,7 @@
 """``inference-audit sweep``: LoadGen Server runs at rising rates, goodput per level, the knee (see loadgen_sut.sweep).
 
 The engine, benchmark and data-set options are ``inference-audit run``'s own (borrowed from
-:func:`loadgen_sut.run_cli.add_arguments`, so they cannot drift apart); the sweep adds the rates, the SLO, the
+:func:`loadgen_sut.cli.run.add_arguments`, so they cannot drift apart); the sweep adds the rates, the SLO, the
 per-level duration, ``--find-peak`` and the results file.
 """
 
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
-from loadgen_sut import run_cli
+from loadgen_sut.cli import run as run_cli
 from loadgen_sut.runner import RunRequest, resolve
 from loadgen_sut.settings import RunMode
 from loadgen_sut.sweep import (
@@ -86,7 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--rates", type=_rate_list, default=None, help="offered rates in req/s, e.g. 5,10,20,40")
     g.add_argument("--start", type=run_cli.positive_number, default=None, help="lowest rate (with --stop, --steps)")
     g.add_argument("--stop", type=run_cli.positive_number, default=None, help="highest rate")
-    g.add_argument("--steps", type=run_cli._int_at_least(1), default=None, help="number of rates from --start to --stop")
+    g.add_argument("--steps", type=run_cli.int_at_least(1), default=None, help="number of rates from --start to --stop")
     g.add_argument("--spacing", choices=("linear", "geometric"), default="linear", help="rates evenly spaced or in a constant ratio")
     g.add_argument("--slo-ttft-ms", type=run_cli.positive_number, default=None, help="TTFT limit, whole ms (default: the round's)")
     g.add_argument("--slo-tpot-ms", type=run_cli.positive_number, default=None, help="TPOT limit, whole ms (default: the round's)")
@@ -98,7 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--min-queries",
-        type=run_cli._int_at_least(1),
+        type=run_cli.int_at_least(1),
         default=DEFAULT_MIN_QUERIES,
         help=f"LoadGen min_query_count of each level (default {DEFAULT_MIN_QUERIES})",
     )
@@ -122,7 +122,7 @@ def build_plan(args: argparse.Namespace) -> SweepPlan:
         benchmark=args.benchmark,
         scenario=args.scenario,
         mode=RunMode.PERFORMANCE,
-        engine=run_cli._engine_spec(args),
+        engine=run_cli.engine_spec(args),
         out=Path("."),
     )
     try:

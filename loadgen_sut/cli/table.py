@@ -9,12 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from collections.abc import Iterable
 from pathlib import Path
 
 from checker.audit.report_common import FindingLog
-from checker.audit.table.checks import RESULT_ID, TableChecks
-from checker.audit.table.model import ResultTable, TableRow
+from checker.audit.table.checks import TableChecks
 from checker.audit.table.parse import open_table, parse_column_map
 from checker.audit.table.report import (
     RowSpool,
@@ -24,10 +22,11 @@ from checker.audit.table.report import (
     report_chunks,
     row_record,
 )
+from checker.audit.table.round import detect_round
 from checker.audit.table.tree import DEFAULT_REL_TOL, TreeCheck
 from checker.findings import UnusableInput
 from checker.report.output import FORCE_HELP, plan_outputs, write_output, write_output_stream
-from rules import UnknownRound, latest_round, load_round, normalize_round
+from rules import UnknownRound, load_round
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,25 +74,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list every note, not a summary per rule"
     )
-
-
-def detect_round(table: ResultTable, rows: Iterable[TableRow] | None = None) -> tuple[str, str]:
-    """(round, how it was found): the table's version column, else its result IDs, else the newest round.
-
-    ``rows`` are the table's rows when they are streamed (``table`` is then the header)."""
-    versions: Counter[str] = Counter()
-    ids: Counter[str] = Counter()
-    for r in table.rows if rows is None else rows:
-        if r.version:
-            versions[r.version.lower().lstrip("v")] += 1
-        if r.id and (m := RESULT_ID.match(r.id)):
-            ids[m.group(1) + "." + m.group(2)] += 1
-    if versions:
-        v = versions.most_common(1)[0][0]
-        return normalize_round(v), f"from the '{table.column('version')}' column"
-    if ids:
-        return normalize_round(ids.most_common(1)[0][0]), f"from the result IDs ('{table.column('id')}')"
-    return latest_round(), "newest round with rules (the table names none; pass --round)"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,8 +20,8 @@ from checker.audit.claim.resolve import resolve, specs_from_text
 from checker.audit.claim.rules import ClaimRules
 from checker.audit.peers.parse import detect_tool, load_peer_json
 from checker.audit.peers.rules import peer_issues
-from checker.audit.table.cli import detect_round
 from checker.audit.table.parse import load_table
+from checker.audit.table.round import detect_round
 from checker.findings import Finding, UnusableInput, filter_findings, rule_matches
 from checker.report.output import FORCE_HELP, check_not_inputs, json_document, plan_outputs, write_output
 from rules import UnknownRound, latest_round, load_round
