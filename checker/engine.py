@@ -35,6 +35,7 @@ from checker.checks.structure import (
 )
 from checker.checks.system import check_system
 from checker.findings import Finding, Severity, UnusableInput, filter_findings
+from checker.parsers.system_desc import system_desc_from
 from checker.result_value import result_units
 from checker.results import SUMMARY_CSV_COLUMNS, CheckReport, ResultEntry, SummaryRow
 from checker.safe_io import SafeTree, display_name
@@ -74,23 +75,20 @@ def _copy_into(f: Finding, result: str) -> Finding:
     return f.model_copy(update={"result": result})
 
 
-def _fmt(v: Any) -> str:
-    return "None" if v is None else str(v)
-
-
 def summary_values(
     ctx: ResultContext, result: float, *, power: float | None = None, errors: int = 0
 ) -> dict[str, str]:
     """One row of the official summary CSV (log_result in the v5.1.1 checker)."""
-    js = ctx.system_json or {}
+    d = ctx.system_desc if ctx.system_desc is not None else system_desc_from({}, "")
     rd = ctx.rd
     r = ctx.round
     scen = ctx.scenario
     assert scen is not None
     bm = ctx.benchmark
-    notes = str(js.get("hw_notes", "") or "")
-    if js.get("sw_notes"):
-        notes = (notes + ". " if notes else "") + str(js.get("sw_notes"))
+    # the system fields as the official log_result writes them: str() of the JSON value (SystemDesc.shown)
+    notes = d.shown("hw_notes", "") if d.filled("hw_notes") else ""
+    if d.filled("sw_notes"):
+        notes = (notes + ". " if notes else "") + d.shown("sw_notes")
     if power is None:
         units = result_units(r, bm, scen)
     else:
@@ -101,25 +99,25 @@ def summary_values(
     wdt = ctx.computed.weight_data_types
     values = {
         "Organization": rd.submitter,
-        "Availability": str(js.get("status", "")).lower(),
+        "Availability": d.shown("status", "").lower(),
         "Division": rd.division,
-        "SystemType": _fmt(js.get("system_type")),
-        "SystemName": _fmt(js.get("system_name")),
+        "SystemType": d.shown("system_type"),
+        "SystemName": d.shown("system_name"),
         "Platform": rd.system,
         "Model": rd.benchmark,
         "MlperfModel": ctx.mlperf_model or "",
         "Scenario": scen.value,
         "Result": str(float(power if power is not None else result)),
         "Accuracy": ctx.computed.accuracy or "",
-        "number_of_nodes": _fmt(js.get("number_of_nodes")),
-        "host_processor_model_name": _fmt(js.get("host_processor_model_name")),
-        "host_processors_per_node": _fmt(js.get("host_processors_per_node")),
-        "host_processor_core_count": _fmt(js.get("host_processor_core_count")),
-        "accelerator_model_name": _fmt(js.get("accelerator_model_name")),
-        "accelerators_per_node": _fmt(js.get("accelerators_per_node")),
+        "number_of_nodes": d.shown("number_of_nodes"),
+        "host_processor_model_name": d.shown("host_processor_model_name"),
+        "host_processors_per_node": d.shown("host_processors_per_node"),
+        "host_processor_core_count": d.shown("host_processor_core_count"),
+        "accelerator_model_name": d.shown("accelerator_model_name"),
+        "accelerators_per_node": d.shown("accelerators_per_node"),
         "Location": rd.path,
-        "framework": str(js.get("framework", "")),
-        "operating_system": str(js.get("operating_system", "")),
+        "framework": d.shown("framework", ""),
+        "operating_system": d.shown("operating_system", ""),
         "notes": notes,
         "compliance": str(ctx.computed.compliance),
         "errors": str(errors),
@@ -183,9 +181,8 @@ def check_submitter(
         sys_f = check_system(sctx, system)
         level += sys_f
         copied_sys = copied_sub + [f for f in sys_f if f.severity is Severity.ERROR]
-        js = sctx.system_json(system)
-        st_raw = js.get("system_type") if js else None
-        system_type = str(st_raw) if isinstance(st_raw, str) else None
+        desc = sctx.system_desc(system)  # parsed once (check_system read it); None: missing or unusable
+        system_type = desc.system_type if desc is not None else None
         for bm_dir, scen_dirs in sub.benchmarks.get(system, {}).items():
             model = sctx.resolve_model(bm_dir)
             bench = rnd.benchmarks.get(model) if model else None
@@ -197,7 +194,7 @@ def check_submitter(
             for scen_dir in scen_dirs:
                 rd = ResultDir(division, name, system, bm_dir, scen_dir)
                 scen = Scenario.parse(scen_dir)
-                ctx = ResultContext(sctx, rd, model, bench, scen, js)
+                ctx = ResultContext(sctx, rd, model, bench, scen, desc)
                 found: list[Finding] = [_copy_into(f, rd.path) for f in copied]
                 sf = scenario_finding(sctx, rd.path, scen_dir, bench, system_type)
                 if sf is not None:
@@ -209,10 +206,10 @@ def check_submitter(
                         found += check(ctx)
                 summary = power_row = None
                 value = ctx.computed.result
-                if scen is not None and value is not None and _finite(value) and js is not None:
+                if scen is not None and value is not None and _finite(value) and desc is not None:
                     summary = SummaryRow(values=summary_values(ctx, value, errors=errors_so_far))
                     pm = ctx.computed.power_metric
-                    if pm and str(js.get("system_power_only", "")).strip().lower() in ("true", "1", "yes"):
+                    if pm and desc.power_only:
                         summary = None  # the official log_result writes only the power row then
                     if pm and _finite(pm):
                         power_row = SummaryRow(

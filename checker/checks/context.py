@@ -7,7 +7,6 @@ turns into one finding, reported by the check family that owns that file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from checker.checks.catalog import registered
 from checker.findings import Finding, Severity
@@ -19,16 +18,10 @@ from checker.parsers.endpoints import (
     parse_endpoints,
 )
 from checker.parsers.mllog import DetailLog, SummaryLog, parse_detail_text, parse_summary_text
+from checker.parsers.system_desc import SystemDesc, SystemDescRead, parse_system_desc
 from checker.safe_io import JsonRead, ReadProblem, SafeTree, TextRead, json_read
 from checker.tree import ResultDir, SubmitterTree
 from rules.models import Benchmark, Round, Scenario
-
-SYSTEM_TYPE_KEYS = {
-    "datacenter": "datacenter",
-    "edge": "edge",
-    "datacenter,edge": "datacenter+edge",
-    "edge,datacenter": "datacenter+edge",
-}
 
 
 class FileCache:
@@ -91,6 +84,7 @@ class SubmitterContext:
     files: FileCache
     model_mapping: dict[str, str] = field(default_factory=dict)  # open division model_mapping.json
     findings: list[Finding] = field(default_factory=list)  # submitter-level findings
+    _systems: dict[str, SystemDescRead] = field(default_factory=dict, repr=False)  # system -> parsed description
 
     @property
     def division(self) -> str:
@@ -100,9 +94,19 @@ class SubmitterContext:
     def closed_or_network(self) -> bool:
         return self.sub.division in ("closed", "network")
 
-    def system_json(self, system: str) -> dict[str, Any] | None:
-        jr = self.files.json(f"{self.sub.path}/systems/{system}.json")
-        return jr.value if isinstance(jr.value, dict) else None
+    def system_read(self, system: str) -> SystemDescRead:
+        """``systems/<system>.json`` read (safe reader) and parsed once: the record, or why there is none."""
+        got = self._systems.get(system)
+        if got is None:
+            rel = f"{self.sub.path}/systems/{system}.json"
+            tr = self.files.text(rel)
+            got = SystemDescRead(None, tr.problem) if tr.text is None else parse_system_desc(rel, tr.text)
+            self._systems[system] = got
+        return got
+
+    def system_desc(self, system: str) -> SystemDesc | None:
+        """The parsed description of ``system`` (None when it is missing, unreadable or not a JSON object)."""
+        return self.system_read(system).desc
 
     def resolve_model(self, benchmark_dir: str) -> str | None:
         """Directory name -> benchmark of the round (open model_mapping.json first, then the round's aliases and
@@ -137,7 +141,7 @@ class ResultContext:
     mlperf_model: str | None
     benchmark: Benchmark | None
     scenario: Scenario | None  # canonical scenario of the directory name
-    system_json: dict[str, Any] | None
+    system_desc: SystemDesc | None  # systems/<system>.json parsed (None: missing, unreadable, not an object)
     computed: SummaryInputs = field(default_factory=SummaryInputs)  # what the checks compute for the summary row
     _is_endpoints: bool | None = None
     _endpoints_run: EndpointsRun | None = None
@@ -156,8 +160,7 @@ class ResultContext:
 
     @property
     def system_type_key(self) -> str | None:
-        st = (self.system_json or {}).get("system_type")
-        return SYSTEM_TYPE_KEYS.get(str(st).strip().lower()) if st is not None else None
+        return None if self.system_desc is None else self.system_desc.system_type_key
 
     def exists_file(self, rel: str) -> bool:
         return self.sctx.sub.is_file(rel) or self.sctx.tree.is_file(rel)

@@ -4,17 +4,19 @@ SYS-FIELD-TYPE (beyond the catalogue): values the official checkers crash on, or
 CSV (a non-string concatenated as a string, int() of a count, a double quote in a quoted column).
 
 System-level findings carry ``scope`` = the system JSON path; the engine copies ERRORs into every result of that
-system (the official checker skips all of them).
+system (the official checker skips all of them). The checks read the parsed record
+(:class:`checker.parsers.system_desc.SystemDesc`): its typed fields, and its raw mapping for the schema (which fields
+are there, the exact value a message quotes, the JSON types the official checkers trip over).
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from collections.abc import Callable
 
 from checker.checks.catalog import WARN, RuleInfo, register
-from checker.checks.context import SYSTEM_TYPE_KEYS, SubmitterContext
+from checker.checks.context import SubmitterContext
 from checker.findings import Finding, Severity
+from checker.parsers.system_desc import NOT_AN_OBJECT, SystemDesc
 
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(
@@ -64,6 +66,7 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
     rules = sctx.round.system
     rel = f"{sub.path}/systems/{system}.json"
     out: list[Finding] = []
+    desc: SystemDesc | None = None
 
     def add(
         rule: str,
@@ -81,7 +84,7 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
                 message=msg,
                 scope=rel,
                 path=rel,
-                line=_line_of_field(sctx, rel, field),
+                line=None if field is None or desc is None else desc.line_of(field),
                 source=source,
                 fix=fix,
             )
@@ -95,25 +98,23 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             f"add systems/{system}.json describing the system",
         )
         return out
-    jr = sctx.files.json(rel)
-    if jr.value is None or not isinstance(jr.value, dict):
-        if jr.problem is not None:
-            out.append(
-                jr.problem.finding(
-                    "SYS-JSON", scope=rel, source=f"{OLD}: json.load of the system description"
-                )
-            )
-        else:
+    read = sctx.system_read(system)
+    if read.desc is None:
+        problem = read.problem
+        if problem is None or problem.kind == NOT_AN_OBJECT:
             add(
                 "SYS-JSON",
                 "system description is not a JSON object",
                 f"{OLD}: json.load",
                 "write a JSON object",
             )
+        else:
+            out.append(problem.finding("SYS-JSON", scope=rel, source=f"{OLD}: json.load of the system description"))
         return out
-    js: dict[str, Any] = jr.value
+    desc = d = read.desc
+    js = d.raw  # the schema: which fields are there, the values messages quote
     raw_status = js.get("status")
-    if not isinstance(raw_status, str):
+    if d.status is None:
         add(
             "SYS-STATUS",
             f"status {raw_status!r} is not a string: the official checkers call .lower() on it "
@@ -122,7 +123,7 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             'write status as a string: "available", "preview" or "rdi"',
             field="status",
         )
-    elif raw_status.lower() not in rules.valid_status:
+    elif d.availability not in rules.valid_status:
         add(
             "SYS-STATUS",
             f"status {raw_status!r} is not one of {list(rules.valid_status)} (any case, no surrounding spaces)",
@@ -130,12 +131,12 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             "set status to available, preview or rdi",
             field="status",
         )
-    st = js.get("system_type")
-    if not isinstance(st, str) or st not in rules.valid_system_types:
-        near = isinstance(st, str) and st.strip().lower().replace(" ", "") in rules.valid_system_types
+    st = d.system_type
+    if st is None or st not in rules.valid_system_types:
+        near = st is not None and st.strip().lower().replace(" ", "") in rules.valid_system_types
         add(
             "SYS-TYPE",
-            f"system_type {st!r} is not one of {list(rules.valid_system_types)}"
+            f"system_type {js.get('system_type')!r} is not one of {list(rules.valid_system_types)}"
             + (" (both official checkers compare it exactly: case and spaces count)" if near else "")
             + "; in closed/network HEAD's loader raises ValueError('invalid system type') and stops the whole run",
             f"{OLD}: check_results_dir L2452-2463; {HEAD} system_check.py:106-110, loader.py:301,336-338 -> "
@@ -155,7 +156,7 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             field="is_network",
         )
     # as the official checkers read it (.lower() == "true", no strip); a non-string is reported above
-    is_net = is_net_raw.lower() == "true" if isinstance(is_net_raw, str) else is_net_raw is True
+    is_net = d.is_network is True
     if sub.division == "network" and not is_net:
         add(
             "SYS-NETWORK",
@@ -195,7 +196,7 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
                 sev=Severity.ERROR if head_round else Severity.WARNING,
                 field="is_network",
             )
-    empty = [f for f in rules.meaningful_fields if f in js and not js.get(f)]
+    empty = [f for f in rules.meaningful_fields if d.given(f) and not d.filled(f)]
     if empty:
         zero = [f for f in empty if js.get(f) == 0 and not isinstance(js.get(f), bool)]
         add(
@@ -210,11 +211,7 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             "fill in these fields",
             field=empty[0],
         )
-    placeholders = [
-        f
-        for f in required
-        if isinstance(js.get(f), str) and js[f].strip().strip(".").upper() in PLACEHOLDER_VALUES
-    ]
+    placeholders = [f for f in required if (d.text_of(f) or "").strip().strip(".").upper() in PLACEHOLDER_VALUES]
     if placeholders:
         shown = ", ".join(f"{f} = {js[f]!r}" for f in placeholders)
         out.append(
@@ -225,14 +222,14 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
                 "accept any non-empty value",
                 scope=rel,
                 path=rel,
-                line=_line_of_field(sctx, rel, placeholders[0]),
+                line=d.line_of(placeholders[0]),
                 source="inference_rules.adoc 'System description': every required field describes the system "
                 f"({rules.cite or 'SYSTEM_DESC_REQUIRED_FIELDS'})",
                 fix="write the actual value (or a real 'none' where the field does not apply)",
                 beyond_official=True,
             )
         )
-    _check_field_types(js, add)
+    _check_field_types(d, add)
     known = set(rules.required_fields) | set(rules.network_fields) | set(rules.power_fields)
     for f in js:
         if f not in known:
@@ -244,26 +241,24 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
                 sev=Severity.WARNING,
                 field=f,
             )
-    sub_field = js.get("submitter")
-    if not isinstance(sub_field, str) or sub_field.lower() != sub.name.lower():
+    if d.submitter is None or d.submitter.lower() != sub.name.lower():
         add(
             "SYS-SUBMITTER",
-            f"submitter {sub_field!r} does not match the submitter directory {sub.name!r}"
+            f"submitter {js.get('submitter')!r} does not match the submitter directory {sub.name!r}"
             + (
                 ""
-                if isinstance(sub_field, str)
+                if d.submitter is not None
                 else " and is not a string (v5.1.1 .lower() stops the whole run; HEAD fails the result)"
             ),
             f"{OLD}: check_system_desc_id L2925-2932; {HEAD} system_check.py:197",
             "make the submitter field equal the directory name",
             field="submitter",
         )
-    div_field = js.get("division")
-    if div_field != sub.division:
+    if d.division != sub.division:
         add(
             "SYS-DIVISION",
-            f"division {div_field!r} does not match the division directory {sub.division!r}"
-            + ("" if isinstance(div_field, str) else " and is not a string (HEAD .lower() fails the result)"),
+            f"division {js.get('division')!r} does not match the division directory {sub.division!r}"
+            + ("" if d.division is not None else " and is not a string (HEAD .lower() fails the result)"),
             f"{OLD}: check_system_desc_id L2933-2940 (case-sensitive); {HEAD} system_check.py:216",
             "make the division field equal the division directory",
             field="division",
@@ -271,28 +266,12 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
     return out
 
 
-def _int_like(v: Any) -> bool:
-    """True when ``int(v)`` gives v's own whole value (as HEAD's summary needs it), not a crash or a truncation."""
-    if isinstance(v, bool):
-        return False  # int(True) == 1: a flag is not a count
-    if isinstance(v, int):
-        return True
-    if isinstance(v, float):
-        return v.is_integer()
-    if isinstance(v, str):
-        try:
-            int(v)
-        except ValueError:
-            return False
-        return True
-    return False
-
-
-def _check_field_types(js: dict[str, Any], add: Any) -> None:
+def _check_field_types(d: SystemDesc, add: Callable[..., None]) -> None:
     """SYS-FIELD-TYPE: values the official checkers crash on (or silently misread) while writing the summary."""
-    for f in ("number_of_nodes", "accelerators_per_node"):
+    js = d.raw
+    for f, count in (("number_of_nodes", d.number_of_nodes), ("accelerators_per_node", d.accelerators_per_node)):
         v = js.get(f)
-        if f in js and v and not _int_like(v):  # an empty one is SYS-EMPTY-FIELDS
+        if v and count is None:  # not a whole number; an empty one is SYS-EMPTY-FIELDS
             add(
                 "SYS-FIELD-TYPE",
                 f"{f} {v!r} is not a whole number: HEAD computes int(number_of_nodes) * int(accelerators_per_node) "
@@ -302,18 +281,18 @@ def _check_field_types(js: dict[str, Any], add: Any) -> None:
                 f'write {f} as a whole number, e.g. 8 or "8"',
                 field=f,
             )
-    for f, where in _CSV_TEXT_FIELDS:
-        v = js.get(f)
-        if f in js and not isinstance(v, str):
+    csv_texts = (d.system_name, d.host_processor_model_name, d.accelerator_model_name, d.framework, d.operating_system)
+    for (f, where), text in zip(_CSV_TEXT_FIELDS, csv_texts, strict=True):
+        if d.given(f) and text is None:
             add(
                 "SYS-FIELD-TYPE",
-                f"{f} {v!r} is not a string: v5.1.1 concatenates it into the summary CSV ('\"' + value + '\"'), "
+                f"{f} {js[f]!r} is not a string: v5.1.1 concatenates it into the summary CSV ('\"' + value + '\"'), "
                 "a TypeError that stops the whole run",
                 f"{OLD}: {where}",
                 f"write {f} as text",
                 field=f,
             )
-        elif isinstance(v, str) and '"' in v:
+        elif text is not None and '"' in text:
             add(
                 "SYS-FIELD-TYPE",
                 f"{f} contains a double quote: both official checkers write it between double quotes without "
@@ -323,22 +302,23 @@ def _check_field_types(js: dict[str, Any], add: Any) -> None:
                 sev=Severity.WARNING,
                 field=f,
             )
-    hw, sw = js.get("hw_notes", ""), js.get("sw_notes")
-    bad_notes = [("sw_notes", sw)] if sw and not isinstance(sw, str) else []
-    if (sw and hw and not isinstance(hw, str)) or (not sw and not isinstance(hw, str)):
-        bad_notes.insert(0, ("hw_notes", hw))
-    for f, v in bad_notes:
+    # notes = hw_notes (default "") + ". " + sw_notes when sw_notes is filled: a non-string joined with + fails
+    sw_bad = d.filled("sw_notes") and d.sw_notes is None
+    hw_bad = d.given("hw_notes") and d.hw_notes is None
+    bad_notes = [f for f, bad in (("hw_notes", hw_bad), ("sw_notes", sw_bad)) if bad]
+    if hw_bad and d.filled("sw_notes") and not d.filled("hw_notes"):
+        bad_notes.remove("hw_notes")  # an empty hw_notes is dropped before the join
+    for f in bad_notes:
         add(
             "SYS-FIELD-TYPE",
-            f"{f} {v!r} is not a string: both official checkers join hw_notes and sw_notes into the notes column "
+            f"{f} {js[f]!r} is not a string: both official checkers join hw_notes and sw_notes into the notes column "
             "with +, a TypeError that stops the whole run",
             f"{OLD}: log_result L2099-2102, L2184/L2218; {HEAD} results.py:110-113",
             f"write {f} as text",
             field=f,
         )
-    for f in ("hw_notes", "sw_notes"):
-        v = js.get(f)
-        if isinstance(v, str) and '"' in v:
+    for f, notes in (("hw_notes", d.hw_notes), ("sw_notes", d.sw_notes)):
+        if notes is not None and '"' in notes:
             add(
                 "SYS-FIELD-TYPE",
                 f"{f} contains a double quote, which breaks the official summary CSV row (written between double "
@@ -349,8 +329,8 @@ def _check_field_types(js: dict[str, Any], add: Any) -> None:
                 field=f,
             )
     for f in _CSV_BARE_FIELDS:
-        v = js.get(f)
-        if isinstance(v, str) and any(c in v for c in ',"\n\r'):
+        v = d.text_of(f)  # the count as written: the CSV carries the text, not the number
+        if v is not None and any(c in v for c in ',"\n\r'):
             add(
                 "SYS-FIELD-TYPE",
                 f"{f} {v!r} holds a comma, quote or line break: v5.1.1 writes it into the summary CSV unquoted, "
@@ -361,7 +341,7 @@ def _check_field_types(js: dict[str, Any], add: Any) -> None:
                 field=f,
             )
     spo = js.get("system_power_only")
-    if spo is not None and not isinstance(spo, (bool, str, int)):
+    if spo is not None and d.system_power_only is None:  # not a bool, string or integer
         add(
             "SYS-FIELD-TYPE",
             f"system_power_only {spo!r} is not a bool, string or integer: for a power result v5.1.1 raises "
@@ -371,19 +351,3 @@ def _check_field_types(js: dict[str, Any], add: Any) -> None:
             sev=Severity.WARNING,
             field="system_power_only",
         )
-
-
-def _line_of_field(sctx: SubmitterContext, rel: str, field: str | None) -> int | None:
-    """1-based line of ``"field"`` as a key in the JSON text (None when not found)."""
-    if field is None:
-        return None
-    text = sctx.files.text(rel).text
-    if not text:
-        return None
-    m = re.search(r'"' + re.escape(field) + r'"\s*:', text)
-    return None if m is None else text.count("\n", 0, m.start()) + 1
-
-
-def system_type_key(js: dict[str, Any] | None) -> str | None:
-    st = (js or {}).get("system_type")
-    return SYSTEM_TYPE_KEYS.get(str(st).strip().lower()) if st is not None else None
