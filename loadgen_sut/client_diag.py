@@ -41,11 +41,21 @@ from typing import Any
 
 import numpy as np
 
-from checker.findings import Finding, Severity
-from loadgen_sut.record import CLIENT_BOUND_RULE, ClientDiagnostics, LagStats
+from checker.checks.catalog import RuleInfo, register, registered_finding
+from checker.findings import Finding
+from loadgen_sut.record import ClientDiagnostics, LagStats
 from loadgen_sut.settings import TestSettingsModel
 from loadgen_sut.timeline import NOT_MEASURED, TimelineColumns
 from rules.models import Scenario
+
+# an ERROR of this rule makes the run CLIENT_BOUND, never VALID (loadgen_sut.record.verdict_status)
+RULES = register(
+    __name__,
+    RuleInfo(
+        "RUN-CLIENT-BOUND", "-", "the client (this harness on this machine), not the system under test, limited the "
+        "measurement: its delays or CPU",
+    ),
+)
 
 PROBE_INTERVAL_MS = 25.0
 
@@ -337,9 +347,8 @@ def client_bound_finding(test: str, diag: ClientDiagnostics | None, settings: Te
         context.append(f"loop thread waited for a CPU {diag.loop_thread_wait_fraction:.0%} of the time")
     if diag.machine_cpu_saturated:
         context.append("every usable CPU of the machine was saturated")
-    return Finding(
-        rule=CLIENT_BOUND_RULE,
-        severity=Severity.ERROR,
+    return registered_finding(
+        rule="RUN-CLIENT-BOUND",
         message=f"{test}: CLIENT-BOUND: {'; '.join(reasons)} ({', '.join(context)}): the client, not the system "
         "under test, limited this measurement",
         fix="give the SUT process CPUs of its own (nothing else busy on them), fewer samples per second per "

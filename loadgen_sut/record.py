@@ -149,7 +149,8 @@ class DatasetRecord(_Frozen):
 
 VerdictStatus = Literal["VALID", "INVALID", "CLIENT_BOUND", "NOT_SUBMITTABLE", "INCOMPLETE"]
 
-# ERROR findings with these rules mean the run did not finish (INCOMPLETE); any other ERROR makes it INVALID
+# ERROR findings with these rules mean the run did not finish (INCOMPLETE); any other ERROR makes it INVALID. Each RUN-*
+# rule is registered by the module that emits it (inference-audit rules ids RULE names it).
 INCOMPLETE_RULES = frozenset({"RUN-TEST-FAILED", "RUN-DEADLINE", "RUN-INTERRUPTED", "RUN-TEST-NOT-RUN"})
 # an ERROR with this rule: the client, not the system, limited the measurement (CLIENT_BOUND, before INVALID)
 CLIENT_BOUND_RULE = "RUN-CLIENT-BOUND"

@@ -1,18 +1,27 @@
-"""The rule registry: every rule id the checker emits is registered by the module that emits it.
+"""The rule registry: every rule id the tools emit is registered by the module that emits it.
 
-Each check module declares its rules at its top, in one block::
+Each emitting module declares its rules at its top, in one block::
 
     RULES = register(__name__, RuleInfo("PERF-SEEDS", "D7", "RNG seeds differ from the round's"), ...)
 
 ``RuleInfo`` holds the rule's id, the official-checker catalogue entry it implements (``official-checker-catalogue.md``
 sections A-H; ``-`` for none), its title, its default severity, how the official v5.1.1 checker differs where it does
-(``official``; ``None``: same verdict) and whether the official checker lacks the check (``beyond``). The severity and
-the "beyond" flag of a finding come from here (:meth:`checker.checks.context.ResultContext.finding`), so an emit site
-restates them only where they depend on the case (a trial, the open division).
+(``official``; ``None``: same verdict) and whether the official tooling lacks the check (``beyond``). The severity and
+the "beyond" flag of a finding come from here (:func:`registered_finding`,
+:meth:`checker.checks.context.ResultContext.finding`), so an emit site restates them only where they depend on the case
+(a trial, the open division).
 
-:func:`all_rules` imports every emitting module and returns the registry: the README's "What it checks" table is
-generated from it (``python -m checker.checks.catalog --markdown``) and a test keeps the two equal. From a rule id to its
-code in one hop: ``RuleInfo.module`` (``python -m checker.checks.catalog PERF-SEEDS`` prints it).
+One registry, three families of rules, each a list of the modules that register them (:func:`rules_of` imports them):
+
+- the submission checker (``TREE-``, ``SYS-``, ``PERF-``, ...): :data:`EMITTING_MODULES`, :func:`all_rules`; the README's
+  "What it checks" table is generated from it (``inference-audit rules ids --markdown``);
+- the table and claim auditors (``TABLE-``, ``PEER-``, the messaging rules ``CMP-01``, ``LBL-02``, ...):
+  :data:`AUDIT_MODULES`, :func:`audit_rules` (``inference-audit rules ids --family audit --markdown``);
+- the verdict of an ``inference-audit run`` (``RUN-``): registered by the harness's own modules, which the checker
+  never imports; the harness lists them (``loadgen_sut.run_rules``; ``inference-audit rules ids --family run --markdown``).
+
+Tests keep the README tables equal to the generated ones. From a rule id to its code in one hop: ``RuleInfo.module``
+(``inference-audit rules ids PERF-SEEDS`` prints it, for a rule of any family).
 
 Compliance TEST01/TEST04 performance logs are checked with the PERF-/LAT- rules under a ``COMPL-`` prefix
 (e.g. ``COMPL-PERF-SEEDS``): :func:`rule_info` resolves those to the PERF-/LAT- entry.
@@ -20,15 +29,13 @@ Compliance TEST01/TEST04 performance logs are checked with the PERF-/LAT- rules 
 
 from __future__ import annotations
 
-import argparse
 import importlib
-import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from checker.findings import Severity
+from checker.findings import Finding, Severity
 
-# every module that registers rules (imported by all_rules)
+# every module of the submission checker that registers rules (imported by all_rules)
 EMITTING_MODULES = (
     "checker.tree",
     "checker.engine",
@@ -43,6 +50,15 @@ EMITTING_MODULES = (
     "checker.checks.compliance",
     "checker.checks.power",
 )
+# every module of the table and claim auditors that registers rules (imported by audit_rules)
+AUDIT_MODULES = (
+    "checker.audit.table.checks",
+    "checker.audit.table.tree",
+    "checker.audit.claim.rules",
+    "checker.audit.claim.resolve",
+    "checker.audit.peers.rules",
+)
+# where the RUN-* rules are listed (the checker never imports the harness: this is a name to print, not to import)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +95,23 @@ def register(module: str, *infos: RuleInfo) -> Mapping[str, RuleInfo]:
     return out
 
 
-def all_rules() -> Mapping[str, RuleInfo]:
-    """Every registered rule, in the order of :data:`EMITTING_MODULES` (imports them)."""
-    for name in EMITTING_MODULES:
+def rules_of(modules: Sequence[str]) -> Mapping[str, RuleInfo]:
+    """The rules ``modules`` register, in the order of ``modules`` (imports them). A family of rules is its list of
+    modules: :data:`EMITTING_MODULES`, :data:`AUDIT_MODULES`, or one a package outside the checker keeps itself."""
+    for name in modules:
         importlib.import_module(name)
-    order = {m: i for i, m in enumerate(EMITTING_MODULES)}
-    return dict(sorted(_REGISTRY.items(), key=lambda kv: order.get(kv[1].module, len(order))))
+    order = {m: i for i, m in enumerate(modules)}
+    return dict(sorted(((r, i) for r, i in _REGISTRY.items() if i.module in order), key=lambda kv: order[kv[1].module]))
+
+
+def all_rules() -> Mapping[str, RuleInfo]:
+    """Every rule of the submission checker, in the order of :data:`EMITTING_MODULES` (imports them)."""
+    return rules_of(EMITTING_MODULES)
+
+
+def audit_rules() -> Mapping[str, RuleInfo]:
+    """Every rule of the table and claim auditors, in the order of :data:`AUDIT_MODULES` (imports them)."""
+    return rules_of(AUDIT_MODULES)
 
 
 def registered(rule: str) -> RuleInfo:
@@ -95,9 +122,38 @@ def registered(rule: str) -> RuleInfo:
     return info
 
 
-def rule_info(rule: str) -> RuleInfo | None:
-    """Look a rule up; ``COMPL-PERF-*`` / ``COMPL-LAT-*`` resolve to their PERF-/LAT- entry."""
-    rules = all_rules()
+def registered_finding(
+    rule: str,
+    message: str,
+    *,
+    severity: Severity | None = None,
+    beyond_official: bool | None = None,
+    result: str | None = None,
+    scope: str | None = None,
+    path: str | None = None,
+    line: int | None = None,
+    source: str | None = None,
+    fix: str | None = None,
+) -> Finding:
+    """A finding of a registered ``rule``; severity and "beyond official" default to its registration (pass them
+    only where they depend on the case)."""
+    info = registered(rule)
+    return Finding(
+        rule=rule,
+        severity=info.severity if severity is None else severity,
+        message=message,
+        result=result,
+        scope=scope,
+        path=path,
+        line=line,
+        source=source,
+        fix=fix,
+        beyond_official=info.beyond if beyond_official is None else beyond_official,
+    )
+
+
+def resolve_rule(rule: str, rules: Mapping[str, RuleInfo]) -> RuleInfo | None:
+    """``rule``'s entry in ``rules``; ``COMPL-PERF-*`` / ``COMPL-LAT-*`` resolve to their PERF-/LAT- entry."""
     if rule in rules:
         return rules[rule]
     if rule.startswith("COMPL-") and rule[len("COMPL-") :] in rules:
@@ -105,21 +161,32 @@ def rule_info(rule: str) -> RuleInfo | None:
     return None
 
 
+def rule_info(rule: str) -> RuleInfo | None:
+    """Look a checker rule up; ``COMPL-PERF-*`` / ``COMPL-LAT-*`` resolve to their PERF-/LAT- entry."""
+    return resolve_rule(rule, all_rules())
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
+
+
+def rules_table(rules: Iterable[RuleInfo], *, catalogue: bool = True) -> str:
+    """A markdown table of ``rules``: id, (catalogue entry,) what it checks, default severity, registering module."""
+    head = ["rule", "catalogue", "checks", "severity", "code"] if catalogue else ["rule", "checks", "severity", "code"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for info in rules:
+        what = _cell(info.title + (" (beyond official)" if info.beyond else ""))
+        cells = [f"`{info.rule}`", *([info.catalogue] if catalogue else []), what, info.severity.value]
+        rows.append("| " + " | ".join(cells) + f" | `{info.source_file}` |")
+    return "\n".join(rows) + "\n"
 
 
 def rules_markdown() -> str:
     """The README's rule table (id, catalogue entry, what it checks, severity, where it is registered), then the list
     of rules whose verdict differs from the official v5.1.1 checker."""
-    rows = ["| rule | catalogue | checks | severity | code |", "|---|---|---|---|---|"]
-    differs = []
-    for info in all_rules().values():
-        what = info.title + (" (beyond official)" if info.beyond else "")
-        rows.append(f"| `{info.rule}` | {info.catalogue} | {_cell(what)} | {info.severity.value} | `{info.source_file}` |")
-        if info.official:
-            differs.append(f"- `{info.rule}`: official: {info.official}.")
-    text = "\n".join(rows) + "\n"
+    rules = all_rules().values()
+    text = rules_table(rules)
+    differs = [f"- `{info.rule}`: official: {info.official}." for info in rules if info.official]
     if differs:
         text += (
             "\nWhere this tool's verdict differs from the official v5.1.1 checker, it is on purpose and backed by rule "
@@ -130,28 +197,9 @@ def rules_markdown() -> str:
     return text
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m checker.checks.catalog", description="print the rule registry")
-    ap.add_argument("rules", nargs="*", metavar="RULE", help="only these rule ids (COMPL-PERF-* resolve to PERF-*)")
-    ap.add_argument("--markdown", action="store_true", help="the README table")
-    args = ap.parse_args(argv)
-    # run as __main__, this module is a second copy: the check modules register in checker.checks.catalog
-    registry = importlib.import_module("checker.checks.catalog")
-    if args.markdown:
-        sys.stdout.write(registry.rules_markdown())
-        return 0
-    infos = list(registry.all_rules().values())
-    if args.rules:
-        found = {r: registry.rule_info(r) for r in args.rules}
-        unknown = [r for r, i in found.items() if i is None]
-        if unknown:
-            print(f"unknown rule id(s): {', '.join(unknown)}", file=sys.stderr)
-            return 2
-        infos = [i for i in found.values() if i is not None]
-    for info in infos:
-        print(f"{info.rule}\t{info.severity.value}\t{info.source_file}\t{info.title}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def audit_rules_markdown() -> str:
+    """The README's table of the table and claim auditors' rules (``--markdown --audit``)."""
+    return rules_table(audit_rules().values(), catalogue=False) + (
+        "\nA claim or peer rule is an ERROR where the results are not comparable or the claim lacks what the rule "
+        "requires,\nand INFO where the claim meets it (`checker/audit/claim/report.py` `issue_finding`).\n"
+    )

@@ -1,9 +1,11 @@
-"""``inference-audit rules``: list the rounds and show one benchmark's rules with their sources.
+"""``inference-audit rules``: the rounds, one benchmark's rules with their sources, and the rule ids the tools emit.
 
     inference-audit rules list [--round v5.1] [--json]
     inference-audit rules show llama2-70b-99 --round v5.1 [--json]
+    inference-audit rules layout --round v6.1 [--json]
+    inference-audit rules ids [RULE ...] [--family check|audit|run] [--markdown]
 
-Exit codes: 0 shown, 2 unknown round or benchmark (message on stderr).
+Exit codes: 0 shown, 2 unknown round, benchmark or rule id (message on stderr).
 """
 
 from __future__ import annotations
@@ -13,9 +15,18 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TextIO
 
+from checker.checks.catalog import (
+    RuleInfo,
+    all_rules,
+    audit_rules,
+    audit_rules_markdown,
+    resolve_rule,
+    rules_markdown,
+)
+from loadgen_sut.run_rules import run_rules, run_rules_markdown
 from rules.models import AccuracyTarget, Benchmark, Round, Scenario
 from rules.registry import (
     UnknownBenchmark,
@@ -55,6 +66,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p_layout.add_argument("--round", dest="round_name", help="round (default: the latest round with data)")
     p_layout.add_argument("--json", action="store_true", help="machine-readable output")
     p_layout.set_defaults(_rules_action=_run_layout)
+    p_ids = sub.add_parser(
+        "ids", help="the rule ids the tools emit: severity, title and the module that emits each (one hop to its code)"
+    )
+    p_ids.add_argument("rules", nargs="*", metavar="RULE", help="only these ids, of any family (COMPL-PERF-* is PERF-*)")
+    p_ids.add_argument(
+        "--family",
+        choices=list(_FAMILIES),
+        help="check: check-submission's; audit: the table and claim auditors'; run: the verdict of a run (default: all)",
+    )
+    p_ids.add_argument("--markdown", action="store_true", help="the README's generated table of --family (default check)")
+    p_ids.set_defaults(_rules_action=_run_ids)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,6 +92,41 @@ def run(args: argparse.Namespace) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     return code
+
+
+# ------------------------------------------------------------------------------------------- ids
+
+# family -> (its rules, its README table); the registry is checker.checks.catalog, the run family's module list is
+# the harness's own (loadgen_sut.run_rules: the checker never imports the harness)
+_FAMILIES: dict[str, tuple[Callable[[], Mapping[str, RuleInfo]], Callable[[], str]]] = {
+    "check": (all_rules, rules_markdown),
+    "audit": (audit_rules, audit_rules_markdown),
+    "run": (run_rules, run_rules_markdown),
+}
+
+
+def _run_ids(args: argparse.Namespace, out: TextIO) -> int:
+    if args.markdown:
+        if args.rules:
+            print("inference-audit rules ids: error: --markdown prints a whole family, not RULE ids", file=sys.stderr)
+            return EXIT_UNKNOWN
+        out.write(_FAMILIES[args.family or "check"][1]())
+        return EXIT_OK
+    families = [args.family] if args.family else list(_FAMILIES)
+    known: dict[str, RuleInfo] = {}
+    for name in families:
+        known.update(_FAMILIES[name][0]())
+    infos = list(known.values())
+    if args.rules:
+        found = {r: resolve_rule(r, known) for r in args.rules}
+        unknown = [r for r, i in found.items() if i is None]
+        if unknown:
+            print(f"inference-audit rules ids: error: unknown rule id(s): {', '.join(unknown)}", file=sys.stderr)
+            return EXIT_UNKNOWN
+        infos = [i for i in found.values() if i is not None]
+    for info in infos:
+        out.write(f"{info.rule}\t{info.severity.value}\t{info.source_file}\t{info.title}\n")
+    return EXIT_OK
 
 
 # ------------------------------------------------------------------------------------------- list

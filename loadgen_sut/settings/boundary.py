@@ -10,12 +10,21 @@ from typing import Any
 
 import mlperf_loadgen as lg
 
-from checker.findings import Finding, Severity
+from checker.checks.catalog import RuleInfo, register, registered_finding
+from checker.findings import Finding
 from loadgen_sut.settings.binding import require_loadgen_settings, unavailable_loadgen_settings
 from loadgen_sut.settings.modes import TestMode
 from loadgen_sut.settings.plan import Override, SettingsError, TestSettingsModel
 from rules.models import Scenario, Seeds
 from rules.registry import list_rounds, load_round
+
+RULES = register(
+    __name__,
+    RuleInfo(
+        "RUN-LOADGEN-CONF", "-", "a setting LoadGen will use (read back) is not the round's: another round's "
+        "mlperf.conf or a user.conf override (WARNING outside --mode submission)",
+    ),
+)
 
 # --------------------------------------------------------------------------------------------
 # the LoadGen boundary (child process only)
@@ -153,9 +162,8 @@ def compare_with_loadgen(
             continue
         if want != got:
             out.append(
-                Finding(
+                registered_finding(
                     rule="RUN-LOADGEN-CONF",
-                    severity=Severity.ERROR,
                     message=f"LoadGen will use {name}={got}{whose} but round {round_name} requires {want} "
                     f"(compiled mlperf.conf of another round, or a user.conf override)",
                 )

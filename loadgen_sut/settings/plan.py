@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.findings import Finding, Severity, UnusableInput
+from checker.checks.catalog import registered_finding
+from checker.findings import Finding, UnusableInput
 from loadgen_sut.settings.modes import _NS_PER_MS, TestMode, _Frozen
 from loadgen_sut.settings.user_conf import (
     AUDIT_KEYS,
@@ -309,9 +310,8 @@ def conf_number_findings(user_conf: UserConf, conf_model: str, lg_scenario: Scen
             refused.append(f"{where}: {e.text}: {num.refused}")
         elif num.misread:
             findings.append(
-                Finding(
+                registered_finding(
                     rule="RUN-CONF-NUMBER",
-                    severity=Severity.ERROR,
                     message=f"{e.text}: {num.misread}; LoadGen applies {e.key} = {_applied_text(num)}",
                     path=user_conf.path,
                     line=e.line,

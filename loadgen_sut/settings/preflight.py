@@ -6,10 +6,24 @@ from __future__ import annotations
 
 import importlib.metadata
 
+from checker.checks.catalog import RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity
 from loadgen_sut.settings.modes import _NS_PER_MS, LOADGEN_DISTRIBUTION, RunMode
 from loadgen_sut.settings.plan import PlannedSettings
 from rules.models import Round, Scenario
+
+RULES = register(
+    __name__,
+    RuleInfo("RUN-LOADGEN-MISSING", "-", "the LoadGen package (mlcommons-loadgen) is not installed"),
+    RuleInfo(
+        "RUN-LOADGEN-VERSION", "-", "the installed LoadGen is not a release of the round (WARNING outside --mode "
+        "submission)",
+    ),
+    RuleInfo(
+        "RUN-CONF-NONCOMPLIANT", "-", "a user.conf override of a setting the rules fix (WARNING outside --mode "
+        "submission: a trial, not a result)",
+    ),
+)
 
 # --------------------------------------------------------------------------------------------
 # pre-run checks
@@ -53,9 +67,8 @@ def loadgen_version_findings(rnd: Round, installed: str | None) -> list[Finding]
         cite = rnd.loadgen_versions_cite
     if installed is None:
         return [
-            Finding(
+            registered_finding(
                 rule="RUN-LOADGEN-MISSING",
-                severity=Severity.ERROR,
                 message=f"{LOADGEN_DISTRIBUTION} is not installed",
                 fix=fix,
             )
@@ -63,9 +76,8 @@ def loadgen_version_findings(rnd: Round, installed: str | None) -> list[Finding]
     if accepted:
         return []
     return [
-        Finding(
+        registered_finding(
             rule="RUN-LOADGEN-VERSION",
-            severity=Severity.ERROR,
             message=f"installed LoadGen {installed} is not a {rnd.name} release (needs {want}); its compiled "
             f"mlperf.conf (seeds, gates) is that of another round"
             + (f"; install it with: {fix}" if fix else ""),
@@ -77,11 +89,11 @@ def loadgen_version_findings(rnd: Round, installed: str | None) -> list[Finding]
 
 def override_findings(planned: PlannedSettings, mode: RunMode) -> list[Finding]:
     """Non-compliant overrides: warnings in trials, errors (refusal) in submission mode."""
-    sev = Severity.ERROR if mode is RunMode.SUBMISSION else Severity.WARNING
+    sev = None if mode is RunMode.SUBMISSION else Severity.WARNING  # None: the registered ERROR
     out: list[Finding] = []
     for o in planned.non_compliant:
         out.append(
-            Finding(
+            registered_finding(
                 rule="RUN-CONF-NONCOMPLIANT",
                 severity=sev,
                 message=f"{o.entry.text}: {o.setting} {o.official if o.official is not None else '(unset)'} -> "

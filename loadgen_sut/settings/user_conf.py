@@ -11,9 +11,25 @@ from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
-from checker.findings import Finding, Severity, UnusableInput
+from checker.checks.catalog import WARN, RuleInfo, register, registered_finding
+from checker.findings import Finding, UnusableInput
 from loadgen_sut.settings.modes import _NS_PER_MS, _Frozen
 from rules.models import Scenario
+
+# ERRORs refuse --mode submission; the other modes run with them as WARNINGs (loadgen_sut.runner.preflight)
+RULES = register(
+    __name__,
+    RuleInfo(
+        "RUN-CONF-SYNTAX", "-", "user.conf: a line LoadGen rejects or silently ignores (WARNING outside --mode "
+        "submission)",
+    ),
+    RuleInfo(
+        "RUN-CONF-NUMBER", "-", "user.conf: several values on a line, or a number LoadGen reads otherwise than "
+        "written (WARNING outside --mode submission)",
+    ),
+    RuleInfo("RUN-CONF-SCENARIO", "-", "user.conf: a scenario that matches nothing (LoadGen is case-sensitive)", WARN),
+    RuleInfo("RUN-CONF-UNKNOWN-KEY", "-", "user.conf: a key LoadGen does not read", WARN),
+)
 
 # --------------------------------------------------------------------------------------------
 # user.conf
@@ -88,40 +104,39 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
         tokens = _tokens(line)
         if not tokens or tokens[0] == "#":
             continue
-        where = {"path": path, "line": line_nr}
         if len(tokens) > 1 and tokens[1] == "#":
             continue  # 'key # ...': LoadGen stops at the '#' before any '='
         if "=" in tokens[0] and tokens[0] != "=" and len(tokens) == 1:
             problems.append(
-                Finding(
+                registered_finding(
                     rule="RUN-CONF-SYNTAX",
-                    severity=Severity.ERROR,
                     message=f"{tokens[0]!r}: LoadGen needs spaces around '=' ('key = value'); it would ignore this line",
                     fix="write 'model.Scenario.key = value'",
-                    **where,
+                    path=path,
+                    line=line_nr,
                 )
             )
             continue
         if len(tokens) >= 2 and tokens[1] != "=":
             problems.append(
-                Finding(
+                registered_finding(
                     rule="RUN-CONF-SYNTAX",
-                    severity=Severity.ERROR,
                     message=f"expected 'key = value', got {line.strip()!r} (LoadGen logs error_invalid_config "
                     "and rejects the whole file)",
                     fix="comments need '# ' with a space; settings need 'model.Scenario.key = value'",
-                    **where,
+                    path=path,
+                    line=line_nr,
                 )
             )
             continue
         if len(tokens) < 3:
             problems.append(
-                Finding(
+                registered_finding(
                     rule="RUN-CONF-SYNTAX",
-                    severity=Severity.ERROR,
                     message=f"{line.strip()!r}: no value; LoadGen silently ignores this line",
                     fix="comments need '# ' with a space; settings need 'model.Scenario.key = value'",
-                    **where,
+                    path=path,
+                    line=line_nr,
                 )
             )
             continue
@@ -134,55 +149,55 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
                 else f"value {bad[0]!r} is not an integer or a number"
             )
             problems.append(
-                Finding(
+                registered_finding(
                     rule="RUN-CONF-SYNTAX",
-                    severity=Severity.ERROR,
                     message=f"{key}: {what} (LoadGen logs error_invalid_config and rejects the whole file)",
                     fix="one number per line; comments on lines of their own",
-                    **where,
+                    path=path,
+                    line=line_nr,
                 )
             )
             continue
         value = values[-1]
         if len(values) > 1:
             problems.append(
-                Finding(
+                registered_finding(
                     rule="RUN-CONF-NUMBER",
-                    severity=Severity.ERROR,
                     message=f"{key}: {len(values)} values {' '.join(values)!r}: LoadGen keeps only the last, {value}",
                     fix="one value per line",
-                    **where,
+                    path=path,
+                    line=line_nr,
                 )
             )
         parts = key.rsplit(".", 2)
         if len(parts) != 3 or not all(parts):
             problems.append(
-                Finding(
+                registered_finding(
                     rule="RUN-CONF-SYNTAX",
-                    severity=Severity.ERROR,
                     message=f"{key!r}: keys are 'model.Scenario.key' (model may be '*')",
-                    **where,
+                    path=path,
+                    line=line_nr,
                 )
             )
             continue
         model, scenario, name = parts
         if scenario != "*" and scenario not in {s.value for s in Scenario}:
             problems.append(
-                Finding(
+                registered_finding(
                     rule="RUN-CONF-SCENARIO",
-                    severity=Severity.WARNING,
                     message=f"{key!r}: scenario {scenario!r} matches nothing (LoadGen is case-sensitive: "
                     "SingleStream, MultiStream, Server, Offline)",
-                    **where,
+                    path=path,
+                    line=line_nr,
                 )
             )
         if name not in KNOWN_KEYS:
             problems.append(
-                Finding(
+                registered_finding(
                     rule="RUN-CONF-UNKNOWN-KEY",
-                    severity=Severity.WARNING,
                     message=f"{key!r}: LoadGen does not read key {name!r}",
-                    **where,
+                    path=path,
+                    line=line_nr,
                 )
             )
         entries.append(ConfEntry(model=model, scenario=scenario, key=name, value=value, line=line_nr))

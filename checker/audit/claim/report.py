@@ -17,6 +17,7 @@ from typing import Any
 from checker.audit.claim.model import Claim, Metric, ResolvedResult
 from checker.audit.claim.rules import Issue, IssueKind
 from checker.audit.report_common import exit_code_of, finding_lines, severity_counts
+from checker.checks.catalog import registered_finding
 from checker.findings import Finding, Severity
 from checker.version import tool_version
 
@@ -34,29 +35,20 @@ class Verdict(str, Enum):
 
 
 def issue_finding(issue: Issue, path: str | None) -> Finding:
+    """A blocker or a requirement the claim does not meet: the rule's registered severity (an ERROR); a requirement
+    it meets: INFO."""
     on = f" [results {', '.join(str(i) for i in issue.results)}]" if issue.results else ""
     if issue.kind is IssueKind.BLOCKER:
-        return Finding(
-            rule=issue.rule,
-            severity=Severity.ERROR,
-            message=f"not comparable: {issue.reason}{on}",
-            scope="claim",
-            path=path,
-            source=issue.source,
-        )
-    if issue.satisfied:
-        return Finding(
-            rule=issue.rule,
-            severity=Severity.INFO,
-            message=f"{issue.reason}: {issue.required} — the claim does{on}",
-            scope="claim",
-            path=path,
-            source=issue.source,
-        )
-    return Finding(
-        rule=issue.rule,
-        severity=Severity.ERROR,
-        message=f"{issue.reason}: the claim must {issue.required}{on}",
+        message = f"not comparable: {issue.reason}{on}"
+    elif issue.satisfied:
+        message = f"{issue.reason}: {issue.required} — the claim does{on}"
+    else:
+        message = f"{issue.reason}: the claim must {issue.required}{on}"
+    met = issue.kind is IssueKind.REQUIREMENT and issue.satisfied
+    return registered_finding(
+        issue.rule,
+        message,
+        severity=Severity.INFO if met else None,
         scope="claim",
         path=path,
         source=issue.source,

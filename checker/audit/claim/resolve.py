@@ -19,13 +19,20 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import checker.audit.claim.rules  # noqa: F401  (registers VER-05 and CMP-01, which the lookup emits too)
 from checker.audit.claim.model import Claim, ClaimResultSpec, Origin, ResolvedResult, ServerMetric
 from checker.audit.claim.text import mentions
 from checker.audit.peers.parse import apply_metadata, load_peer_runs
 from checker.audit.table.checks import RESULT_ID, row_benchmark
 from checker.audit.table.model import ResultTable, TableRow
+from checker.checks.catalog import RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity, UnusableInput
 from rules.models import Round, Scenario
+
+RULES = register(
+    __name__,
+    RuleInfo("LBL-03", "-", "claim: a cited result ID that does not resolve to a published row of the table"),
+)
 
 OWN_SOURCES = ("own", "own measurement", "self", "self-measured", "unverified")
 MLPERF_HARNESSES = ("mlperf-loadgen", "loadgen", "mlperf", "mlperf loadgen", "inference-audit")
@@ -166,9 +173,8 @@ def resolve(claim: Claim, claim_path: Path | None, table: ResultTable | None, rn
                     table.path,
                 )
             out.findings.append(
-                Finding(
+                registered_finding(
                     rule="LBL-03",
-                    severity=Severity.ERROR,
                     message=f"{where}: {spec.id} {spec.benchmark or ''} {spec.scenario or ''} does not resolve to a published "
                     "result of the table: the number is unverified",
                     scope=where,
@@ -235,9 +241,8 @@ def _published(
         and abs(spec.result - row.result) > 1e-6 * max(abs(row.result), 1.0)
     ):
         out.findings.append(
-            Finding(
+            registered_finding(
                 rule="VER-05",
-                severity=Severity.ERROR,
                 message=f"{where}: the claim quotes {spec.result:g} for {resolved.label}; the table says "
                 f"{row.result_text} {row.units or ''}".rstrip(),
                 scope=where,
@@ -348,7 +353,7 @@ def specs_from_text(
             plain = [r for r in rows if not (r.benchmark or "").endswith("99.9")]
             if plain and len(plain) < len(rows):
                 notes.append(
-                    Finding(
+                    registered_finding(
                         rule="CMP-01",
                         severity=Severity.INFO,
                         scope="text",

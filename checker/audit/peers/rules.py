@@ -13,6 +13,22 @@ from __future__ import annotations
 from checker.audit.claim.model import Claim, Metric, ResolvedResult
 from checker.audit.claim.rules import Issue, IssueKind
 from checker.audit.peers.model import REPRODUCIBILITY_FIELDS, ClientArchitecture, LoadMode, PeerRun
+from checker.checks.catalog import RuleInfo, register
+
+# a blocker or a requirement the claim does not meet is an ERROR, one it meets INFO (as the claim rules)
+RULES = register(
+    __name__,
+    RuleInfo("PEER-META", "-", "peer run: a reproducibility field (engine, model, precision, tokenizer, ...) not recorded"),
+    RuleInfo("PEER-CLIENT", "-", "peer run: a single-process client at high load; runs with different client kinds"),
+    RuleInfo("PEER-EOS", "-", "peer run: ignore_eos off or not recorded, and the output length not the configured one"),
+    RuleInfo("PEER-OSL", "-", "peer run: output length varies with ignore_eos on; runs' mean output lengths differ"),
+    RuleInfo("PEER-PERCENTILES", "-", "peer run: a latency mean without tail percentiles"),
+    RuleInfo("PEER-GOODPUT", "-", "peer run: throughput without goodput under a declared SLO, or the SLO not met"),
+    RuleInfo("PEER-ITL", "-", "peer runs: different inter-token-latency formulas"),
+    RuleInfo("PEER-LOAD", "-", "peer runs: different load modes, loads or arrival processes; a rate not achieved"),
+    RuleInfo("PEER-TOKENIZER", "-", "peer runs: tokens counted with different tokenizers"),
+    RuleInfo("PEER-MODEL", "-", "peer runs: different models"),
+)
 
 SOURCES = {
     "PEER-META": "ARTICLES:624-642 (twelve mandatory metadata)",

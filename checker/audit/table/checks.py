@@ -17,8 +17,40 @@ from checker.audit.report_common import FindingLog
 from checker.audit.table.accuracy_text import AccuracyValue, bare_accuracy, parse_accuracy_string, scale_to
 from checker.audit.table.model import ResultTable, TableRow
 from checker.audit.table.parse import KNOWN_INFORMATIONAL
+from checker.checks.catalog import WARN, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity
 from rules.models import AccuracyTarget, Benchmark, Round, Scenario
+
+RULES = register(
+    __name__,
+    RuleInfo("TABLE-VALUE", "-", "table: a cell that is not of its column's type"),
+    RuleInfo("TABLE-ID", "-", "table: a result ID missing, not in the published form (5.1-0001) or of another round"),
+    RuleInfo("TABLE-VERSION", "-", "table: a version that is not the round's"),
+    RuleInfo("TABLE-DIVISION", "-", "table: a division missing or not one of the round's"),
+    RuleInfo("TABLE-AVAILABILITY", "-", "table: an availability missing or not a category of the round"),
+    RuleInfo("TABLE-BENCHMARK", "-", "table: a benchmark missing or not one of the round's"),
+    RuleInfo(
+        "TABLE-SCENARIO", "-", "table: a scenario missing, misspelt, not the benchmark's (INFO in Open) or not its "
+        "directory's",
+    ),
+    RuleInfo(
+        "TABLE-LOCATION", "-", "table: a result directory of another division, or (WARNING) not a result path or of "
+        "another system",
+    ),
+    RuleInfo("TABLE-INFERRED", "-", "table: inferred = 1 where no official inference exists"),
+    RuleInfo("TABLE-SUITE", "-", "table: a suite that is not one, or (WARNING in Open) not the benchmark's"),
+    RuleInfo("TABLE-UNITS", "-", "table: units missing or not the ones the official checker writes"),
+    RuleInfo("TABLE-ACCURACY", "-", "table: accuracy missing, unreadable, below the round's target or out of bounds"),
+    RuleInfo("TABLE-RESULT", "-", "table: a result value missing or not positive"),
+    RuleInfo("TABLE-POWER", "-", "table: a power result on a row without MLPerf-measured power"),
+    RuleInfo("TABLE-DUPLICATE", "-", "table: two rows of one result directory, or of one system, model and scenario"),
+    RuleInfo(
+        "TABLE-DERIVED", "-", "table: a column that is not an official metric (per accelerator, per watt, cost, "
+        "composite); ERROR: per watt without measured power",
+        WARN,
+        beyond=True,
+    ),
+)
 
 RESULT_ID = re.compile(r"^(\d+)\.(\d+)-(\d{4})$")  # LBL-03: published form, e.g. 5.1-0001
 POWER_UNITS = ("Watts", "millijoules")
@@ -61,13 +93,15 @@ class RowChecker:
         field: str | None,
         message: str,
         *,
-        severity: Severity = Severity.ERROR,
+        severity: Severity | None = None,
         source: str | None = None,
         fix: str | None = None,
-        beyond_official: bool = False,
+        beyond_official: bool | None = None,
     ) -> Finding:
+        """A finding of ``rule`` about ``row`` (and its column ``field``); severity and "beyond official" default to
+        the rule's registration."""
         col = f", column '{self.table.column(field)}'" if field else ""
-        return Finding(
+        return registered_finding(
             rule=rule,
             severity=severity,
             message=f"{row.label()}{col}: {message}",
@@ -605,15 +639,13 @@ class RowChecker:
             return []
         rule, source = DERIVED_RULES[kind]
         return [
-            Finding(
+            registered_finding(
                 rule="TABLE-DERIVED",
-                severity=Severity.WARNING,
                 message=f"column '{col}' is a derived {kind} figure, not an official MLPerf metric ({rule}): "
                 "it may not be presented as official or verified",
                 scope="table",
                 path=self.table.path,
                 source=source,
-                beyond_official=True,
                 fix="label it as derived and unverified, with the basis of the derivation in text and footnote",
             )
         ]
@@ -642,7 +674,7 @@ class RowChecker:
         out = []
         if kind == "per-watt" and not (row.has_power and row.power_result):
             out.append(
-                Finding(
+                registered_finding(
                     rule="TABLE-DERIVED",
                     severity=Severity.ERROR,
                     message=f"{row.label()}, column '{col}': a per-watt figure ({text}) for a result without "
@@ -652,7 +684,6 @@ class RowChecker:
                     path=self.table.path,
                     line=row.line,
                     source="MSG:114-116 (PWR-01)",
-                    beyond_official=True,
                 )
             )
         if kind == "per-accelerator" and row.result is not None:
@@ -663,9 +694,8 @@ class RowChecker:
                 return out
             if count > 0 and abs(value - row.result / count) > 0.01 * abs(row.result / count):
                 out.append(
-                    Finding(
+                    registered_finding(
                         rule="TABLE-DERIVED",
-                        severity=Severity.WARNING,
                         message=f"{row.label()}, column '{col}': {text} is not the result divided by the "
                         f"accelerator count ({row.result_text} / {count} = {row.result / count:.6g})",
                         result=row.location,
@@ -673,7 +703,6 @@ class RowChecker:
                         path=self.table.path,
                         line=row.line,
                         source="MSG:82 (CMP-06 chip count)",
-                        beyond_official=True,
                     )
                 )
         return out

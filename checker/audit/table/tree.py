@@ -17,11 +17,26 @@ from checker.audit.table.accuracy_text import parse_accuracy_string, values_matc
 from checker.audit.table.checks import row_benchmark
 from checker.audit.table.model import ResultTable, TableRow
 from checker.audit.table.rederive import PERF_DETAIL, Rederived, rederive, within_rounding
+from checker.checks.catalog import INFO, WARN, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.mllog import parse_detail_text
 from checker.safe_io import SafeTree
 from checker.tree import discover, walk_submitter
 from rules.models import Round, Scenario
+
+RULES = register(
+    __name__,
+    RuleInfo(
+        "TABLE-REDERIVE", "-", "table --tree: a row's result, scenario or accuracy differs from its logs (WARNING: "
+        "its inferred flag)",
+    ),
+    RuleInfo("TABLE-LOGS-MISSING", "-", "table --tree: the row's result directory is not in the tree (listed)", INFO),
+    RuleInfo("TABLE-LOGS-UNREADABLE", "-", "table --tree: the row's directory is there but its logs cannot be used", WARN),
+    RuleInfo(
+        "TABLE-MISSING-ROW", "-", "table --tree: a result whose LoadGen log says VALID has no row", WARN, beyond=True
+    ),
+)
+# TABLE-LOCATION (a row's Location names a run directory the result lacks) is registered by checker.audit.table.checks
 
 DEFAULT_REL_TOL = 1e-4
 ENDPOINTS_SUMMARY = "performance/result_summary.json"  # an endpoints (not LoadGen) result
@@ -108,15 +123,16 @@ class TreeCheck:
         rule: str,
         field: str | None,
         message: str,
-        severity: Severity,
         *,
+        severity: Severity | None = None,
         path: str | None = None,
         line: int | None = None,
         source: str | None = None,
     ) -> None:
+        """A finding of ``rule`` about ``row``; severity and "beyond official" default to the rule's registration."""
         col = f", column '{self.table.column(field)}'" if field else ""
         self.findings.append(
-            Finding(
+            registered_finding(
                 rule=rule,
                 severity=severity,
                 message=f"{row.label()}{col}: {message}",
@@ -136,9 +152,7 @@ class TreeCheck:
         rel = tree.relative(row.location)
         if rel is None or not tree.safe.is_dir(rel):
             result = RowComparison(row, RowStatus.LOGS_MISSING)
-            emit(
-                row, "TABLE-LOGS-MISSING", "location", f"no directory {row.location} in {root}", Severity.INFO
-            )
+            emit(row, "TABLE-LOGS-MISSING", "location", f"no directory {row.location} in {root}")
             return result
         self.covered.add(row.location.strip("/").lower())
         published = (row.location_text or "").strip().lstrip("./").rstrip("/")
@@ -155,7 +169,6 @@ class TreeCheck:
                     if endpoints
                     else ""
                 ),
-                Severity.ERROR,
                 source="CHK_HEAD:2055-2061 (ENDPOINTS_SCENARIO_DIR); CHK_HEAD results.py Location",
             )
         metrics = tuple(v.metric for v in parse_accuracy_string(row.accuracy or ""))
@@ -167,7 +180,6 @@ class TreeCheck:
                 "TABLE-LOGS-UNREADABLE",
                 "result",
                 "; ".join(derived.problems) or "no result in the logs",
-                Severity.WARNING,
             )
             return result
         ok = True
@@ -180,7 +192,6 @@ class TreeCheck:
                 "TABLE-REDERIVE",
                 "scenario",
                 f"'{row.scenario}' but the log was run as {derived.effective_scenario} (effective_scenario)",
-                Severity.ERROR,
                 source="LoadGen effective_scenario",
             )
         qps = derived.endpoints_qps
@@ -198,7 +209,6 @@ class TreeCheck:
                 f"table says {row.result_text} {row.units or ''}: that is the endpoints result's queries/s "
                 f"({qps:.6g}, {row.location.strip('/')}/{ENDPOINTS_SUMMARY}); in {row.units or 'the round units'} "
                 f"the result is {derived.value:.6g} ({derived.key})",
-                Severity.ERROR,
                 source="CHK_HEAD: get_performance_metric_check reports RESULT_FIELD_ENDPOINTS (qps) for endpoints "
                 "results before the per-benchmark tokens/s override",
             )
@@ -214,7 +224,6 @@ class TreeCheck:
                 + (f", {row.location.strip('/')}/{PERF_DETAIL}:{derived.line}" if derived.line else "")
                 + "); "
                 f"difference {100 * (row.result - derived.value) / derived.value:+.3f}%",
-                Severity.ERROR,
                 source="official checker D8 (RESULT_FIELD_NEW / per-LLM overrides)",
             )
         for printed in parse_accuracy_string(row.accuracy or ""):
@@ -226,7 +235,6 @@ class TreeCheck:
                     "TABLE-REDERIVE",
                     "accuracy",
                     f"{printed.metric} {printed.text} but accuracy/accuracy.txt gives {measured:g}",
-                    Severity.ERROR,
                     source="catalogue E3/E13 (acc_patterns)",
                 )
         if row.inferred is not None and row.inferred != derived.inferred:
@@ -236,7 +244,7 @@ class TreeCheck:
                 "inferred",
                 f"{'1' if row.inferred else '0'} but the result {'is' if derived.inferred else 'is not'} inferred "
                 f"from another scenario's run ({derived.effective_scenario})",
-                Severity.WARNING,
+                severity=Severity.WARNING,
                 source="catalogue D17",
             )
         return RowComparison(row, RowStatus.MATCH if ok else RowStatus.MISMATCH, derived)
@@ -260,15 +268,13 @@ class TreeCheck:
                 continue
             missing.append(rel_dir)
             findings.append(
-                Finding(
+                registered_finding(
                     rule="TABLE-MISSING-ROW",
-                    severity=Severity.WARNING,
                     message=f"{rel_dir}: a result whose LoadGen log says VALID (with an accuracy run) has no row in the "
                     "table (run `inference-audit check` for the full verdict)",
                     result=rel_dir,
                     scope="table",
                     path=table.path,
-                    beyond_official=True,
                 )
             )
         return tuple(missing), tuple(findings)
