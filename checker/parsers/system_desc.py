@@ -37,10 +37,6 @@ SYSTEM_TYPE_KEYS = {
 
 NOT_AN_OBJECT = "not-an-object"  # ReadProblem.kind of a document that is valid JSON but not an object
 
-# system_power_only values (str(), stripped, lower-cased) that make the summary keep only the power row
-_POWER_ONLY_TRUE = ("true", "1", "yes")
-
-
 def whole_number(v: Any) -> int | None:
     """``int(v)`` when it gives v's own whole value (an int, an integral float, a string ``int()`` accepts, as
     HEAD's summary converts the counts); None for anything else: a fraction, a bool (a flag is not a count), text."""
@@ -72,12 +68,16 @@ def _is_network(v: Any) -> bool | None:
 
 
 def _power_only(v: Any) -> bool | None:
-    """True for ``true``/``1``/``yes`` (a string in any case, with spaces around; a JSON true; the number 1), False for
-    another bool, int or string; None when absent, null or of another type."""
+    """The official ``get_boolean`` (v5.1.1 submission_checker.py L1323-1335; log_result reads it at L2159-2160): a
+    string is true only as ``"true"`` in any case (no strip: ``" true"``, ``"yes"`` and ``"1"`` are false), a JSON bool
+    as it is, an int as ``bool(n)``; None when absent or null (the official False), or of another type (on which the
+    official checker raises TypeError; SYS-FIELD-TYPE reports it)."""
     if isinstance(v, bool):
         return v
-    if isinstance(v, int | str):
-        return str(v).strip().lower() in _POWER_ONLY_TRUE
+    if isinstance(v, str):
+        return v.lower() == "true"
+    if isinstance(v, int):
+        return v != 0
     return None
 
 

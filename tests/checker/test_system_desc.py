@@ -160,10 +160,13 @@ def test_official_readings() -> None:
         False,
         None,
     ]
-    # system_power_only: true/1/yes (any case, spaces around), a JSON true, the number 1
-    spo = ["yes", " TRUE", 1, True, 2, "false", False, 2.5, [], None]
+    # system_power_only: the official get_boolean (v5.1.1 L1323-1335): "true" in any case, no strip; bool; int as bool(n)
+    spo = ["TRUE", "yes", " TRUE", "1", 1, True, 2, 0, "false", False, 2.5, [], None]
     assert [_desc(system_power_only=v).system_power_only for v in spo] == [
         True,
+        False,
+        False,
+        False,
         True,
         True,
         True,
