@@ -12,6 +12,9 @@ From the rules data (:class:`rules.models.Benchmark`):
   ``eval_mlperf_accuracy.py:104`` and README's generation table): asked of the engine for the streamed text
   (benchmarks whose evaluator keeps special tokens: :func:`loadgen_sut.scoring.evaluators.keeps_special_tokens`).
 
+What the SUT hands LoadGen as a response is the benchmark's ``accuracy_log_format`` (the reference SUT's: the
+output ids, or the text's UTF-8 bytes for qwen3-vl), so the accuracy log holds what the reference evaluator reads.
+
 The reference's reasoning effort (gpt-oss-120b: high for accuracy, low for performance) is not a request
 parameter here: it is part of the pre-tokenized prompts of the official data sets (``acc_eval_inputs`` vs
 ``perf_eval_ref``).
@@ -99,8 +102,9 @@ class GenerationPlan:
             parts.append(None if p.top_k is None else ("top_k disabled" if p.top_k == 0 else f"top_k={p.top_k}"))
             how = "sampling" + "".join(f", {x}" for x in parts if x)
         special = "; output text with special tokens" if p.skip_special_tokens is False else ""
+        text = "; responses are the output text (UTF-8)" if p.response_format == "utf8_text" else ""
         notes = "".join(f"; {n}" for n in self.notes)
-        return f"{caps}; {how}{special}{notes}"
+        return f"{caps}; {how}{special}{text}{notes}"
 
     def record(self) -> dict[str, Any]:
         """For the run record: the performance settings at the top level (as before), the accuracy test's under
@@ -134,6 +138,7 @@ def generation_plan(
         "top_p": decoding.top_p,
         "top_k": decoding.top_k,
         "skip_special_tokens": False if keeps_special_tokens(bench) else None,
+        "response_format": bench.accuracy_log_format,
     }
     return GenerationPlan(
         performance=GenerationSpec(max_new_tokens=performance_cap, **common),

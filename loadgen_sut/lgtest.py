@@ -25,7 +25,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import mlperf_loadgen as lg
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -75,6 +75,8 @@ class GenerationSpec(BaseModel):
     top_p: float | None = Field(default=None, gt=0, le=1)
     top_k: int | None = Field(default=None, ge=0)  # 0: disabled
     skip_special_tokens: bool | None = None  # False: output text with special tokens (gpt-oss harmony markers)
+    # what the SUT hands LoadGen as a response (Benchmark.accuracy_log_format): the output ids, or the text's UTF-8
+    response_format: Literal["token_ids", "utf8_text"] = "token_ids"
 
 
 class TestSpec(BaseModel):
@@ -254,7 +256,8 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         print(f"inference-audit: engine unavailable: {msg}", file=sys.stderr)
         return EXIT_ENGINE_UNAVAILABLE
 
-    if (spec.settings.mode is TestMode.ACCURACY_ONLY or spec.audit) and not engine.ids_available:
+    logs_ids = spec.generation.response_format == "token_ids"  # a text response logs the engine's text, no ids
+    if (spec.settings.mode is TestMode.ACCURACY_ONLY or spec.audit) and logs_ids and not engine.ids_available:
         loop_thread.run(engine.close(), timeout_s=30)
         loop_thread.stop()
         msg = (
@@ -289,6 +292,7 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         requests.__getitem__,
         report_first_token=actual.use_token_latencies and actual.loadgen_scenario.value != "Offline",
         loop_thread=loop_thread,
+        response_format=spec.generation.response_format,
     )
     n = len(dataset.samples)
     perf_count = min(n, actual.performance_sample_count or n)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.audit_run import makes_it_not_the_test
+from checker.checks.catalog import WARN, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.mllog import DetailLog, parse_detail_file
 from checker.version import tool_version
@@ -94,6 +95,62 @@ from loadgen_sut.settings import (
 )
 from rules import load_round
 from rules.models import Benchmark, Round, Scenario
+
+# The verdict of a run (record.Verdict): an ERROR makes it INVALID (INCOMPLETE: a test did not finish), a WARNING
+# NOT_SUBMITTABLE. The user.conf and LoadGen-release rules are registered in loadgen_sut/settings/, RUN-CLIENT-BOUND in
+# loadgen_sut/client_diag.py, the accuracy scores' RUN-ACC-* in loadgen_sut/scoring/score.py.
+RULES = register(
+    __name__,
+    # before the run (preflight): ERRORs refuse --mode submission
+    RuleInfo("RUN-MODE", "-", "find-peak on a scenario other than Server or Interactive"),
+    RuleInfo(
+        "RUN-CONF-INTERACTIVE", "-", "a user.conf line for the Interactive scenario, which LoadGen ignores (WARNING "
+        "outside --mode submission)",
+    ),
+    RuleInfo(
+        "RUN-DATASET", "-", "--mode submission on the built-in sample set or a --dataset-limit: each test needs its "
+        "official data set",
+    ),
+    RuleInfo("RUN-GENERATION", "-", "--mode submission with a --max-new-tokens other than the round's"),
+    RuleInfo("RUN-SIMULATED", "-", "the simulated engine: no system was measured", WARN),
+    # each LoadGen test
+    RuleInfo("RUN-TEST-FAILED", "-", "a LoadGen test's process did not finish (the run is INCOMPLETE)"),
+    RuleInfo("RUN-DEADLINE", "-", "a LoadGen test ran past its wall-clock deadline (the run is INCOMPLETE)"),
+    RuleInfo("RUN-SAMPLES-FAILED", "-", "samples failed in the engine (their outputs are empty)"),
+    RuleInfo("RUN-SINGLE-TOKEN", "-", "single-token outputs, whose time per output token LoadGen cannot time"),
+    RuleInfo("RUN-COMPLETIONS", "-", "issued samples not completed exactly once"),
+    RuleInfo("RUN-LOADGEN-LOG", "-", "LoadGen wrote no detail log"),
+    RuleInfo("RUN-LOADGEN-ERRORS", "-", "LoadGen logged errors during the test"),
+    RuleInfo(
+        "RUN-LOADGEN-INVALID", "-", "LoadGen's performance result is INVALID (min duration, latency constraints, "
+        "early stopping)",
+    ),
+    # the run as a whole
+    RuleInfo("RUN-INTERRUPTED", "-", "the run was interrupted (Ctrl-C) before every test finished (INCOMPLETE)"),
+    RuleInfo("RUN-TEST-NOT-RUN", "-", "a test the mode needs did not run (INCOMPLETE)"),
+    RuleInfo("RUN-TRIAL", "-", "--mode submission-trial: a rehearsal of the submission flow, never a result", WARN),
+    # accuracy and the compliance tests
+    RuleInfo("RUN-ACC-TOKENIZER", "-", "no tokenizer to detokenize the accuracy or TEST07 outputs (--tokenizer DIR)"),
+    RuleInfo("RUN-TEST06-FAILED", "-", "the TEST06 verification failed (first tokens, EOS, output lengths)"),
+    RuleInfo(
+        "RUN-TEST07-FAILED", "-", "the TEST07 verification failed (WARNING in a trial on another data set than the "
+        "test's)",
+    ),
+    RuleInfo("RUN-TEST07-COVERAGE", "-", "TEST07 logged no output for some samples of its data set"),
+    RuleInfo(
+        "RUN-TEST09-FAILED", "-", "the TEST09 verification failed (WARNING in a trial on another data set than the "
+        "test's)",
+    ),
+    RuleInfo(
+        "RUN-AUDIT-CONFIG", "-", "a TEST07/TEST09 detail log against its audit.config: not the test, or (WARNING in a "
+        "trial) other sample counts",
+    ),
+    RuleInfo(
+        "RUN-COMPLIANCE-DATASET", "-", "submission-trial: a compliance test run on another data set than its own", WARN
+    ),
+)
+# the failed verification of each audit test that has a threshold
+VERIFICATION_RULES = {TEST07: "RUN-TEST07-FAILED", TEST09: "RUN-TEST09-FAILED"}
 
 Printer = Callable[[str], None]
 
@@ -378,14 +435,11 @@ def preflight(
     if submission:
         findings += _submission_input_findings(request, bench)
     if request.mode is RunMode.FIND_PEAK and scenario.loadgen_scenario is not Scenario.SERVER:
-        findings.append(
-            Finding(rule="RUN-MODE", severity=Severity.ERROR, message="find-peak works only for Server/Interactive")
-        )
+        findings.append(_run_finding("RUN-MODE", "find-peak works only for Server/Interactive"))
     if request.engine.kind == "simulated" and request.mode.is_submission_flow:
         findings.append(
-            Finding(
+            _run_finding(
                 rule="RUN-SIMULATED",
-                severity=Severity.WARNING,
                 message="SIMULATED engine: the submission tree produced is a demonstration, labelled simulated "
                 "everywhere; it is not a measurement of any system",
             )
@@ -398,9 +452,9 @@ def _interactive_line_findings(user_conf: UserConf, scenario: Scenario, submissi
     lines = [e for e in user_conf.entries if e.scenario.lower() == "interactive"]
     if not lines:
         return []
-    sev = Severity.ERROR if submission else Severity.WARNING
+    sev = None if submission else Severity.WARNING  # None: the registered ERROR
     return [
-        Finding(
+        _run_finding(
             rule="RUN-CONF-INTERACTIVE",
             severity=sev,
             message=f"{e.text!r}: LoadGen has no Interactive scenario and ignores this line"
@@ -427,9 +481,8 @@ def _submission_input_findings(request: RunRequest, bench: Benchmark) -> list[Fi
         else:
             what = f"{request.dataset_limit} samples"
         out.append(
-            Finding(
+            _run_finding(
                 rule="RUN-DATASET",
-                severity=Severity.ERROR,
                 message=f"--mode submission with {what}: each test must run on its official {bench.name} data set"
                 + (f" (the accuracy run covers {acc} samples)" if acc else ""),
                 fix="pass --dataset <the official data set file> (and --test-dataset TEST=FILE for a test with its own) "
@@ -438,9 +491,8 @@ def _submission_input_findings(request: RunRequest, bench: Benchmark) -> list[Fi
         )
     if request.max_new_tokens is not None and bench.max_new_tokens is not None and request.max_new_tokens != bench.max_new_tokens:
         out.append(
-            Finding(
+            _run_finding(
                 rule="RUN-GENERATION",
-                severity=Severity.ERROR,
                 message=f"--max-new-tokens {request.max_new_tokens}: the round fixes {bench.max_new_tokens} for {bench.name}",
                 fix=f"drop --max-new-tokens (the default is {bench.max_new_tokens}), or use --mode submission-trial",
             )
@@ -670,8 +722,9 @@ def _client_diagnostics(data: dict[str, Any], res_path: Path) -> ClientDiagnosti
         raise UnusableInput(f"client_diagnostics: {str(exc).splitlines()[0][:200]}", str(res_path)) from exc
 
 
-def _run_finding(rule: str, message: str, severity: Severity = Severity.ERROR, **kw: Any) -> Finding:
-    return Finding(rule=rule, severity=severity, message=message, **kw)
+def _run_finding(rule: str, message: str, severity: Severity | None = None, **kw: Any) -> Finding:
+    """A verdict finding of a registered RUN-* rule; severity (and "beyond official") default to its registration."""
+    return registered_finding(rule, message, severity=severity, **kw)
 
 
 def _judge_test(t: TestRecord) -> list[Finding]:
@@ -747,7 +800,6 @@ def _run_findings(
             _run_finding(
                 "RUN-TRIAL",
                 "submission-trial mode: a rehearsal of the submission flow, never a result",
-                Severity.WARNING,
             )
         )
     if planned.non_compliant:
@@ -760,7 +812,7 @@ def _run_findings(
             )
         )
     if request.engine.kind == "simulated":
-        out.append(_run_finding("RUN-SIMULATED", "SIMULATED engine: no system was measured", Severity.WARNING))
+        out.append(_run_finding("RUN-SIMULATED", "SIMULATED engine: no system was measured"))
     return out
 
 
@@ -1048,7 +1100,7 @@ def _score(
 ) -> dict[str, Any] | None:
     """Score the accuracy run on the accuracy test's data set; the simulated engine's score says SIMULATED."""
     log = test_dir / "mlperf_log_accuracy.json"
-    if tokenizer is None:
+    if tokenizer is None and bench.accuracy_log_format == "token_ids":  # a text response (qwen3-vl) needs none
         verdict.append(
             _run_finding(
                 "RUN-ACC-TOKENIZER", "accuracy: no tokenizer to detokenize outputs (give --tokenizer DIR)", fix="--tokenizer DIR"
@@ -1059,7 +1111,7 @@ def _score(
         log,
         dataset,
         bench,
-        tokenizer.decode,
+        tokenizer.decode if tokenizer is not None else None,
         simulated=request.engine.kind == "simulated",
         code_execution=request.code_execution,
     )
@@ -1135,9 +1187,8 @@ def _compliance_dataset_findings(
                 f"--test-dataset {name}=FILE, or use --mode submission-trial"
             )
         out.append(
-            Finding(
+            _run_finding(
                 rule="RUN-COMPLIANCE-DATASET",
-                severity=Severity.WARNING,
                 message=f"{what}; this trial runs it on the {n} samples of {data.name} ({option}): a rehearsal of the "
                 "test",
                 source=bench.compliance_cite,
@@ -1165,7 +1216,7 @@ def _audit_findings(test: str, problems: Sequence[str], mode: RunMode) -> list[F
             _run_finding(
                 "RUN-AUDIT-CONFIG",
                 f"{test}: {p}",
-                Severity.ERROR if fatal else Severity.WARNING,
+                None if fatal else Severity.WARNING,  # None: the registered ERROR
                 source=f"compliance/{test}/<benchmark>/audit.config; checker.audit_run",
             )
         )
@@ -1175,10 +1226,11 @@ def _audit_findings(test: str, problems: Sequence[str], mode: RunMode) -> list[F
 def _verification_failed(test: str, verify_file: Path, mode: RunMode, own_dataset: bool) -> Finding:
     """RUN-TEST07-FAILED / RUN-TEST09-FAILED: an ERROR, except in a trial on another data set than the test's, where
     the round's threshold (bounds) does not apply: a WARNING that says so."""
+    rule = VERIFICATION_RULES[test]
     if own_dataset or mode is RunMode.SUBMISSION:
-        return _run_finding(f"RUN-{test}-FAILED", f"{test} verification failed (see {verify_file})")
+        return _run_finding(rule, f"{test} verification failed (see {verify_file})")
     return _run_finding(
-        f"RUN-{test}-FAILED",
+        rule,
         f"{test} verification failed (see {verify_file}) on a data set other than the test's: the round's "
         "threshold is set for that data set, so this trial says nothing about it",
         Severity.WARNING,

@@ -26,9 +26,19 @@ Every sample's issue, dispatch (the engine's ``on_dispatch``: the request handed
 completion times go to :attr:`LoadGenSUT.timeline` (compact columns, see :mod:`loadgen_sut.timeline`) when it is
 completed; :meth:`LoadGenSUT.timeline_columns` adds the samples still outstanding when the test ended.
 
-Response data is the output token ids as int32 (what the accuracy scripts and TEST06 decode);
-``n_tokens`` is the engine's own count. A failed sample is completed with the ids it got (maybe
-none, and none when they do not convert); the run is then reported invalid by the runner.
+Response data is what the benchmark's reference SUT hands LoadGen (``response_format``, the rules data's
+``Benchmark.accuracy_log_format``), so the accuracy log holds what the reference evaluator reads:
+
+- ``token_ids`` (most): the output token ids as int32 (what the accuracy scripts and TEST06 decode). A failed
+  sample is completed with the ids it got (maybe none, and none when they do not convert);
+- ``utf8_text`` (qwen3-vl): the UTF-8 bytes of the output text (the engine's own text, e.g. a chat API's
+  ``content``; else its ids decoded with the engine's tokenizer), as ``task.py`` encodes the chat completion's
+  content (mlcommons/inference multimodal/qwen3-vl, lines 329-344, 445-458); the first token's bytes are its ids
+  decoded (the reference sends the first chunk's text, lines 428-440), empty where the engine cannot decode. A
+  failed sample is completed empty with 0 tokens, as the reference completes a failed request (lines 345-365).
+
+``n_tokens`` is the engine's own count either way (``usage.completion_tokens``, as the reference reports it):
+LoadGen's TPOT and tokens/s. A failed sample makes the run invalid (the runner reports it).
 """
 
 from __future__ import annotations
@@ -72,6 +82,9 @@ _INT64_MAX = 2**63 - 1
 _EMPTY = np.zeros(0, dtype=np.int32)
 
 BAD_OUTPUT = "bad_output"  # an engine output LoadGen cannot be handed (ids outside int32, a bad count)
+TOKEN_IDS = "token_ids"  # response data: the output ids as int32
+UTF8_TEXT = "utf8_text"  # response data: the output text's UTF-8 bytes
+RESPONSE_FORMATS = (TOKEN_IDS, UTF8_TEXT)  # rules.models.Benchmark.accuracy_log_format
 DEADLINE = "deadline"  # still outstanding when the test's deadline came
 
 
@@ -97,6 +110,17 @@ def response_array(token_ids: Sequence[int]) -> np.ndarray:
         bad = lo if lo < 0 else hi
         raise BadOutput(f"token id {bad} does not fit LoadGen's int32 response data")
     return np.ascontiguousarray(arr, dtype=np.int32)
+
+
+def text_response(text: str) -> np.ndarray:
+    """The output text as LoadGen's response data (its UTF-8 bytes, contiguous), or ``BadOutput``."""
+    if not isinstance(text, str):
+        raise BadOutput(f"the output text is not a string (got {type(text).__name__})")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate (a JSON "\ud800" escape in the stream)
+        raise BadOutput(f"the output text has no UTF-8 form: {exc}") from exc
+    return np.frombuffer(data, dtype=np.uint8) if data else _EMPTY
 
 
 def token_count(n_tokens: object) -> int:
@@ -224,10 +248,15 @@ class LoadGenSUT:
         *,
         report_first_token: bool,
         loop_thread: LoopThread,
+        response_format: str = TOKEN_IDS,
     ) -> None:
+        if response_format not in RESPONSE_FORMATS:
+            raise ValueError(f"response format {response_format!r}: expected one of {', '.join(RESPONSE_FORMATS)}")
         self.engine = engine
         self._make_request = make_request
         self._report_ft = report_first_token
+        self.response_format = response_format
+        self._text = response_format == UTF8_TEXT
         self._lt = loop_thread
         self.stats = SutStats()
         # in-flight samples by query id: LoadGen reuses ids across runs (find-peak runs many in one test)
@@ -311,16 +340,43 @@ class LoadGenSUT:
             return
         sample.ft_sent = True
         sample.ft_ns = time.perf_counter_ns()
-        try:
-            arr = response_array(token_ids)
-        except BadOutput as exc:  # reported (empty) all the same; the sample fails when it ends
-            arr = _EMPTY
-            sample.bad_output = f"first token: {exc}"
+        if self._text:  # only its timing and bytes matter (a text response's ids are not logged)
+            arr = self._first_text(token_ids) if self._report_ft else _EMPTY
+        else:
+            try:
+                arr = response_array(token_ids)
+            except BadOutput as exc:  # reported (empty) all the same; the sample fails when it ends
+                arr = _EMPTY
+                sample.bad_output = f"first token: {exc}"
         sample.partial = token_ids if sample.bad_output is None else ()
         if self._report_ft:
             self._send_first_token(sample.qid, arr)
         self.stats.first_tokens += 1
         self.stats.ttft_ms.append((sample.ft_ns - sample.issued_ns) / 1e6)
+
+    def _decode(self, token_ids: Sequence[int]) -> str | None:
+        """The engine's tokenizer's text of ``token_ids``; None when it has none (or cannot decode them)."""
+        try:
+            return self.engine.detokenize(tuple(token_ids))
+        except Exception:  # NotImplementedError: no tokenizer; anything else: ids it does not know
+            return None
+
+    def _first_text(self, token_ids: Sequence[int]) -> np.ndarray:
+        """A text response's first-token bytes: the first ids decoded; empty where they cannot be."""
+        text = self._decode(token_ids) if token_ids else None
+        try:
+            return text_response(text) if text is not None else _EMPTY
+        except BadOutput:
+            return _EMPTY
+
+    def _output(self, ev: Finished) -> np.ndarray:
+        """A finished sample's response data in the SUT's format (``BadOutput`` when it cannot be made)."""
+        if not self._text:
+            return response_array(ev.token_ids)
+        text = ev.text if ev.text is not None else self._decode(ev.token_ids)
+        if text is None:
+            raise BadOutput("the engine returned no output text and cannot decode its ids (a text response needs one)")
+        return text_response(text)
 
     @staticmethod
     def _send_first_token(qid: int, arr: np.ndarray) -> None:
@@ -409,7 +465,7 @@ class LoadGenSUT:
         try:
             if sample.bad_output is not None:
                 raise BadOutput(sample.bad_output)
-            arr = response_array(ev.token_ids)
+            arr = self._output(ev)
             n_tokens = token_count(ev.n_tokens)
         except BadOutput as exc:
             self._fail_sample(sample, BAD_OUTPUT, str(exc))
@@ -437,12 +493,13 @@ class LoadGenSUT:
     def _fail_complete(self, sample: _Sample, partial: Sequence[int]) -> None:
         """Complete a failed sample with what it got (LoadGen still needs its first token first).
 
-        Ids that do not convert are dropped (the failure is already counted): the sample completes empty.
+        Ids that do not convert are dropped (the failure is already counted): the sample completes empty. A text
+        response completes empty (0 tokens), as the reference SUT completes a failed request.
         """
         if sample.done:
             return
         try:
-            arr = response_array(partial)
+            arr = _EMPTY if self._text else response_array(partial)
         except BadOutput:
             arr = _EMPTY
         if not sample.ft_sent:

@@ -87,6 +87,19 @@ EXTRA_SOURCES: dict[str, dict[str, str]] = {
         "and the TestSettings attributes it binds; v5.0 seeds in 5.0.9-5.0.21, v5.1 in 5.0.22-5.1.2 (and 6.0.3-"
         "6.0.4), v6.0 in 6.0.5-6.0.15, v6.1 in 6.0.16-6.0.17",
     },
+    "REF_Q3VL_TASK": {
+        "path": "mlcommons/inference/multimodal/qwen3-vl/src/mlperf_inf_mm_q3vl/task.py",
+        "provenance": "the qwen3-vl reference SUT at inference HEAD b66003e1, read from a stored copy: the response "
+        "handed to QuerySamplesComplete is the chat completion's content encoded as UTF-8, with n_tokens = "
+        "usage.completion_tokens (lines 329-344 non-streaming, 428-458 streaming: the first chunk's UTF-8 to "
+        "FirstTokenComplete)",
+    },
+    "REF_Q3VL_EVAL": {
+        "path": "mlcommons/inference/multimodal/qwen3-vl/src/mlperf_inf_mm_q3vl/evaluation.py",
+        "provenance": "the qwen3-vl accuracy script at inference HEAD b66003e1, read from a stored copy: each "
+        "accuracy-log entry is read as bytes.fromhex(data).decode('utf-8') and validated as the answer's JSON "
+        "(lines 214-220)",
+    },
     "PYPI_LOADGEN": {
         "path": "https://pypi.org/project/mlcommons-loadgen/",
         "provenance": "release list queried with `pip index versions mlcommons-loadgen` on "
@@ -478,6 +491,11 @@ EVALUATORS: dict[str, tuple[str, str]] = {
     "gpt-oss-120b": ("gpt-oss", "language/gpt-oss-120b/eval_mlperf_accuracy.py"),
     "qwen3-vl-235b-a22b": ("qwen3-vl", "multimodal/qwen3-vl/src/mlperf_inf_mm_q3vl/evaluation.py"),
 }
+# What the reference SUT hands LoadGen as a sample's response (so what the accuracy log holds), where it is not the
+# output token ids (Benchmark.accuracy_log_format's default, "token_ids"), with the reference lines that show it.
+ACCURACY_LOG_FORMATS: dict[str, tuple[str, str]] = {
+    "qwen3-vl-235b-a22b": ("utf8_text", "REF_Q3VL_TASK:329-344,428-458; REF_Q3VL_EVAL:214-220"),
+}
 # benchmarks the HEAD checker accepts as MLPerf Endpoints results (ENDPOINTS_ALLOWED_MODELS)
 ENDPOINTS_ALLOWED_MODELS = (
     "wan-2.2-t2v-a14b",
@@ -830,6 +848,9 @@ def build_benchmark(
 
     if name in EVALUATORS:
         b["evaluator"] = EVALUATORS[name][0]
+    if name in ACCURACY_LOG_FORMATS:
+        b["accuracy_log_format"], log_cite = ACCURACY_LOG_FORMATS[name]
+        cites["accuracy_log_format"] = check_cite(log_cite)
 
     # result keys and units
     overrides = RESULT_OVERRIDES[round_name].get(name)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -159,6 +160,10 @@ class Benchmark(_Model):
     test09_sample_count: int | None = None
     # the accuracy evaluator family (loadgen_sut.scoring.evaluators.EVALUATORS); None: not scored by this tool
     evaluator: str | None = None
+    # what the reference SUT hands QuerySamplesComplete, so what the accuracy log's "data" holds and the reference
+    # evaluator reads: the output token ids (little-endian, int32 for most; the default) or the UTF-8 bytes of the
+    # answer's text (qwen3-vl: task.py encodes the chat completion's content, evaluation.py decodes it as UTF-8)
+    accuracy_log_format: Literal["token_ids", "utf8_text"] = "token_ids"
     cites: dict[str, str] = Field(default_factory=dict)  # field name -> SOURCE_ID:line
 
     def accuracy_targets_for(self, scenario: Scenario | None = None) -> tuple[AccuracyTarget, ...]:

@@ -44,6 +44,10 @@ EXTERNAL = {
     "inference-audit run --engine transformers": "needs a model directory and CUDA",
     "inference-audit verify TEST06 RUN_DIR": "needs a TEST06 run directory "
     "(tests/compliance/test_test06_run_side.py runs it on LoadGen TEST06 runs)",
+    "python3 -m venv --system-site-packages /tmp/q3vl-eval": "a venv for the official qwen3-vl evaluator (network)",
+    "/tmp/q3vl-eval/bin/pip install": "installs the official qwen3-vl evaluator's packages (network)",
+    "EVAL_PYTHON=/tmp/q3vl-eval/bin/python bash tests/fixtures/official/qwen3-vl/make_oracle.sh": "needs the evaluator "
+    "venv and a mlcommons/inference mirror (its outputs are committed test data)",
     "inference-audit dataset qwen3-vl": "needs the downloaded Shopify catalogue "
     "(tests/scoring/test_qwen3_vl_dataset.py converts the fixture the same way)",
     "inference-audit sweep --engine openai --endpoint http://127.0.0.1:8011": "needs bench/token_server.py running "

@@ -11,7 +11,8 @@ LoadGen writes a JSON list with one object per line::
 ``token_count`` (the ``n_tokens`` the SUT reported) is present when ``use_token_latencies`` is on;
 ``token_data`` (the bytes passed to ``FirstTokenComplete``) is present with tokens in non-Offline
 scenarios. The reference SUTs write token ids as little-endian integers (int32 for most; the
-llama2-70b HF Offline SUT writes int64), so decoding takes a :class:`TokenDtype`.
+llama2-70b HF Offline SUT writes int64), so decoding takes a :class:`TokenDtype`; the qwen3-vl reference SUT
+writes the UTF-8 bytes of the answer's text instead (``AccuracyEntry.text``; ``Benchmark.accuracy_log_format``).
 
 Submitted trees carry the truncated form that ``tools/submission/truncate_accuracy_log.py`` writes:
 the first 4096 characters, ``"\\n\\n...\\n\\n"``, then the last 4096 characters, with the SHA-256 of
@@ -142,6 +143,11 @@ class AccuracyEntry(BaseModel):
     def token_ids(self, dtype: TokenDtype = TokenDtype.INT32) -> tuple[int, ...]:
         """The response decoded as token ids (raises :class:`TokenDecodeError`)."""
         return decode_token_ids(self.data, dtype)
+
+    def text(self) -> str:
+        """The response read as UTF-8 text (``bytes.fromhex(data).decode("utf-8")``, as qwen3-vl's evaluation.py
+        reads it); raises :class:`UnicodeDecodeError` for bytes that are not UTF-8."""
+        return self.data.decode("utf-8")
 
     def first_token_ids(self, dtype: TokenDtype = TokenDtype.INT32) -> tuple[int, ...] | None:
         """The first-token bytes decoded as ids; None when the log has no ``token_data``."""

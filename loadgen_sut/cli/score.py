@@ -49,7 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--scenario", default=None, help="the result's scenario: its accuracy targets apply (default: the benchmark's)"
     )
     parser.add_argument(
-        "--tokenizer", type=Path, required=True, help="local tokenizer directory of the model"
+        "--tokenizer",
+        type=Path,
+        default=None,
+        help="local tokenizer directory of the model (not needed where the log holds text: qwen3-vl)",
     )
     parser.add_argument(
         "--dtype", default="int32", choices=[d.value for d in TokenDtype], help="token id type in the log"
@@ -98,10 +101,12 @@ def run(args: argparse.Namespace) -> int:
     except (UnknownRound, UnknownBenchmark) as exc:
         raise UnusableInput(str(exc)) from exc
     code = code_execution_from_args(args)
-    tokenizer = HFTokenizer(args.tokenizer)
+    if args.tokenizer is None and bench.accuracy_log_format != "utf8_text":
+        raise UnusableInput(f"--tokenizer DIR is needed: {bench.name}'s accuracy log holds token ids")
+    detokenize = HFTokenizer(args.tokenizer).decode if args.tokenizer is not None else None
     dataset = load_dataset(args.dataset)
     score = score_accuracy(
-        args.accuracy_log, dataset, bench, tokenizer.decode, dtype=TokenDtype(args.dtype), code_execution=code
+        args.accuracy_log, dataset, bench, detokenize, dtype=TokenDtype(args.dtype), code_execution=code
     )
     for line in _summary(score):
         print(line, file=out)

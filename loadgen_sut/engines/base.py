@@ -87,13 +87,16 @@ CountCheck = Literal["engine_ids", "tokenizer", "plausibility"]
 
 class Finished(_Frozen):
     """Generation ended. ``n_tokens`` is the engine's own count (``usage``), ids the full output;
-    ``count_check`` says what ``n_tokens`` was checked against."""
+    ``count_check`` says what ``n_tokens`` was checked against. ``text``: the output text as the engine gave it
+    (a chat API's ``content``, what a text response hands LoadGen, see ``Benchmark.accuracy_log_format``); None
+    where the engine has none of its own (the SUT then decodes the ids with the engine's tokenizer)."""
 
     token_ids: tuple[int, ...]
     n_tokens: int
     ids_from_engine: bool = True
     finish_reason: str | None = None
     count_check: CountCheck = "engine_ids"
+    text: str | None = None
 
 
 class ErrorKind(str, Enum):

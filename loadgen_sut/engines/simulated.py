@@ -5,7 +5,8 @@ result it produces is labelled "simulated" (engine info, run record, system desc
 
 Output tokens: when a sample has a reference answer, the engine "answers" with the reference's
 tokens (truncated to the drawn length), so accuracy scoring has something meaningful to score;
-otherwise pseudo-random ids. Which text it answers is :func:`simulated_answers` (the generic hook: a
+otherwise pseudo-random ids. Its output text (``Finished.text``, what a text response hands LoadGen) is the
+answer itself when the whole answer was generated, else the ids decoded. Which text it answers is :func:`simulated_answers` (the generic hook: a
 data set whose perfect output differs from the scored reference, e.g. qwen3-vl's JSON object, sets
 ``Sample.answer``); its word tokenizer is built from :func:`simulated_vocabulary`, the same in every process. It sleeps once for TTFT and once for the rest of the tokens (LoadGen
 only sees the first token and the completion), so it costs two timer wake-ups per sample.
@@ -177,6 +178,15 @@ class SimulatedEngine(Engine):
             return tuple(ids[:n])
         return tuple(int(x) for x in self._rng.integers(4, 1000, size=n))
 
+    def _text(self, request: GenerationRequest, ids: tuple[int, ...]) -> str:
+        """The output's text: the answer itself when the output is the whole answer (then EOS), else the ids decoded
+        (the word tokenizer joins words with one space: a cut answer, or one repeated under ``ignore_eos``)."""
+        ref = self._ref_ids.get(request.sample_index)
+        eos = self._tok.eos_token_id
+        if ref and (ids == ref or (ids[:-1] == ref and ids[-1] == eos)):
+            return self._refs[request.sample_index]
+        return self._tok.decode(ids)
+
     async def generate(
         self, request: GenerationRequest, on_first_token: FirstTokenCallback | None = None
     ) -> AsyncIterator[GenerationEvent]:
@@ -190,7 +200,7 @@ class SimulatedEngine(Engine):
             yield FirstToken(token_ids=ids[:1])
             if rest_s > 0:
                 await asyncio.sleep(rest_s)
-            yield Finished(token_ids=ids, n_tokens=len(ids), finish_reason="simulated")
+            yield Finished(token_ids=ids, n_tokens=len(ids), finish_reason="simulated", text=self._text(request, ids))
         finally:
             if self._slots is not None:
                 self._slots.release()

@@ -510,6 +510,7 @@ class SSEStreamClient(HttpClient):
             ids_from_engine=st.engine_ids,
             finish_reason=st.finish_reason,
             count_check=check,
+            text=text if not st.engine_ids else "".join(st.texts),  # the content (reasoning text not included)
         )
 
     async def stream(

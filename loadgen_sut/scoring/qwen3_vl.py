@@ -12,6 +12,14 @@ lines 37-117, 214-254, 343, 403-411; mlcommons/endpoints' ``ShopifyCategoryF1Sco
 3. Over all samples: hP = sum of intersections / sum of predicted levels, hR = sum of intersections / sum of
    true levels, F1 = 2 hP hR / (hP + hR) (0 when both are 0). A micro average, not a mean of per-sample F1s.
 
+The responses are read as the reference reads them: each accuracy-log entry's ``data`` is the answer's UTF-8
+text (``bytes.fromhex(elem["data"]).decode("utf-8")``, evaluation.py line 216), which is what the reference SUT
+hands LoadGen (``task.py`` lines 329-344: the chat completion's ``content`` encoded as UTF-8) and what this
+harness's SUT logs for qwen3-vl (``Benchmark.accuracy_log_format`` ``utf8_text``). Unlike evaluation.py, entries
+are deduplicated by ``qsl_idx`` (first wins), as every other scorer here; an accuracy run logs each sample once, so
+the score is the same. ``tokens_per_sample`` is the engine's counts LoadGen logged (``token_count``, present with
+``use_token_latencies``), else not measured; evaluation.py reports none.
+
 ``accuracy.txt`` then holds ``{"f1": F1}`` (``json.dumps``, as the reference writes it), which the checker's
 ``F1_HIERARCHICAL`` pattern reads. The reference's brand and second-hand scores and its random baselines are
 printed by it but not reported or judged; they are not computed here (its second-hand F1 depends on random
@@ -91,10 +99,15 @@ def evaluate(data: EvalInput) -> dict[str, Any]:
         unparsable += not parsed
         pairs.append((category, truth))
     h = hierarchical_f1(pairs)
+    if data.ids:  # a log of token ids (this harness's earlier format, read with a tokenizer)
+        counts: list[int | None] = [len(x) for x in data.ids]
+    else:  # the UTF-8 text the reference logs: the engine's counts, where LoadGen logged them
+        counts = [e.token_count for e in data.entries]
+    measured = [c for c in counts if c is not None]
     return {
         "sentence_splitter": SPLITTER_NOT_USED,
         "gen_len": sum(len(t) for t in data.texts),
-        "tokens_per_sample": sum(len(x) for x in data.ids) / len(data.ids),
+        "tokens_per_sample": sum(measured) / len(measured) if measured and len(measured) == len(counts) else None,
         "f1_hierarchical": h.f1,
         "hierarchical_precision": h.precision,
         "hierarchical_recall": h.recall,

@@ -25,6 +25,12 @@ What is computed (``language/llama2-70b/evaluate-accuracy.py``, ``language/llama
    reads the outputs decoded with special tokens kept (its harmony channels; ``detokenize_special``),
    counts per sub-data set with its repeats (AIME25 x8, GPQA Diamond x5, LiveCodeBench v6 x3) and
    gives ``exact_match`` = 100 x sum(correct/repeats) / sum(total/repeats), to 3 decimals as printed.
+8. A benchmark whose reference SUT logs the answer's text (``Benchmark.accuracy_log_format`` ``utf8_text``:
+   qwen3-vl, ``evaluation.py:216`` reads ``bytes.fromhex(data).decode("utf-8")``) is read the same way: no
+   tokenizer; ``gen_tok_len`` / ``tokens_per_sample`` are the engine's counts LoadGen logged (``token_count``,
+   with ``use_token_latencies``), else not measured (None). A log of that benchmark holding token ids (this
+   harness's earlier format: int32 ids leave zero bytes, which UTF-8 text never holds) is read as ids with the
+   tokenizer given, and accuracy.txt says the official script cannot read it; without a tokenizer it is refused.
 
 Sentence splitting: the reference uses ``nltk.sent_tokenize`` with the pretrained English Punkt
 model, which it downloads at run time. When that model is installed (``nltk.download('punkt_tab')``
@@ -42,11 +48,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from checker.findings import Finding, Severity, UnusableInput
+from checker.checks.catalog import INFO, WARN, RuleInfo, register, registered_finding
+from checker.findings import Finding, UnusableInput
 from checker.parsers.accuracy_log import (
     AccuracyEntry,
     TokenDecodeError,
@@ -62,6 +69,24 @@ from loadgen_sut.scoring.gpt_oss import DatasetComponent, component_lines
 from loadgen_sut.scoring.inputs import EvalInput
 from loadgen_sut.scoring.rouge import ROUGE_TYPES
 from rules.models import AccuracyTarget, Benchmark, Scenario
+
+# The judgement of a score (AccuracyScore.findings); the official tools score accuracy but judge no harness run
+RULES = register(
+    __name__,
+    RuleInfo("RUN-ACC-COVERAGE", "-", "the accuracy log covers fewer samples than the data set", beyond=True),
+    RuleInfo(
+        "RUN-ACC-INCOMPLETE", "-", "samples not scored (code execution not enabled): the metric is not judged", WARN,
+        beyond=True,
+    ),
+    RuleInfo("RUN-ACC-REFERENCE", "-", "the reference run scored other samples or another data set", beyond=True),
+    RuleInfo(
+        "RUN-ACC-SUBSET", "-", "not the full official data set: the round's targets do not apply (compare with a "
+        "reference run)", INFO, beyond=True,
+    ),
+    RuleInfo("RUN-ACC-NOT-MEASURED", "-", "a target's metric this harness does not compute (not checked)", WARN, beyond=True),
+    RuleInfo("RUN-ACC-TARGET", "-", "a metric below the benchmark's target (or the reference run's bound)", beyond=True),
+    RuleInfo("RUN-ACC-UPPER", "-", "a metric above the benchmark's upper limit (e.g. tokens per sample)", beyond=True),
+)
 
 # accuracy.txt dict key -> ACC_PATTERN metric name of the round
 METRIC_KEYS = {
@@ -99,8 +124,10 @@ class AccuracyScore(BaseModel):
     rougeLsum: float | None = None  # the reference script's key
     exact_match: float | None = None
     gen_len: int
-    gen_tok_len: int
-    tokens_per_sample: float
+    gen_tok_len: int | None  # None: not measured (a text log without LoadGen's token_count)
+    tokens_per_sample: float | None
+    # what the log's responses hold: output token ids (dtype), or the answer's UTF-8 text (qwen3-vl)
+    accuracy_log_format: Literal["token_ids", "utf8_text"] = "token_ids"
     # deepseek-r1: samples not scored (code not executed), so exact_match is None; the mean over
     # the scored samples; per sub-data set scores; whether generated code was executed
     not_scored: int = 0
@@ -144,22 +171,14 @@ class AccuracyScore(BaseModel):
 
 def _finding(
     rule: str,
-    severity: Severity,
     message: str,
     score: AccuracyScore,
     *,
     source: str | None = None,
     fix: str | None = None,
 ) -> Finding:
-    return Finding(
-        rule=rule,
-        severity=severity,
-        message=message,
-        path=score.accuracy_log,
-        source=source,
-        fix=fix,
-        beyond_official=True,
-    )
+    """A finding of a RUN-ACC-* rule about ``score``'s accuracy log (severity and "beyond": its registration)."""
+    return registered_finding(rule, message, path=score.accuracy_log, source=source, fix=fix)
 
 
 def _bounds(target: AccuracyTarget, base: float | None) -> float | None:
@@ -180,7 +199,6 @@ def _judge(
         out.append(
             _finding(
                 "RUN-ACC-COVERAGE",
-                Severity.ERROR,
                 f"the accuracy log covers {score.gen_num} of {score.dataset_samples} samples of {score.dataset}; "
                 f"{score.missing_samples} have no output{tag}",
                 score,
@@ -192,7 +210,6 @@ def _judge(
         out.append(
             _finding(
                 "RUN-ACC-INCOMPLETE",
-                Severity.WARNING,
                 f"{score.not_scored} of {score.gen_num} samples were not scored (code execution: "
                 f"{score.code_execution}): exact_match is not computed and not judged{tag}",
                 score,
@@ -205,7 +222,6 @@ def _judge(
             out.append(
                 _finding(
                     "RUN-ACC-REFERENCE",
-                    Severity.ERROR,
                     f"the reference run scored {reference.gen_num} samples of {reference.dataset}, this run "
                     f"{score.gen_num} of {score.dataset}: not comparable",
                     score,
@@ -227,7 +243,6 @@ def _judge(
             out.append(
                 _finding(
                     "RUN-ACC-SUBSET",
-                    Severity.INFO,
                     f"scored {score.gen_num} samples of {score.dataset}, not the full official {benchmark.name} "
                     f"data set ({want} samples): the round's accuracy targets do not apply; "
                     f"compare with a reference run of the same model instead{tag}",
@@ -272,7 +287,6 @@ def _check(
         return [
             _finding(
                 "RUN-ACC-NOT-MEASURED",
-                Severity.WARNING,
                 f"{target.metric} is not computed by this harness; it is not checked{tag}",
                 score,
                 source=target.cite,
@@ -282,7 +296,7 @@ def _check(
     if relative and base is None:
         return [
             _finding(
-                "RUN-ACC-NOT-MEASURED", Severity.WARNING, f"the reference run has no {target.metric}", score
+                "RUN-ACC-NOT-MEASURED", f"the reference run has no {target.metric}", score
             )
         ]
     bound = _bounds(target, base)
@@ -296,7 +310,6 @@ def _check(
     return [
         _finding(
             rule,
-            Severity.ERROR,
             f"{target.metric} = {value:g} is {word} {basis} bound {bound:g}{of}{tag}",
             score,
             source=target.cite,
@@ -333,11 +346,63 @@ def _special_decoder(
     )
 
 
+# an int32 id below 2^24 (every vocabulary's) has a zero high byte; UTF-8 text never holds one
+_NUL = b"\x00"
+
+
+def _logged_tokens(entries: Sequence[AccuracyEntry]) -> int | None:
+    """The outputs' tokens as LoadGen logged the SUT's counts (``token_count``); None when an entry has none."""
+    counts = [e.token_count for e in entries]
+    return None if any(c is None for c in counts) else sum(c or 0 for c in counts)
+
+
+def _text_outputs(
+    entries: Sequence[AccuracyEntry], benchmark: Benchmark, detokenize: Detokenize | None, dtype: TokenDtype, path: Path
+) -> tuple[list[str], list[tuple[int, ...]], Literal["token_ids", "utf8_text"]]:
+    """(texts, ids, what the log holds) of a benchmark whose reference SUT logs the answer's UTF-8 text.
+
+    Text: each response decoded as UTF-8 (no ids). A log whose responses hold zero bytes is this harness's earlier
+    format (int32 ids): read as ids with ``detokenize``, refused without one or when only some responses do.
+    """
+    with_nul = [e for e in entries if _NUL in e.data]
+    if not with_nul:
+        texts = []
+        for e in entries:
+            try:
+                texts.append(e.text())
+            except UnicodeDecodeError as err:
+                raise UnusableInput(
+                    f"entry {e.index}: the response is not UTF-8 text ({err.reason} at byte {err.start}); the "
+                    f"{benchmark.name} reference SUT logs the answer's UTF-8 bytes",
+                    str(path),
+                    e.line,
+                ) from err
+        return texts, [], "utf8_text"
+    text_like = [e for e in entries if e.data_nbytes and _NUL not in e.data]
+    if text_like:
+        raise UnusableInput(
+            f"entries {with_nul[0].index} and {text_like[0].index} disagree: one holds zero bytes (token ids), the "
+            f"other none (UTF-8 text); the {benchmark.name} reference SUT logs UTF-8 text only",
+            str(path),
+            text_like[0].line,
+        )
+    if detokenize is None:
+        raise UnusableInput(
+            f"entry {with_nul[0].index}: the responses hold token ids (zero bytes), not the UTF-8 text the "
+            f"{benchmark.name} reference SUT logs (its evaluation.py cannot read them): this harness's earlier "
+            "format; give the model's tokenizer to score it, or run the accuracy test again",
+            str(path),
+            with_nul[0].line,
+        )
+    ids = _decode_all(entries, dtype, path)
+    return [detokenize(x) for x in ids], ids, "token_ids"
+
+
 def score_accuracy(
     accuracy_log: Path,
     dataset: Dataset,
     benchmark: Benchmark,
-    detokenize: Detokenize,
+    detokenize: Detokenize | None,
     *,
     dtype: TokenDtype = TokenDtype.INT32,
     simulated: bool = False,
@@ -352,7 +417,8 @@ def score_accuracy(
 
     ``detokenize`` decodes with special tokens skipped; an evaluator that reads them (gpt-oss-120b's harmony
     channels, :func:`~loadgen_sut.scoring.evaluators.keeps_special_tokens`) uses ``detokenize_special``, by default
-    the ``decode_special`` of the tokenizer whose bound ``decode`` is ``detokenize``.
+    the ``decode_special`` of the tokenizer whose bound ``decode`` is ``detokenize``. A benchmark whose log holds the
+    answer's text (``accuracy_log_format`` ``utf8_text``) needs none (None).
     """
     log = parse_accuracy_log(accuracy_log)
     if log.truncated:
@@ -374,10 +440,16 @@ def score_accuracy(
             raise UnusableInput(
                 f"sample {e.qsl_idx} of {dataset.name} has no reference output", dataset.source
             )
-    ids = _decode_all(unique, dtype, accuracy_log)
-    decode = _special_decoder(benchmark, detokenize, detokenize_special, accuracy_log)
-    texts = [decode(x) for x in ids]
-    gen_tok_len = sum(len(x) for x in ids)
+    log_format: Literal["token_ids", "utf8_text"] = "token_ids"
+    if benchmark.accuracy_log_format == "utf8_text":  # the reference SUT logs the answer's UTF-8 (qwen3-vl)
+        texts, ids, log_format = _text_outputs(unique, benchmark, detokenize, dtype, accuracy_log)
+    else:
+        if detokenize is None:
+            raise UnusableInput(f"{benchmark.name} logs output token ids: scoring needs the model's tokenizer", str(accuracy_log))
+        ids = _decode_all(unique, dtype, accuracy_log)
+        decode = _special_decoder(benchmark, detokenize, detokenize_special, accuracy_log)
+        texts = [decode(x) for x in ids]
+    gen_tok_len = sum(len(x) for x in ids) if log_format == "token_ids" else _logged_tokens(unique)
     common: dict[str, Any] = {  # what every benchmark's score holds
         "benchmark": benchmark.name,
         "dataset": dataset.name,
@@ -390,6 +462,7 @@ def score_accuracy(
         "duplicate_entries": len(log.entries) - len(unique),
         "missing_samples": len(set(by_index) - {e.qsl_idx for e in unique}),
         "gen_tok_len": gen_tok_len,
+        "accuracy_log_format": log_format,
     }
     data = EvalInput(
         benchmark=benchmark,
@@ -397,7 +470,7 @@ def score_accuracy(
         entries=unique,
         samples=[by_index[e.qsl_idx] for e in unique],
         texts=texts,
-        ids=ids,
+        ids=ids,  # a text log holds none: empty (qwen3_vl.evaluate then reads the logged token counts)
         code_execution=code_execution,
     )
     return AccuracyScore(**common, **evaluate(data))
@@ -412,17 +485,17 @@ def accuracy_txt(score: AccuracyScore, log_hash: str) -> str:
             result[key] = float(value)
     if score.exact_match is not None:
         result["exact_match"] = float(score.exact_match)
-    result.update(
-        gen_len=int(score.gen_len),
-        gen_num=int(score.gen_num),
-        gen_tok_len=int(score.gen_tok_len),
-        tokens_per_sample=float(score.tokens_per_sample),
-    )
+    result.update(gen_len=int(score.gen_len), gen_num=int(score.gen_num))
+    if score.gen_tok_len is not None:  # not measured: a text log without LoadGen's token_count
+        result["gen_tok_len"] = int(score.gen_tok_len)
+    if score.tokens_per_sample is not None:
+        result["tokens_per_sample"] = float(score.tokens_per_sample)
     lines = []
     if score.simulated:
         lines.append("inference-audit: SIMULATED engine output: these scores do not measure a real model")
+    held = "UTF-8 text responses" if score.accuracy_log_format == "utf8_text" else f"dtype {score.dtype.value}"
     lines.append(
-        f"inference-audit: {score.benchmark}, {score.gen_num} samples of {score.dataset}, dtype {score.dtype.value}, "
+        f"inference-audit: {score.benchmark}, {score.gen_num} samples of {score.dataset}, {held}, "
         f"sentence split: {score.sentence_splitter}"
     )
     lines += [
@@ -444,6 +517,11 @@ def accuracy_txt(score: AccuracyScore, log_hash: str) -> str:
             f"{results_line}"
         )
         results_line = json.dumps({"f1": float(score.f1_hierarchical)}, sort_keys=True)
+        if score.accuracy_log_format == "token_ids":  # the reference SUT logs UTF-8 text (evaluation.py:216)
+            lines.append(
+                "inference-audit: the log holds token ids (this harness's earlier format), read with the tokenizer "
+                "given: the official evaluation.py cannot read it"
+            )
     lines += ["", "Results", "", results_line, "", f"hash={log_hash}"]
     return "\n".join(lines) + "\n"
 

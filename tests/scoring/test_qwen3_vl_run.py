@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +80,10 @@ def test_run_scores_and_packages(tree: Path) -> None:
         found = [float(m.group(1)) for line in acc_txt.read_text().splitlines() if (m := re.match(pattern, line))]
         assert found == [1.0]
         assert re.search(r"^hash=[0-9a-f]{64}$", acc_txt.read_text(), re.M)
+        # the accuracy log holds each answer's UTF-8 text, as the reference SUT logs it (evaluation.py line 216)
+        log = json.loads((acc_txt.parent / "mlperf_log_accuracy.json").read_text(encoding="utf-8"))
+        answers = [json.loads(bytes.fromhex(e["data"]).decode("utf-8")) for e in log]
+        assert len(answers) == 6 and all(set(a) == {"category", "brand", "is_secondhand"} for a in answers)
 
 
 @pytest.mark.slow
@@ -135,3 +140,27 @@ def test_interactive_submission_wants_the_8k_data_set(tmp_path: Path) -> None:
         _refuse_partial_dataset(ds, bench, Scenario.SERVER, "x")
     as_8k = bench.model_copy(update={"accuracy_sample_count_by_scenario": {Scenario.INTERACTIVE: 6}})
     _refuse_partial_dataset(ds, as_8k, Scenario.INTERACTIVE, "x")  # the whole (here: 6-sample) subset: accepted
+
+
+@pytest.mark.slow
+def test_accuracy_txt_of_the_official_script_is_accepted(tree: Path, tmp_path: Path) -> None:
+    # The official evaluation.py's accuracy.txt (tests/fixtures/official/qwen3-vl/perfect: F1 1.0, as this tree's)
+    # records hash= of its results line, not of the log (evaluation.py lines 403-411); truncate_accuracy_log.py
+    # adds none for a log under its size limit. check-submission must not call that a hash mismatch.
+    official = Path(__file__).resolve().parents[1] / "fixtures" / "official" / "qwen3-vl" / "perfect" / "official_accuracy.txt"
+    copy = tmp_path / "tree"
+    shutil.copytree(tree / "tree", copy)
+    (acc_txt,) = copy.glob(f"closed/*/results/*/{BENCH}/Offline/accuracy/accuracy.txt")
+    shutil.copyfile(official, acc_txt)
+    report = check_tree(copy, load_round("v6.1"), workers=1)
+    (offline,) = [r for r in report.results if r.path.endswith("/Offline")]
+    rules = {f.rule for f in offline.findings}
+    assert not rules & {"ACC-HASH-MISMATCH", "ACC-HASH", "ACC-HASH-FORMAT", "ACC-METRIC"}
+    assert {f.rule for f in offline.findings if f.severity is Severity.ERROR} == {
+        "PERF-MIN-DURATION", "PERF-OFFLINE-SPQ", "ACC-DATASET", "ACC-SAMPLES",
+    }  # fmt: skip
+    # ... while a hash that is neither the log's nor of a line of accuracy.txt still is one
+    acc_txt.write_text(official.read_text(encoding="utf-8").replace("hash=8", "hash=9"), encoding="utf-8")
+    report = check_tree(copy, load_round("v6.1"), workers=1)
+    (offline,) = [r for r in report.results if r.path.endswith("/Offline")]
+    assert "ACC-HASH-MISMATCH" in {f.rule for f in offline.findings}

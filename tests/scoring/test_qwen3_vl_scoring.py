@@ -3,8 +3,10 @@
 Expected numbers are either worked out by hand below (the arithmetic is written out) or taken from the
 reference implementations' own tests (mlcommons/endpoints ``tests/unit/evaluation/test_scoring.py``:
 ``TestCalculateHierarchicalF1`` and ``TestParseResponseToCategory``). The end-to-end part scores a genuine
-LoadGen accuracy log (the tiny SUT answers hand-written responses) against the synthetic catalogue in the
-official parquet layout, then reads accuracy.txt back with the round's own F1_HIERARCHICAL pattern.
+LoadGen accuracy log holding the UTF-8 text of hand-written responses, as the reference SUT logs them
+(tests/fixtures/qwen3_vl/text_sut.py), against the synthetic catalogue in the official parquet layout, then reads
+accuracy.txt back with the round's own F1_HIERARCHICAL pattern. A log of token ids (this harness's earlier
+format) is still read with a tokenizer, and refused without one.
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from checker.findings import Severity
+from checker.findings import Severity, UnusableInput
 from loadgen_sut.datasets import Dataset, load_dataset
 from loadgen_sut.scoring.qwen3_vl import (
     PRED_CATEGORY_PAD,
@@ -32,6 +36,20 @@ from rules.registry import load_round
 
 RunTinySut = Callable[..., Path]
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "qwen3_vl" / "make_fixture.py"
+TEXT_SUT = FIXTURE.with_name("text_sut.py")
+
+
+def run_text_sut(outdir: Path, texts: Sequence[str], *args: str) -> Path:
+    """A genuine LoadGen accuracy log of ``texts`` as UTF-8, as the qwen3-vl reference SUT logs its answers."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    given = outdir / "texts.jsonl"
+    given.write_text("".join(json.dumps({"reference": t}) + "\n" for t in texts), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, str(TEXT_SUT), str(outdir), "--texts", str(given), *args],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return outdir / "mlperf_log_accuracy.json"
 
 
 def load_fixture_module() -> ModuleType:
@@ -43,7 +61,7 @@ def load_fixture_module() -> ModuleType:
 
 
 def byte_detokenize(ids: Sequence[int]) -> str:
-    """The tiny SUT's tokenizer: UTF-8 bytes + 3; ids 0-2 are special and skipped."""
+    """The tiny SUT's tokenizer (token-id logs only): UTF-8 bytes + 3; ids 0-2 are special and skipped."""
     return bytes(i - 3 for i in ids if i >= 3).decode("utf-8")
 
 
@@ -143,11 +161,8 @@ def catalogue(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def genuine_log(tmp_path_factory: pytest.TempPathFactory, tiny_sut: RunTinySut) -> Path:
-    root = tmp_path_factory.mktemp("q3vl_log")
-    texts = root / "responses.jsonl"
-    texts.write_text("".join(json.dumps({"reference": r}) + "\n" for r in RESPONSES), encoding="utf-8")
-    return tiny_sut(root / "run", "--scenario", "Offline", "--samples", str(len(RESPONSES)), "--texts", str(texts))
+def genuine_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return run_text_sut(tmp_path_factory.mktemp("q3vl_log"), RESPONSES, "--scenario", "Offline")
 
 
 def _bench() -> Benchmark:
@@ -169,9 +184,9 @@ def test_score_genuine_log(catalogue: Path, genuine_log: Path, tmp_path: Path) -
     ds: Dataset = load_dataset(f"shopify:{catalogue}")
     assert len(ds.samples) == len(RESPONSES)
     bench = _bench()
-    assert bench.evaluator == "qwen3-vl"
-    score = score_accuracy(genuine_log, ds, bench, byte_detokenize)
-    assert score.gen_num == 6 and score.missing_samples == 0
+    assert bench.evaluator == "qwen3-vl" and bench.accuracy_log_format == "utf8_text"
+    score = score_accuracy(genuine_log, ds, bench, None)  # UTF-8 text: no tokenizer
+    assert score.gen_num == 6 and score.missing_samples == 0 and score.accuracy_log_format == "utf8_text"
     assert score.f1_hierarchical == pytest.approx(EXPECTED_F1, abs=1e-15)
     assert score.hierarchical_precision == pytest.approx(EXPECTED_P)
     assert score.hierarchical_recall == pytest.approx(EXPECTED_R)
@@ -185,11 +200,14 @@ def test_score_genuine_log(catalogue: Path, genuine_log: Path, tmp_path: Path) -
     (line,) = [x for x in text.splitlines() if x.startswith("{")]
     assert line == json.dumps({"f1": score.f1_hierarchical}) and json.loads(line)["f1"] == pytest.approx(EXPECTED_F1)
     assert re.search(r"^hash=[0-9a-f]{64}$", text, re.M)
+    # use_token_latencies off (qwen3-vl's mlperf.conf): LoadGen logged no token counts, so none is claimed
+    assert score.gen_tok_len is None and score.tokens_per_sample is None
+    assert "tokens_per_sample" not in text and "UTF-8 text responses" in text and "dtype" not in text
 
 
 def test_judgement_per_scenario(catalogue: Path, genuine_log: Path) -> None:
     ds = load_dataset(f"shopify:{catalogue}")
-    score = score_accuracy(genuine_log, ds, _bench(), byte_detokenize)
+    score = score_accuracy(genuine_log, ds, _bench(), None)
     # six samples are not the official data set of any scenario: no target applies
     for scenario in (Scenario.OFFLINE, Scenario.INTERACTIVE):
         assert [f.rule for f in score.findings(_bench(), scenario=scenario)] == ["RUN-ACC-SUBSET"]
@@ -202,13 +220,15 @@ def test_judgement_per_scenario(catalogue: Path, genuine_log: Path) -> None:
     assert [f.rule for f in score.findings(as_subset, scenario=Scenario.OFFLINE)] == ["RUN-ACC-SUBSET"]
 
 
-def test_perfect_answers_pass_the_target(catalogue: Path, tmp_path: Path, tiny_sut: RunTinySut) -> None:
+def test_perfect_answers_pass_the_target(catalogue: Path, tmp_path: Path) -> None:
     ds = load_dataset(f"shopify:{catalogue}")
-    texts = tmp_path / "answers.jsonl"  # every sample's perfect answer (what the simulated engine answers)
-    texts.write_text("".join(json.dumps({"reference": s.answer}) + "\n" for s in ds.samples), encoding="utf-8")
-    log = tiny_sut(tmp_path / "run", "--scenario", "Server", "--samples", "6", "--texts", str(texts))
-    score = score_accuracy(log, ds, _bench(), byte_detokenize)
+    answers = [s.answer or "" for s in ds.samples]  # every sample's perfect answer (what the simulated engine answers)
+    log = run_text_sut(tmp_path / "run", answers, "--scenario", "Server", "--token-latencies")
+    score = score_accuracy(log, ds, _bench(), None)
     assert score.f1_hierarchical == 1.0 and score.unparsable_responses == 0
+    # with token latencies LoadGen logs each response's n_tokens: the engine's counts (here: words per answer)
+    words = [len(a.split()) for a in answers]
+    assert score.gen_tok_len == sum(words) and score.tokens_per_sample == pytest.approx(sum(words) / 6)
     as_offline = _bench().model_copy(update={"accuracy_sample_count_by_scenario": {Scenario.OFFLINE: 6}})
     assert score.findings(as_offline, scenario=Scenario.OFFLINE) == []
     assert _f1_from_accuracy_txt(accuracy_txt(score, "0" * 64)) == 1.0
@@ -226,3 +246,41 @@ def test_targets_in_rules_data() -> None:
     assert bm.accuracy_sample_count_by_scenario[Scenario.INTERACTIVE] == 8000
     assert bm.accuracy_sample_count_by_scenario[Scenario.OFFLINE] == 48289
     assert bm.interactive_target_latency_ns == 1_500_000_000 and bm.server_target_latency_ns == 12_000_000_000
+
+
+# ---------------------------------------------------------------- what the log holds
+
+
+def test_token_id_log_is_read_with_a_tokenizer(catalogue: Path, tmp_path: Path, tiny_sut: RunTinySut) -> None:
+    # this harness's earlier format: int32 ids (here the tiny SUT's byte tokenizer), zero bytes in every entry
+    texts = tmp_path / "responses.jsonl"
+    texts.write_text("".join(json.dumps({"reference": r}) + "\n" for r in RESPONSES), encoding="utf-8")
+    log = tiny_sut(tmp_path / "run", "--scenario", "Offline", "--samples", "6", "--texts", str(texts))
+    ds = load_dataset(f"shopify:{catalogue}")
+    score = score_accuracy(log, ds, _bench(), byte_detokenize)
+    assert score.accuracy_log_format == "token_ids" and score.f1_hierarchical == pytest.approx(EXPECTED_F1, abs=1e-15)
+    assert score.gen_tok_len == sum(len(r.encode("utf-8")) + 1 for r in RESPONSES)  # the ids as logged
+    assert "the official evaluation.py cannot read it" in accuracy_txt(score, "0" * 64)
+    with pytest.raises(UnusableInput, match=r"hold token ids \(zero bytes\), not the UTF-8 text .* evaluation\.py"):
+        score_accuracy(log, ds, _bench(), None)
+
+
+def _hand_log(path: Path, datas: Sequence[bytes]) -> Path:
+    """An accuracy log laid out as LoadGen writes it, with the given response bytes (for refusals only)."""
+    rows = [f'{{ "seq_id" : {i}, "qsl_idx" : {i}, "data" : "{d.hex().upper()}" }}' for i, d in enumerate(datas)]
+    path.write_text("[\n" + ",\n".join(rows) + "\n]\n", encoding="utf-8")
+    return path
+
+
+def test_unreadable_text_logs_are_refused(catalogue: Path, tmp_path: Path) -> None:
+    ds = load_dataset(f"shopify:{catalogue}")
+    text = _answer("A > B").encode("utf-8")
+    ids = b"".join(i.to_bytes(4, "little") for i in (7, 8, 9))
+    with pytest.raises(UnusableInput, match=r"entries 1 and 0 disagree") as exc:
+        score_accuracy(_hand_log(tmp_path / "mixed.json", [text, ids]), ds, _bench(), byte_detokenize)
+    assert exc.value.line == 2
+    with pytest.raises(UnusableInput, match=r"entry 1: the response is not UTF-8 text \(unexpected end of data at byte 3\)"):
+        score_accuracy(_hand_log(tmp_path / "latin1.json", [text, "café".encode("latin-1")]), ds, _bench(), None)
+    # an empty response (a failed request, which the reference completes empty) is an unparsable answer, not an error
+    score = score_accuracy(_hand_log(tmp_path / "empty.json", [text, b""]), ds, _bench(), None)
+    assert score.accuracy_log_format == "utf8_text" and score.unparsable_responses == 1

@@ -73,7 +73,9 @@ def test_json_answers_and_streams_share_one_kept_alive_connection() -> None:
             body = {"model": "tiny", "prompt": "x", "max_tokens": 4, "stream": True, "return_token_ids": True}
             body["stream_options"] = {"include_usage": True}
             events = [ev async for ev in client.stream(ep, "/v1/completions", body, chat=False, engine_ids=True, tokenizer=None)]
-            assert events[-1] == Finished(token_ids=(100, 101, 102, 103), n_tokens=4, finish_reason="length")
+            assert events[-1] == Finished(
+                token_ids=(100, 101, 102, 103), n_tokens=4, finish_reason="length", text=" w0 w1 w2 w3"
+            )
             _, version = await client.get_json(ep, "/version")
             assert version == {"version": "test-sse-server-1"}
             assert client.idle_connections(ep) == 1  # all three went over the one connection

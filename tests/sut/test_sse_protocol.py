@@ -130,7 +130,12 @@ def test_real_server_stream_and_keep_alive(sse_server: SSEServer) -> None:
             ]
             assert events == [
                 FirstToken(token_ids=(100,)),
-                Finished(token_ids=tuple(range(100, 112)), n_tokens=12, finish_reason="length"),
+                Finished(
+                    token_ids=tuple(range(100, 112)),
+                    n_tokens=12,
+                    finish_reason="length",
+                    text="".join(f" w{k}" for k in range(12)),
+                ),
             ]
             assert client.idle_connections(ep) == 1  # the one connection went back to the pool
         client.close()
@@ -169,7 +174,7 @@ def test_framings_that_complete(script: list[Step]) -> None:
             events = await _collect(client, server.endpoint)
             assert events == [
                 FirstToken(token_ids=(100,)),
-                Finished(token_ids=(100, 101, 102), n_tokens=3, finish_reason="length"),
+                Finished(token_ids=(100, 101, 102), n_tokens=3, finish_reason="length", text=" w0 w1 w2"),
             ]
             assert client.idle_connections(server.endpoint) == 1
             assert b"POST /v1/completions HTTP/1.1" in server.requests[0]
