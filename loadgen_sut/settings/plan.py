@@ -131,7 +131,10 @@ def official_settings(rnd: Round, benchmark: Benchmark, scenario: Scenario) -> T
     if min_q is None and defaults is not None and defaults.min_query_count is not None:
         min_q = defaults.min_query_count
     limits = benchmark.token_latency_limits.get(scenario)
-    tokens = benchmark.use_token_latencies_required or benchmark.is_llm
+    # token latencies as the round's mlperf.conf sets them for the benchmark (qwen3-vl: 0, CONF_HEAD:111), else on for
+    # every LLM (TTFT/TPOT, tokens/s)
+    conf_tokens = benchmark.mlperf_conf_flags.get("use_token_latencies")
+    tokens = benchmark.use_token_latencies_required or (bool(conf_tokens) if conf_tokens is not None else benchmark.is_llm)
     percentile = defaults.target_latency_percentile if defaults and lg_scn is not Scenario.OFFLINE else None
     if percentile is not None and percentile > 1:
         percentile = percentile / 100.0

@@ -213,3 +213,21 @@ def test_cli_refuses_half_a_code_execution_opt_in_before_running(
     assert main(args) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("rnd", "bench", "tokens"),
+    [("v6.1", "qwen3-vl-235b-a22b", False), ("v6.0", "qwen3-vl-235b-a22b", False), ("v6.1", "llama3.1-8b", True)],
+)
+def test_token_latencies_follow_the_rounds_mlperf_conf(rnd: str, bench: str, tokens: bool) -> None:
+    """qwen3-vl's mlperf.conf sets use_token_latencies = 0 (CONF_HEAD:111): its Server run is judged on the e2e
+    target latency, so the plan leaves token latencies off (it turned them on for every LLM, and every qwen3-vl run
+    warned RUN-LOADGEN-CONF); the other LLMs set 1."""
+    r = load_round(rnd)
+    b = r.benchmark(bench)
+    assert b is not None and b.is_llm
+    for scenario in (Scenario.OFFLINE, Scenario.SERVER):
+        planned = official_settings(r, b, scenario)
+        assert planned.use_token_latencies is tokens
+        if not tokens:
+            assert planned.ttft_latency_ns is None and planned.tpot_latency_ns is None
