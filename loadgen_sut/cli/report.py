@@ -1,16 +1,24 @@
-"""``inference-audit report PATH --html FILE``: one self-contained HTML page of a run, a sweep or a check.
+"""``inference-audit report PATH --html FILE``: one self-contained HTML page of a run, a sweep, a check, a table
+audit or a claim audit.
 
 ``PATH`` is recognised by what it holds:
 
 - a run directory (``OUT/runs/<run_id>``, holding ``run-record.json``) or its ``run-record.json``: the run page
   (:mod:`loadgen_sut.report.run_page`); a run's ``--out`` directory with a single run in ``runs/`` stands for it;
 - an ``inference-audit sweep`` results file: the sweep page (:mod:`loadgen_sut.report.sweep_page`);
-- a ``check-submission --json`` report: the check page (:mod:`checker.report.html.check_page`).
+- a ``check-submission --json`` report: the check page (:mod:`checker.report.html.check_page`);
+- an ``inference-audit table --json`` report (``"kind": "table-report"``): the table page
+  (:mod:`checker.report.html.table_page`), the page ``table ... --html`` writes from the same input (``-v``: as
+  ``table -v --html``, every finding listed);
+- an ``inference-audit claim --json`` report (``"kind": "claim-report"``): the claim page
+  (:mod:`checker.report.html.claim_page`), the page ``claim ... --html`` writes from the same input.
 
-Table and claim pages come from their own commands (``inference-audit table ... --html FILE``, ``claim ...
---html FILE``). The page is written through :mod:`checker.report.output` (``-`` for standard output; an existing
-file only with ``--force``; never a directory, FIFO, device, symlink or one of the files read). Exit codes: 0
-written, 2 unusable input (not a run, sweep or check report; a path refused).
+A table or claim report of an earlier version lacks a few things the page shows; the page says which. Links to
+the files a table or claim report names (the table, the logs in ``--tree``, the claim file) are made as the
+command made them, from the paths as given: run ``report`` from the same directory for the same links. The page is
+written through :mod:`checker.report.output` (``-`` for standard output; an existing file only with ``--force``;
+never a directory, FIFO, device, symlink, one of the files read, or inside the table report's ``--tree``). Exit
+codes: 0 written, 2 unusable input (not one of these; a path refused).
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from checker.findings import EXIT_OK, UnusableInput
 from checker.report.output import FORCE_HELP, OutputTarget, plan_outputs, write_output
@@ -30,10 +39,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "path",
         type=Path,
         metavar="PATH",
-        help="a run directory (or its run-record.json), a sweep results file, or a check-submission --json report",
+        help="a run directory (or its run-record.json), a sweep results file, or a check-submission, table or "
+        "claim --json report",
     )
     parser.add_argument("--html", metavar="FILE", required=True, help="write the HTML page here (- for stdout)")
     parser.add_argument("--force", action="store_true", help=FORCE_HELP)
+    parser.add_argument(
+        "-v", "--verbose", action="store_true",
+        help="table report: list every finding on the page (as 'table -v --html'), not the first of each rule",
+    )
 
 
 def _link_dir(target: OutputTarget) -> Path | None:
@@ -73,14 +87,14 @@ def run(args: argparse.Namespace) -> int:
         return _check_page(args, path, data)
     if isinstance(data, dict) and isinstance(data.get("run_id"), str) and isinstance(data.get("tests"), list):
         return _run_page(args, path.parent, record=path)
-    kind = data.get("kind") if isinstance(data, dict) else None
-    if kind in ("table-report", "claim-report"):
-        command = kind.split("-", 1)[0]
-        raise UnusableInput(
-            f"a {kind} JSON: its page is written by 'inference-audit {command} ... --html FILE'", display_name(str(path))
-        )
+    kind = data.get("kind") if isinstance(data, dict) and data.get("tool") == "inference-audit" else None
+    if kind == "table-report":
+        return _table_page(args, path, data)
+    if kind == "claim-report":
+        return _claim_page(args, path, data)
     raise UnusableInput(
-        "not a run record, a sweep results file or a check-submission --json report", display_name(str(path))
+        "not a run record, a sweep results file, or a check-submission, table or claim --json report",
+        display_name(str(path)),
     )
 
 
@@ -121,4 +135,25 @@ def _check_page(args: argparse.Namespace, path: Path, data: dict[str, object]) -
     (target,) = plan_outputs([("--html", args.html)], force=args.force, inputs=[path], trees=[report.root])
     write_output(target, check_page(report, ctx, link_dir=_link_dir(target)))
     _say(target, f"check of {report.root}")
+    return EXIT_OK
+
+
+def _table_page(args: argparse.Namespace, path: Path, data: dict[str, Any]) -> int:
+    from checker.report.html.table_page import load_table_json, table_page
+
+    audit, rows, tree_dir, lacks = load_table_json(path, data, verbose=args.verbose)
+    (target,) = plan_outputs([("--html", args.html)], force=args.force, inputs=[path, audit.table.path],
+                             trees=[tree_dir])  # fmt: skip
+    write_output(target, table_page(audit, rows, link_dir=_link_dir(target), tree_dir=tree_dir, lacks=lacks))
+    _say(target, f"table {audit.table.path}, {audit.row_count:,} rows")
+    return EXIT_OK
+
+
+def _claim_page(args: argparse.Namespace, path: Path, data: dict[str, Any]) -> int:
+    from checker.report.html.claim_page import claim_page, load_claim_json
+
+    audit, lacks = load_claim_json(path, data)
+    (target,) = plan_outputs([("--html", args.html)], force=args.force, inputs=[path, audit.claim_path])
+    write_output(target, claim_page(audit, link_dir=_link_dir(target), lacks=lacks))
+    _say(target, f"claim, {audit.verdict.value}")
     return EXIT_OK

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from checker.findings import Finding, Severity
+from loadgen_sut.record import CLIENT_BOUND_RULE
 from loadgen_sut.report import early_stopping
 from loadgen_sut.report.run_data import DetailFacts, Limits, RunView, TestView
 from loadgen_sut.report.timeline_stats import tpot_ms, ttft_ms, ttft_trend
@@ -344,7 +345,9 @@ HINTS: dict[str, str] = {
     "RUN-ACC-TARGET": "The accuracy run scored below the benchmark's target: the model, its precision or the "
     "generation settings differ from the reference.",
     "RUN-CLIENT-BOUND": "The client (this harness on this machine), not the system under test, limited the "
-    "measurement: its own delay or CPU was the bottleneck. Run the client on a machine with free cores.",
+    "measurement: its own delay or CPU was the bottleneck, so what LoadGen measured, its verdict included, is the "
+    "client's. Run the client on a machine with free cores. The section Client self-diagnostics charts each delay "
+    "and the CPU against its threshold.",
     "RUN-SIMULATED": "The simulated engine measured no system: this run shows the flow, never a result.",
     "RUN-CONF-NONCOMPLIANT": "A user.conf line changes a setting the rules fix (a shorter min_duration, fewer queries, "
     "other gates): fine for a trial, refused for a submission. Remove it for a real run.",
@@ -409,7 +412,8 @@ def loadgen_error_explanations(view: RunView, t: TestView) -> list[Explanation]:
 
 
 def explain(view: RunView) -> list[Explanation]:
-    """Every reason the run is not VALID, LoadGen's constraints first."""
+    """Every reason the run is not VALID: a CLIENT-BOUND test first (what LoadGen measured there is the client's),
+    then LoadGen's constraints, then the other findings."""
     out: list[Explanation] = []
     covered: set[str] = set()
     for t in view.tests:
@@ -422,4 +426,5 @@ def explain(view: RunView) -> list[Explanation]:
         if errs:
             covered.add("RUN-LOADGEN-ERRORS")
         out += errs
-    return out + finding_explanations(view, covered)
+    out += finding_explanations(view, covered)
+    return [e for e in out if e.rule == CLIENT_BOUND_RULE] + [e for e in out if e.rule != CLIENT_BOUND_RULE]

@@ -1,6 +1,7 @@
 """The page of one ``inference-audit run``: verdict and why, LoadGen's numbers against the round's limits, and
 the plots (TTFT / TPOT distributions with the p99 limits, latency and rates over time, tokens/s, the
-early-stopping bound).
+early-stopping bound), and the client's self-diagnostics of each test against the CLIENT-BOUND thresholds
+(:mod:`loadgen_sut.report.client_section`).
 
 Without a SUT timeline (``sut_timeline.jsonl``) in a test directory the page still shows LoadGen's logged
 percentiles against the limits and says which plots need the timeline.
@@ -37,7 +38,10 @@ from checker.report.html.plots import (
     figure,
     render_plot,
 )
+from loadgen_sut.client_diag import summary_line as client_summary_line
 from loadgen_sut.report import early_stopping
+from loadgen_sut.report.client_section import client_anchor, client_outcome, client_section, outcome_badge
+from loadgen_sut.report.client_view import client_view
 from loadgen_sut.report.explain import PERF_TESTS, Explanation, explain
 from loadgen_sut.report.run_data import (
     DETAIL_FILE,
@@ -330,7 +334,7 @@ def _numbers(view: RunView, t: TestView, facts: DetailFacts) -> Markup:
     return kv_table(rows, data_numbers=t.test.name)
 
 
-def _sut_rows(t: TestView) -> list[tuple[str, Child]]:
+def _sut_rows(view: RunView, t: TestView) -> list[tuple[str, Child]]:
     s = t.test.sut
     rows: list[tuple[str, Child]] = [
         ("status", t.test.status + (f" — {t.test.error}" if t.test.error else "")),
@@ -344,19 +348,16 @@ def _sut_rows(t: TestView) -> list[tuple[str, Child]]:
         rows.append(("client-side p99 TPOT", f"{_ms(t.test.client_tpot_p99_ms.value)} (n={t.test.client_tpot_p99_ms.count:,})"))
     if t.test.wall_s is not None:
         rows.append(("wall time", f"{t.test.wall_s:,.1f} s"))
-    client = t.test.client  # the client's self-diagnostics (None: not measured)
-    if client is not None:
-        lag = client.dispatch_lag
-        if lag.count:
-            rows.append(("dispatch lag (issue → socket)",
-                         f"p50 {_ms(lag.p50_ms)}, p99 {_ms(lag.p99_ms)}, max {_ms(lag.max_ms)} (n={lag.count:,})"))
-        rows.append(("client CPU", f"{client.process_cpu_cores:.2f} cores on average, {client.usable_cpus} usable"))
+    client = t.test.client  # the client's self-diagnostics (None: not measured); the section "Client self-diagnostics"
+    outcome = client_outcome(client_view(view, t))
+    rows.append(("client", [el("a", outcome_badge(outcome, test=True), href="#" + client_anchor(t.test.name)), " ",
+                            client_summary_line(client) if client is not None else "not measured"]))
     return rows
 
 
 def _test_section(view: RunView, t: TestView, links: _Links) -> Markup:
     facts = t.detail
-    parts: list[Child] = [kv_table(_sut_rows(t))]
+    parts: list[Child] = [kv_table(_sut_rows(view, t))]
     files = [links.file(t.directory / name, f"{t.test.directory}/{name}") for name in (DETAIL_FILE, SUMMARY_FILE, TIMELINE_FILE)
              if (t.directory / name).exists()]
     if files:
@@ -420,10 +421,15 @@ def _why(view: RunView, links: _Links) -> Markup | None:
     errors = [e for e in items if e.severity is Severity.ERROR]
     warnings = [e for e in items if e.severity is not Severity.ERROR]
     out: list[Child] = []
+    if status == "CLIENT_BOUND":
+        intro = el("p", "The client limited the measurement: what LoadGen measured, its verdict included, is the "
+                        "client's, not the system's (", el("a", "Client self-diagnostics", href="#client"),
+                   " charts it). In plain words:")
+    else:
+        intro = el("p", "A run that finished can still be INVALID: LoadGen judges it against the round's "
+                        "constraints when it ends, and writes why in its detail log. In plain words:")
     if errors:
-        out.append(box("bad explain", el("h2", f"Why this run is {status}"),
-                       el("p", "A run that finished can still be INVALID: LoadGen judges it against the round's "
-                               "constraints when it ends, and writes why in its detail log. In plain words:"),
+        out.append(box("bad explain", el("h2", f"Why this run is {status}"), intro,
                        [_explanation(e, view, links) for e in errors], data_explain="errors"))
     if warnings:
         title = "Why this run is not submittable" if not errors else "Also keeping it from being a result"
@@ -495,6 +501,7 @@ def run_page(view: RunView, *, link_dir: Path | None = None) -> bytes:
     order = sorted(view.tests, key=lambda t: (t.test.name not in PERF_TESTS, t.test.name != "accuracy"))
     for t in order:
         body.append(_test_section(view, t, links))
+    body.append(client_section(view, order))
     extra = [("accuracy", r.accuracy), ("TEST06", r.test06)]
     for name, data in extra:
         if data:

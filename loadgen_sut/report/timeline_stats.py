@@ -152,3 +152,61 @@ def ttft_trend(samples: Sequence[SampleTiming]) -> Trend | None:
     head = sorted(v for _, v in timed[:k])
     tail = sorted(v for _, v in timed[-k:])
     return Trend(first_ms=head[len(head) // 2], last_ms=tail[len(tail) // 2])
+
+
+@dataclass(frozen=True)
+class LagOverTime:
+    """The dispatch lag (LoadGen's issue to the request on the socket) of the samples issued in each bin: p50, p99
+    and max in ms and their count (None where no sample of the bin was dispatched). Percentiles as the run record's
+    :class:`~loadgen_sut.record.LagStats` takes them (``numpy.percentile``, linear)."""
+
+    bin_s: float
+    centres_s: tuple[float, ...]
+    p50_ms: tuple[float | None, ...]
+    p99_ms: tuple[float | None, ...]
+    max_ms: tuple[float | None, ...]
+    counts: tuple[int, ...]
+    dispatched: int  # samples with a dispatch time
+    samples: int  # samples in the timeline
+
+
+def dispatch_lag_over_time(samples: Sequence[SampleTiming]) -> LagOverTime | None:
+    """Per-bin dispatch lags (bins as :func:`over_time`'s, from the first issue); None when no sample of the
+    timeline has a dispatch time (an in-process engine has no socket)."""
+    timed = [(s.issued_ns, lag) for s in samples if (lag := s.dispatch_lag_ns) is not None]
+    if not timed:
+        return None
+    start = min(s.issued_ns for s in samples)
+    issued = np.array([t for t, _ in timed], dtype=np.float64)
+    lags_ms = np.array([lag for _, lag in timed], dtype=np.float64) / 1e6
+    end = float(max(issued.max(), max(s.completed_ns or s.issued_ns for s in samples)))
+    duration = max((end - start) / 1e9, 1e-3)
+    width = nice_bin_s(duration)
+    n_bins = max(1, math.ceil(duration / width + 1e-9))
+    bin_of = np.clip(((issued - start) / 1e9 / width).astype(np.int64), 0, n_bins - 1)
+    p50: list[float | None] = []
+    p99: list[float | None] = []
+    top: list[float | None] = []
+    counts: list[int] = []
+    for b in range(n_bins):
+        vals = lags_ms[bin_of == b]
+        counts.append(int(vals.size))
+        if vals.size:
+            q50, q99 = np.percentile(vals, [50, 99])
+            p50.append(float(q50))
+            p99.append(float(q99))
+            top.append(float(vals.max()))
+        else:
+            p50.append(None)
+            p99.append(None)
+            top.append(None)
+    return LagOverTime(
+        bin_s=width,
+        centres_s=tuple(float(width * (b + 0.5)) for b in range(n_bins)),
+        p50_ms=tuple(p50),
+        p99_ms=tuple(p99),
+        max_ms=tuple(top),
+        counts=tuple(counts),
+        dispatched=len(timed),
+        samples=len(samples),
+    )

@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from checker.cli import main as check_main
+from loadgen_sut.client_diag import LOOP_CPU_SATURATED, client_bound_finding, lag_stats
 from loadgen_sut.engines.factory import EngineSpec
-from loadgen_sut.record import Percentile
+from loadgen_sut.record import RECORD_FILE, ClientDiagnostics, Percentile, RunRecord, Verdict
 from loadgen_sut.sweep import Knee, LevelLatency, SweepLevel, SweepResult, SweepSettings, SweepSlo
 from loadgen_sut.timeline import TIMELINE_FILE, SampleTiming, TimelineHeader, write_timeline
 
@@ -180,3 +181,37 @@ def write_sweep(path: Path) -> Path:
                          knee=Knee(rate_qps=30.0, first_failing_qps=40.0, bounded=True, highest_within_qps=30.0))
     path.write_text(result.model_dump_json(), encoding="utf-8")
     return path
+
+
+def read_record(run_dir: Path) -> RunRecord:
+    return RunRecord.model_validate_json((run_dir / RECORD_FILE).read_text(encoding="utf-8"))
+
+
+def write_record(run_dir: Path, record: RunRecord) -> None:
+    (run_dir / RECORD_FILE).write_text(record.model_dump_json(indent=2), encoding="utf-8")
+
+
+def make_client_bound(run_dir: Path) -> tuple[ClientDiagnostics, list[SampleTiming]]:
+    """A timeline whose dispatch lag grows from 1 ms to ~250 ms over 3 s (a client falling behind), the record's
+    diagnostics from it (client_diag.lag_stats of the same lags), a loop thread over its CPU threshold, no timerfd
+    (receive lag not measured), and the verdict the run would give (client_bound_finding)."""
+    samples = []
+    for i in range(600):
+        issued = int(i * 5e6)
+        dispatched = issued + int((1.0 + 0.42 * i) * 1e6)
+        first = dispatched + 300_000_000
+        samples.append(SampleTiming(qsl_idx=i % 32, issued_ns=issued, dispatched_ns=dispatched, first_token_ns=first,
+                                    completed_ns=first + 19 * 25_000_000, output_tokens=20, ok=True))
+    write_timeline(run_dir / "performance" / TIMELINE_FILE, TimelineHeader(t0_ns=0), samples)
+    record = read_record(run_dir)
+    perf = next(t for t in record.tests if t.name == "performance")
+    assert perf.client is not None
+    lags = [s.dispatch_lag_ns for s in samples if s.dispatch_lag_ns is not None]
+    diag = perf.client.model_copy(update={"dispatch_lag": lag_stats(lags), "receive_lag": None,
+                                          "loop_thread_cpu_fraction": LOOP_CPU_SATURATED + 0.03})
+    bound = client_bound_finding("performance", diag, perf.loadgen_settings)
+    assert bound is not None
+    tests = tuple(t.model_copy(update={"client": diag}) if t.name == "performance" else t for t in record.tests)
+    verdict = Verdict.of([*record.verdict.findings, bound])
+    write_record(run_dir, record.model_copy(update={"tests": tests, "verdict": verdict}))
+    return diag, samples

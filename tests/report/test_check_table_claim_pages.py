@@ -7,7 +7,6 @@ import os
 import re
 from pathlib import Path
 
-import pytest
 from report_helpers import PEER, SUBMISSIONS, html_text, plots, summary_table, write_sweep
 
 from checker.cli import main as check_main
@@ -115,11 +114,3 @@ def test_sweep_page_draws_goodput_and_p99_with_the_slo_and_the_knee(tmp_path: Pa
     assert "capacity within the SLO lies between 30 and 40 req/s" in html
     assert "5,200 ms (n=600)" in html  # LoadGen's p99 TTFT of the level over the SLO
     assert html.count('data-status="over"') == 1 and html.count('data-status="within"') == 3
-
-
-@pytest.mark.parametrize("kind", ["table-report", "claim-report"])
-def test_report_points_table_and_claim_json_at_their_commands(tmp_path: Path, kind: str) -> None:
-    path = tmp_path / "r.json"
-    path.write_text(json.dumps({"kind": kind, "tool": "inference-audit"}))
-    assert main(["report", str(path), "--html", str(tmp_path / "x.html")]) == 2
-    assert not (tmp_path / "x.html").exists()

@@ -67,8 +67,10 @@ def test_run_page_draws_the_plots_with_the_round_limits(invalid_run: RealRun) ->
         "performance-tpot-over-time",
         "performance-rate-over-time",
         "performance-tokens-over-time",
+        "performance-client-lags",  # the client self-diagnostics (tests/report/test_client_section.py)
+        "performance-client-cpu",
     ]
-    assert html.count("<svg") == 7
+    assert html.count("<svg") == 9
     # the round's p99 limits are drawn (legend text in the SVG) and cited
     assert "v6.1 limit: p99 TTFT &lt; 2,000 ms" in html
     assert "v6.1 limit: p99 TPOT &lt; 100 ms" in html
@@ -85,9 +87,12 @@ def test_run_page_draws_the_plots_with_the_round_limits(invalid_run: RealRun) ->
 
 
 def test_the_bound_agrees_with_loadgens_early_stopping(invalid_run: RealRun) -> None:
-    """The SUT timeline's count of queries over the TTFT limit, through LoadGen's early-stopping rule, gives the
-    number of further queries LoadGen itself asked for (within one query over the limit: the SUT's and LoadGen's
-    clocks differ by microseconds, which can move a query across the limit)."""
+    """LoadGen's early-stopping answer ("would need at least N more queries") is exactly our rule's
+    ``min_queries_to_pass(k)`` for some count k of queries over the TTFT limit, and k is the SUT timeline's count
+    within a few queries: the SUT stamps a first token when it hands it to LoadGen, LoadGen when it takes it, and on
+    a loaded machine that gap (micro- to milliseconds) moves the queries nearest the limit across it. LoadGen's
+    latencies hold it, so its count is the larger (measured: 94 against the timeline's 89 while two other test runs
+    shared the 2 cores; equal within one on a quiet machine)."""
     from loadgen_sut.report.early_stopping import count_over, min_queries_to_pass
     from loadgen_sut.report.timeline_stats import ttft_ms
 
@@ -96,14 +101,18 @@ def test_the_bound_agrees_with_loadgens_early_stopping(invalid_run: RealRun) -> 
     es = next(t for t in perf.detail.early_stopping if t.which == "TTFT")
     assert es.more_needed is not None and es.processed == len(perf.timeline.samples)
     over = count_over(ttft_ms(perf.timeline.samples), 2000.0)
-    assert es.processed + es.more_needed in {min_queries_to_pass(k) for k in (over - 1, over, over + 1)}
+    needed = es.processed + es.more_needed
+    loadgens = [k for k in range(es.processed + 1) if min_queries_to_pass(k) == needed]
+    assert loadgens, f"no count over the limit gives LoadGen's {needed} queries: the rules differ"
+    assert over - 1 <= loadgens[0] <= over + max(2, round(0.1 * over)), (loadgens[0], over)
 
 
 def test_a_run_without_a_timeline_has_fewer_plots_and_says_why(invalid_run: RealRun, tmp_path: Path) -> None:
     run_dir = copy_run(invalid_run.run_dir, tmp_path / "run")
     (run_dir / "performance" / TIMELINE_FILE).unlink()
     html = _page(run_dir)
-    assert plots(html) == ["performance-ttft-cdf", "performance-tpot-cdf", "performance-early-stopping"]
+    assert plots(html) == ["performance-ttft-cdf", "performance-tpot-cdf", "performance-early-stopping",
+                           "performance-client-lags", "performance-client-cpu"]
     assert 'data-note="no-timeline"' in html
     assert f"no per-sample timeline ({TIMELINE_FILE})" in html
     assert "LoadGen&#x27;s logged percentiles" in html

@@ -115,6 +115,14 @@ def _result_dict(r: ResolvedResult) -> dict[str, Any]:
     }
 
 
+def quoted(claim: Claim, r: ResolvedResult) -> float | None:
+    """The number the claim itself gives for result ``r`` (its ``results`` entry's ``result``; None: it gives none
+    and cites the table's or the peer file's). The report's ``quoted``, the HTML page's "claim quotes"."""
+    if 1 <= r.index <= len(claim.results):
+        return claim.results[r.index - 1].result
+    return None
+
+
 def report_dict(audit: ClaimAudit) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
@@ -127,7 +135,7 @@ def report_dict(audit: ClaimAudit) -> dict[str, Any]:
             "text": audit.claim.text,
             "metric": audit.metric.model_dump(mode="json"),
         },
-        "results": [_result_dict(r) for r in audit.results],
+        "results": [{**_result_dict(r), "quoted": quoted(audit.claim, r)} for r in audit.results],
         "verdict": audit.verdict.value,
         "exit_code": audit.exit_code,
         "rules": [

@@ -41,9 +41,12 @@ class TreeSummary:
 
 
 # One row of the report's ``rows`` (the JSON report only): row, line, id, benchmark, scenario, location, result,
-# units, tree status, values re-derived from the logs
+# units, tree status, values re-derived from the logs, the row's label (how a claim cites it: TableRow.identity) and
+# its result as written (the last two and derived's "file" / "line": what the HTML page shows, so that
+# 'inference-audit report' makes the same page from the report; absent from reports of earlier versions)
 RowRecord = tuple[
-    int, int | None, str | None, str | None, str | None, str | None, float | None, str | None, str | None, Any
+    int, int | None, str | None, str | None, str | None, str | None, float | None, str | None, str | None, Any,
+    str, str | None,
 ]
 
 
@@ -59,16 +62,19 @@ def row_record(row: TableRow, comparison: RowComparison | None) -> RowRecord:
             "inferred": d.inferred,
             "result_validity": d.result_validity,
             "accuracy": d.accuracy,
+            "file": d.detail_path,
+            "line": d.line,
         }
     )
     status = comparison.status.value if comparison is not None else None
     return (
-        row.row, row.line, row.id, row.benchmark, row.scenario, row.location, row.result, row.units, status, derived
+        row.row, row.line, row.id, row.benchmark, row.scenario, row.location, row.result, row.units, status, derived,
+        row.identity(), row.result_text,
     )
 
 
 _ROW_HEAD = ("row", "line", "id", "benchmark", "scenario", "location", "result", "units")  # then "errors"
-_ROW_TAIL = ("tree_status", "derived")
+_ROW_TAIL = ("tree_status", "derived", "label", "result_text")
 _PAD = "  " * ITEM_LEVEL
 
 
@@ -172,6 +178,8 @@ def report_dict(audit: TableAudit) -> dict[str, Any]:
             "errors": per_row.get(r[0], 0),
             "tree_status": r[8],
             "derived": r[9],
+            "label": r[10],
+            "result_text": r[11],
         }
         for r in audit.rows
     ]

@@ -1,15 +1,26 @@
 """The ``inference-audit claim --html`` page: the claim, the results it rests on (the number the claim quotes
-beside the published one), each rule's outcome with its citation, and the footnote the claim must carry."""
+beside the published one), each rule's outcome with its citation, and the footnote the claim must carry.
+
+:func:`claim_page` renders a :class:`~checker.audit.claim.report.ClaimAudit` (as the command has it);
+:func:`load_claim_json` reads a ``--json`` report back into one, for ``inference-audit report REPORT.json``: the
+same page from the same input.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from checker.audit.claim.model import ResolvedResult
-from checker.audit.claim.report import ClaimAudit, Verdict
+from pydantic import ValidationError
+
+from checker.audit.claim.model import Claim, ClaimResultSpec, Metric, Origin, ResolvedResult, ServerMetric
+from checker.audit.claim.report import ClaimAudit, Verdict, quoted
 from checker.audit.claim.rules import Issue, IssueKind
+from checker.audit.peers.model import PeerRun
 from checker.audit.report_common import severity_counts
+from checker.audit.table.model import TableRow
+from checker.findings import Finding, UnusableInput
 from checker.report.html.markup import Child, Markup, el, relative_href
 from checker.report.html.page import (
     Cell,
@@ -23,6 +34,7 @@ from checker.report.html.page import (
     table,
 )
 from checker.report.html.plots import Bars, figure, render_bars
+from rules.models import Scenario
 
 _VERDICT_WORDS = {
     Verdict.COMPARABLE: "COMPARABLE",
@@ -31,18 +43,14 @@ _VERDICT_WORDS = {
 }
 
 
-def _quoted(audit: ClaimAudit, r: ResolvedResult) -> float | None:
-    """The number the claim itself gives for this result (None: it cites the table's)."""
-    specs = audit.claim.results
-    if 1 <= r.index <= len(specs):
-        return specs[r.index - 1].result
-    return None
+QUOTED_MISSING = "the number the claim quotes for each result (the report's results[].quoted: the 'claim quotes' column)"
 
 
-def _results(audit: ClaimAudit) -> Markup:
+def _results(audit: ClaimAudit, lacks: Sequence[str]) -> Markup:
     rows = []
+    unknown = QUOTED_MISSING in lacks
     for r in audit.results:
-        quoted = _quoted(audit, r)
+        q = quoted(audit.claim, r)
         published = r.row.result if r.row is not None else None
         origin = f"table row {r.row.row}" if r.row is not None else (r.peer.tool.value if r.peer is not None else "the claim")
         rows.append(
@@ -55,7 +63,7 @@ def _results(audit: ClaimAudit) -> Markup:
                 r.scenario.value if r.scenario else None,
                 f"v{r.version}" if r.version else None,
                 r.division,
-                Cell(fmt_num(quoted, 7) if quoted is not None else "—", num=True),
+                Cell("not in the report" if unknown else fmt_num(q, 7) if q is not None else "—", num=True),
                 Cell(fmt_num(published, 7) if published is not None else "—", num=True),
                 Cell(f"{fmt_num(r.result, 7)} {r.units or ''}".strip() if r.result is not None else "no value", num=True),
                 Cell(fmt_num(r.accelerators) if r.accelerators else "unknown", num=True),
@@ -111,7 +119,9 @@ def _rules(issues: Sequence[Issue]) -> Markup:
     )
 
 
-def claim_page(audit: ClaimAudit, *, link_dir: Path | None = None) -> bytes:
+def claim_page(audit: ClaimAudit, *, link_dir: Path | None = None, lacks: Sequence[str] = ()) -> bytes:
+    """The page; ``lacks``: what the page would show that the JSON report it was read from lacks (a report of
+    an earlier version), said on the page."""
     m = audit.metric
     n = severity_counts(audit.findings)
     verdict = audit.verdict
@@ -131,13 +141,17 @@ def claim_page(audit: ClaimAudit, *, link_dir: Path | None = None) -> bytes:
         data_summary="claim",
     )
     body: list[Child] = [summary]
+    if lacks:
+        body.append(box("warn", el("p", "Written from a JSON report of an earlier version, which lacks: ",
+                                   "; ".join(lacks), ". Run the claim again for a complete page."),
+                        data_note="report-lacks"))
     blockers = [i for i in audit.issues if i.kind is IssueKind.BLOCKER]
     missing = [i for i in audit.issues if i.kind is IssueKind.REQUIREMENT and not i.satisfied]
     if blockers:
         body.append(box("bad", el("p", el("strong", "Not comparable: "), "; ".join(i.reason for i in blockers))))
     elif missing:
         body.append(box("warn", el("p", el("strong", "Comparable only with: "), "; ".join(i.required or i.rule for i in missing))))
-    body.append(_results(audit))
+    body.append(_results(audit, lacks))
     bars = _bars(audit)
     if bars is not None:
         body.append(bars)
@@ -151,3 +165,84 @@ def claim_page(audit: ClaimAudit, *, link_dir: Path | None = None) -> bytes:
     subtitle = f"{_VERDICT_WORDS[verdict]}; {errors} error(s); round {audit.round}"
     return document("inference-audit claim", subtitle, body, kind="claim")
 
+
+
+def _result(r: dict[str, Any]) -> ResolvedResult:
+    """One of the report's ``results`` (``checker.audit.claim.report._result_dict``) back as the result: a table
+    result's row is the row as the report records it (its number and its value, which is the result's own:
+    ``checker.audit.claim.resolve._from_row``)."""
+    row = r.get("table_row")
+    peer = r.get("peer")
+    scenario = r.get("scenario")
+    metric = r.get("server_metric")
+    return ResolvedResult(
+        index=r["index"],
+        label=r["label"],
+        origin=Origin(r["origin"]),
+        verified=r["verified"],
+        mlperf=r["mlperf"],
+        id=r.get("id"),
+        benchmark=r.get("benchmark"),
+        scenario=Scenario(scenario) if scenario is not None else None,
+        version=r.get("version"),
+        division=r.get("division"),
+        availability=r.get("availability"),
+        suite=r.get("suite"),
+        submitter=r.get("submitter"),
+        system=r.get("system"),
+        result=r.get("result"),
+        units=r.get("units"),
+        accelerators=r.get("accelerators"),
+        has_power=r.get("has_power"),
+        power_watts=r.get("power_watts"),
+        power_basis=r.get("power_basis"),
+        server_metric=ServerMetric(metric) if metric is not None else None,
+        row=TableRow(row=row, result=r.get("result")) if row is not None else None,
+        peer=PeerRun.model_validate(peer) if peer is not None else None,
+    )
+
+
+def load_claim_json(path: Path, data: dict[str, Any]) -> tuple[ClaimAudit, tuple[str, ...]]:
+    """A ``claim --json`` report (``schemas/claim-report.json``) read back, and what of the page it lacks (a report
+    of an earlier version has no ``quoted``); UnusableInput naming the file when it is not one.
+
+    The claim comes back as far as the report records it: its text and, per result, the number it quotes (what
+    the page shows of it)."""
+    where = str(path)
+    try:
+        results = tuple(_result(r) for r in data["results"])
+        quotes = {int(r["index"]): r.get("quoted") for r in data["results"]}
+        specs = tuple(ClaimResultSpec(result=quotes.get(i)) for i in range(1, max(quotes, default=0) + 1))
+        claim = Claim(text=data["claim"]["text"], results=specs)
+        issues = tuple(
+            Issue(
+                kind=IssueKind(i["kind"]),
+                rule=i["rule"],
+                reason=i["reason"],
+                source=i["source"],
+                satisfied=bool(i.get("satisfied")),
+                required=i.get("required"),
+                results=tuple(int(k) for k in i.get("results", ())),
+            )
+            for i in data["rules"]
+        )
+        audit = ClaimAudit(
+            claim=claim,
+            claim_path=data["claim"]["path"],
+            round=str(data["round"]),
+            metric=Metric.model_validate(data["claim"]["metric"]),
+            results=results,
+            issues=issues,
+            findings=tuple(Finding.model_validate(f) for f in data["findings"]),
+            footnote=tuple(str(line) for line in data["footnote"]),
+        )
+    except (KeyError, TypeError, ValueError, ValidationError) as exc:
+        detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise UnusableInput(f"not a claim --json report ({type(exc).__name__}: {detail})", where) from None
+    if audit.verdict.value != data.get("verdict") or audit.exit_code != data.get("exit_code"):
+        raise UnusableInput(
+            f"the report's verdict ({data.get('verdict')}, exit code {data.get('exit_code')}) is not what its rules "
+            f"and findings give ({audit.verdict.value}, exit code {audit.exit_code}): an edited report", where
+        )
+    lacks = () if all("quoted" in r for r in data["results"]) else (QUOTED_MISSING,)
+    return audit, lacks

@@ -55,6 +55,7 @@ class Series:
     y: Sequence[float]
     kind: Literal["line", "step", "points", "markers", "scatter"] = "line"
     color: str | None = None
+    marker: str = "o"  # the matplotlib marker of ``points`` and ``markers`` ("D" diamond, "^" triangle, "s" square)
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ class Plot:
     zoom_title: str = "tail (zoomed)"
     width_in: float = 9.0
     height_in: float = 3.4
+    y_ticks: tuple[tuple[float, str], ...] = ()  # named rows (a dot plot): (y, label), the first on top
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,9 @@ class Bars:
     categories: tuple[str, ...]
     stacks: tuple[tuple[str, tuple[float, ...], str], ...]  # (label, values, colour)
     width_in: float = 7.6
+    lines: tuple[RefLine, ...] = ()  # thresholds across the bars (``axis`` "x")
+    integer_x: bool = True  # integer ticks (counts); False for shares and other fractions
+    x_max: float | None = None
 
 
 def _svg(fig: Any, key: str) -> Markup:
@@ -155,9 +160,9 @@ def _draw(ax: Any, p: Plot, *, legend: bool, title: str) -> None:
         if s.kind == "step":
             ax.step(s.x, s.y, where="post", color=color, label=s.label, linewidth=1.4)
         elif s.kind == "points":
-            ax.plot(s.x, s.y, linestyle="-", linewidth=0.8, marker="o", markersize=4.5, color=color, label=s.label)
+            ax.plot(s.x, s.y, linestyle="-", linewidth=0.8, marker=s.marker, markersize=4.5, color=color, label=s.label)
         elif s.kind == "markers":
-            ax.plot(s.x, s.y, linestyle="none", marker="o", markersize=5, color=color, label=s.label)
+            ax.plot(s.x, s.y, linestyle="none", marker=s.marker, markersize=5, color=color, label=s.label)
         elif s.kind == "scatter":
             ax.scatter(s.x, s.y, s=5, color=color, label=s.label, alpha=0.55, linewidths=0)
         else:
@@ -186,6 +191,10 @@ def _draw(ax: Any, p: Plot, *, legend: bool, title: str) -> None:
         ax.set_ylim(bottom=p.y_min, top=p.y_max)
     if p.x_min is not None or p.x_max is not None:
         ax.set_xlim(left=p.x_min, right=p.x_max)
+    if p.y_ticks:
+        ax.set_yticks([y for y, _ in p.y_ticks], labels=[label for _, label in p.y_ticks])
+        ax.set_ylim(max(y for y, _ in p.y_ticks) + 0.5, min(y for y, _ in p.y_ticks) - 0.5)  # the first row on top
+        ax.grid(axis="y", visible=False)
     ax.set_title(title, loc="left")
     ax.set_xlabel(p.x_label)
     ax.set_ylabel(p.y_label)
@@ -225,12 +234,17 @@ def render_bars(b: Bars) -> Markup:
         for label, values, color in b.stacks:
             ax.barh(ypos, values, left=left, color=color, label=label, height=0.6)
             left = [a + v for a, v in zip(left, values, strict=True)]
+        for line in b.lines:
+            ax.axvline(line.value, color=line.color, linestyle=line.style, linewidth=1.3, label=line.label)
         ax.set_yticks(ypos, labels=list(b.categories))
         ax.invert_yaxis()
         ax.set_title(b.title, loc="left")
         ax.set_xlabel(b.x_label)
         ax.grid(axis="y", visible=False)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if b.integer_x:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if b.x_max is not None:
+            ax.set_xlim(left=0.0, right=b.x_max)
         if b.stacks:
             ax.legend(loc="lower right")
 

@@ -3,21 +3,28 @@
 
 The table is streamed (a row is checked and let go), so the page keeps what it shows as the rows go by
 (:class:`PageRows`): every row whose logs disagree or could not be read, and the first :data:`MAX_ROWS` others.
+
+:func:`load_table_json` reads a ``table --json`` report back (its rows through the same :class:`PageRows`, its
+findings through the same :class:`~checker.audit.report_common.FindingLog`), for ``inference-audit report
+REPORT.json``: the same page from the same input.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
 
 from checker.audit.report_common import FindingLog, severity_counts
-from checker.audit.table.model import TableRow
-from checker.audit.table.report import TableAudit, errors_per_row
+from checker.audit.table.model import ResultTable, TableFormat, TableRow
+from checker.audit.table.report import TableAudit, TreeSummary, errors_per_row
 from checker.audit.table.tree import RowComparison, RowStatus
-from checker.findings import Finding, Severity
+from checker.findings import Finding, Severity, UnusableInput
 from checker.report.html.markup import Child, Markup, anchor_id, el, relative_href
 from checker.report.html.page import (
     SEVERITY_WORD,
@@ -35,7 +42,7 @@ from checker.report.html.plots import LIMIT_COLOR, Plot, RefLine, Series, figure
 
 MAX_ROWS = 2000  # rows listed besides every mismatched / unreadable one
 MAX_MISSING = 200
-_KEEP_ALWAYS = (RowStatus.MISMATCH, RowStatus.UNREADABLE)
+_KEEP_ALWAYS_VALUES = frozenset(s.value for s in (RowStatus.MISMATCH, RowStatus.UNREADABLE))
 
 
 @dataclass(frozen=True)
@@ -67,21 +74,15 @@ class PageRow:
 class PageRows:
     """Collects :class:`PageRow` as the table streams by (bounded: see the module docstring)."""
 
-    def __init__(self, limit: int = MAX_ROWS) -> None:
-        self.limit = limit
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = MAX_ROWS if limit is None else limit
         self.rows: list[PageRow] = []
         self.total = 0
         self.others = 0
 
     def add(self, row: TableRow, comparison: RowComparison | None) -> None:
-        self.total += 1
-        keep = comparison is not None and comparison.status in _KEEP_ALWAYS
-        if not keep:
-            if self.others >= self.limit:
-                return
-            self.others += 1
         d = comparison.derived if comparison is not None else None
-        self.rows.append(
+        self.add_page_row(
             PageRow(
                 row=row.row,
                 line=row.line,
@@ -99,6 +100,14 @@ class PageRows:
                 derived_line=d.line if d is not None else None,
             )
         )
+
+    def add_page_row(self, r: PageRow) -> None:
+        self.total += 1
+        if r.status not in _KEEP_ALWAYS_VALUES:
+            if self.others >= self.limit:
+                return
+            self.others += 1
+        self.rows.append(r)
 
     @property
     def shown(self) -> int:
@@ -246,7 +255,12 @@ def _rule_groups(audit: TableAudit, files: _Files) -> Markup:
     )
 
 
-def table_page(audit: TableAudit, rows: PageRows, *, link_dir: Path | None = None, tree_dir: Path | None = None) -> bytes:
+def table_page(
+    audit: TableAudit, rows: PageRows, *, link_dir: Path | None = None, tree_dir: Path | None = None,
+    lacks: Sequence[str] = (),
+) -> bytes:
+    """The page; ``lacks``: what the page would show that the JSON report it was read from lacks (a report of an
+    earlier version), said on the page."""
     files = _Files(link_dir, tree_dir)
     t = audit.table
     code = audit.exit_code
@@ -270,6 +284,10 @@ def table_page(audit: TableAudit, rows: PageRows, *, link_dir: Path | None = Non
         data_summary="table",
     )
     body: list[Child] = [summary]
+    if lacks:
+        body.append(box("warn", el("p", "Written from a JSON report of an earlier version, which lacks: ",
+                                   "; ".join(lacks), ". Run the table again for a complete page."),
+                        data_note="report-lacks"))
     if audit.tree is None:
         body.append(box("info", el("p", "Without --tree the rows are judged against the round's rules only; with "
                                         "--tree PATH each row is re-derived from the LoadGen logs it points to.")))
@@ -291,8 +309,81 @@ def table_page(audit: TableAudit, rows: PageRows, *, link_dir: Path | None = Non
     return document(title, subtitle, body, kind="table")
 
 
-def rows_of(records: Iterable[tuple[TableRow, RowComparison | None]], limit: int = MAX_ROWS) -> PageRows:
+def rows_of(records: Iterable[tuple[TableRow, RowComparison | None]], limit: int | None = None) -> PageRows:
     out = PageRows(limit)
     for row, comparison in records:
         out.add(row, comparison)
     return out
+
+
+# what a table report of an earlier version lacks, as the page says it
+LACKS_LABEL = "each row's label without a result ID (submitter / system / benchmark / scenario: the 'result' column)"
+LACKS_TEXT = "each row's result as written in the table (the 'table's value' column shows the parsed number)"
+LACKS_LOG = "the detail log and line each re-derived value came from (the 'logs' column shows the row's location)"
+
+
+def _page_row(r: dict[str, Any], lacks: set[str]) -> PageRow:
+    d = r.get("derived")
+    if "label" not in r:
+        lacks.add(LACKS_LABEL)
+    if "result_text" not in r:
+        lacks.add(LACKS_TEXT)
+    if d is not None and "file" not in d:
+        lacks.add(LACKS_LOG)
+    label = r.get("label") or r.get("id") or " / ".join(p or "?" for p in (None, None, r.get("benchmark"), r.get("scenario")))
+    return PageRow(
+        row=int(r["row"]),
+        line=r.get("line"),
+        label=str(label),
+        benchmark=r.get("benchmark"),
+        scenario=r.get("scenario"),
+        location=r.get("location"),
+        result=r.get("result"),
+        result_text=r.get("result_text"),
+        units=r.get("units"),
+        status=r.get("tree_status"),
+        derived=d.get("value") if d is not None else None,
+        derived_key=d.get("key") if d is not None else None,
+        derived_file=d.get("file") if d is not None else None,
+        derived_line=d.get("line") if d is not None else None,
+    )
+
+
+def load_table_json(
+    path: Path, data: dict[str, Any], *, verbose: bool = False, limit: int | None = None
+) -> tuple[TableAudit, PageRows, Path | None, tuple[str, ...]]:
+    """A ``table --json`` report (``schemas/table-report.json``) read back: the audit, the rows the page lists, the
+    tree the rows' logs are in, and what of the page the report lacks (one of an earlier version); UnusableInput
+    naming the file when it is not one.
+
+    The findings go through a :class:`FindingLog` as the command's did: without ``verbose`` the page lists what
+    ``table --html`` lists (every error, the first warnings and notes of each rule, the rest counted), with it
+    every finding (``table -v --html``)."""
+    where = str(path)
+    lacks: set[str] = set()
+    try:
+        t = data["table"]
+        header = ResultTable(path=t["path"], format=TableFormat(t["format"]), columns=t["columns"], rows=())
+        findings = FindingLog(keep_all=verbose)
+        for f in data["findings"]:
+            findings.add(Finding.model_validate(f))
+        tree = None
+        if data.get("tree") is not None:
+            tree = TreeSummary(str(data["tree"]), dict(data.get("tree_counts") or {}),
+                               tuple(str(m) for m in data.get("missing_rows") or ()))
+        rows = PageRows(limit)
+        for r in data["rows"]:
+            rows.add_page_row(_page_row(r, lacks))
+        audit = TableAudit(header, str(data["round"]), str(data.get("round_detection") or "?"), findings, tree,
+                           float(data.get("rel_tol", 0.0)), int(t["rows"]))
+    except (KeyError, TypeError, ValueError, AttributeError, ValidationError) as exc:
+        detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise UnusableInput(f"not a table --json report ({type(exc).__name__}: {detail})", where) from None
+    if audit.exit_code != data.get("exit_code") or severity_counts(findings) != data.get("counts"):
+        raise UnusableInput(
+            f"the report's counts ({data.get('counts')}, exit code {data.get('exit_code')}) are not those of its "
+            f"findings ({severity_counts(findings)}, exit code {audit.exit_code}): an edited report", where
+        )
+    tree_dir = Path(audit.tree.root) if audit.tree is not None else None  # what the command linked logs from
+    order = (LACKS_LABEL, LACKS_TEXT, LACKS_LOG)
+    return audit, rows, tree_dir, tuple(x for x in order if x in lacks)
