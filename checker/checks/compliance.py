@@ -424,7 +424,12 @@ def _test06_screen(
         if ln.count('" : ') != 4 + (first is not None):
             return False  # another key, or a field spelled otherwise
         digits = ln[k + len('"token_count" : ') :].rstrip(",").rstrip("}").strip()
-        if not digits.isdigit() or len(data) % 4 or len(data) // 4 != int(digits):
+        if not digits.isdigit() or len(data) % 4:
+            return False
+        try:
+            if len(data) // 4 != int(digits):
+                return False
+        except ValueError:  # 4,301 digits or more, or a digit int() does not read ("²"): the full parser decides
             return False
         if data.endswith(eos2):
             return False
@@ -474,9 +479,12 @@ def _test06_screen_bytes(
     is True too. One ``split(b'"')`` of the whole file cuts every entry into a fixed number of pieces; the fixed
     pieces are compared per offset, the numbers matched per column with one regex each, and the hex fields checked
     with ``bytes.translate``, so nothing is decoded or handled line by line."""
-    p = data.split(b'"')
+    p = _split_quotes(data)
     first_token_needed = scenario is not Scenario.OFFLINE
-    layout = _LAYOUT_WITH_FIRST if first_token_needed or b'"token_data"' in data else _LAYOUT_NO_FIRST
+    # b'"token_data"' in data: a piece between two quotes is exactly b"token_data" (the first and last pieces have a
+    # quote on one side only); the first entry's p[9] usually answers, else the list is searched, not the bytes
+    with_first = first_token_needed or (len(p) > 10 and p[9] == b"token_data") or b"token_data" in p[1:-1]
+    layout = _LAYOUT_WITH_FIRST if with_first else _LAYOUT_NO_FIRST
     stride, fixed, first_at = layout
     n, rem = divmod(len(p) - 1, stride)
     if rem or n < 1 or n > MAX_SAMPLES_FACTOR * OFFICIAL_SAMPLING_TARGET or p[0] != b"[\n{ ":
@@ -496,15 +504,43 @@ def _test06_screen_bytes(
     if len(counts) != n:
         return False
     eos2 = tuple(pair.hex().upper().encode() for pair in eos_pair_suffixes(eos_ids))
-    for hexd, first, count in zip(hexes, firsts, counts, strict=True):
-        if len(hexd) % 8 or len(first) % 8 or len(hexd) != 8 * int(count) or hexd.endswith(eos2):
-            return False
-        if first_token_needed and (not first or not hexd.startswith(first)):
-            return False
+    try:
+        for hexd, first, count in zip(hexes, firsts, counts, strict=True):
+            if len(hexd) % 8 or len(first) % 8 or len(hexd) != 8 * int(count) or hexd.endswith(eos2):
+                return False
+            if first_token_needed and (not first or not hexd.startswith(first)):
+                return False
+    except ValueError:  # a count of 4,301 digits or more (int() refuses it): no entry's length; the full parser decides
+        return False
     # bytes.translate deleting the hex digits leaves nothing of a pure hex field
     return not any(map(bytes.translate, hexes, repeat(None), repeat(_HEX_UPPER))) and not any(
         map(bytes.translate, firsts, repeat(None), repeat(_HEX_UPPER))
     )
+
+
+_DATA_OPEN = b'"data" : "'
+
+
+def _split_quotes(data: bytes) -> list[bytes]:
+    """``data.split(b'"')``, faster on an accuracy log: ``bytes.split`` looks at every byte, here the long hex of
+    each ``"data"`` field is skipped with ``find`` (memchr). Exact for any input: for a quote at ``q1`` and the next
+    quote at ``q2``, ``split(data) == split(data[:q1]) + [data[q1 + 1 : q2]] + split(data[q2 + 1 :])``."""
+    out: list[bytes] = []
+    find = data.find
+    pos = 0
+    while True:
+        a = find(_DATA_OPEN, pos)
+        if a < 0:
+            break
+        q1 = a + len(_DATA_OPEN) - 1  # the quote that opens the hex
+        q2 = find(b'"', q1 + 1)
+        if q2 < 0:
+            break
+        out += data[pos:q1].split(b'"')
+        out.append(data[q1 + 1 : q2])
+        pos = q2 + 1
+    out += data[pos:].split(b'"')
+    return out
 
 
 def _test06_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:

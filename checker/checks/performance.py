@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 from checker.checks.catalog import INFO, WARN, RuleInfo, register
 from checker.checks.context import ResultContext
@@ -76,6 +77,7 @@ MAX_RATE_PER_S = 1e12
 _RATE_MARKS = ("per_sec", "per_second", "qps", "throughput")
 
 
+@lru_cache(maxsize=4096)  # the same few hundred keys in every log
 def _bound(key: str) -> tuple[float, str] | None:
     """The upper bound of a numeric ``result_*`` / ``early_stopping_*`` key, with its unit; None: no bound."""
     if any(m in key for m in _RATE_MARKS):
@@ -84,6 +86,9 @@ def _bound(key: str) -> tuple[float, str] | None:
         scale = 1e6 if key.endswith("_ms") else 1.0
         return MAX_LATENCY_NS / scale, "ms" if scale != 1.0 else "ns"
     return None
+
+
+_VALUE_PREFIXES = ("result_", "early_stopping_")  # the keys value_findings judges
 
 
 def _numeric(v: object) -> float | None:
@@ -112,23 +117,25 @@ def value_findings(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
             )
         )
 
-    keys = log.keys()
+    value, keys = log.value, log.keys()
     for key in keys:
-        if not key.startswith(("result_", "early_stopping_")):
+        if not key.startswith(_VALUE_PREFIXES):
             continue
-        raw = log.value(key)
+        raw = value(key)
         v = _numeric(raw)
         if v is None:
             continue
-        shown = repr(raw)[:60]
         if not math.isfinite(v):
-            add(key, f"{key} is {shown}: not a finite number; no real run logs it")
+            add(key, f"{key} is {repr(raw)[:60]}: not a finite number; no real run logs it")
         elif v < 0:
-            add(key, f"{key} is {shown}: negative; no real run logs a negative result or latency")
+            add(key, f"{key} is {repr(raw)[:60]}: negative; no real run logs a negative result or latency")
         else:
             bound = _bound(key)
             if bound is not None and v > bound[0]:
-                add(key, f"{key} is {shown}: above {bound[0]:.3g} {bound[1]}, which no real run can reach")
+                add(
+                    key,
+                    f"{key} is {repr(raw)[:60]}: above {bound[0]:.3g} {bound[1]}, which no real run can reach",
+                )
     if log.has("num_errors"):
         raw = log.value("num_errors")
         n = _numeric(raw)

@@ -32,11 +32,14 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import count
 from pathlib import Path
 from typing import Any
 
-from checker.safe_io import JsonProblem, parse_json
+from checker.safe_io import MAX_JSON_DEPTH, JsonProblem, parse_json
 
 MLLOG_PREFIX = ":::MLLOG"
 ENDPTS_PREFIX = ":::ENDPTS"
@@ -46,6 +49,8 @@ _FAST_PREFIX = MLLOG_PREFIX + ' {"key": "'
 _FLAG_TAIL = 400  # LoadGen writes the metadata (is_error / is_warning) at the end of each record
 _IS_ERROR_TRUE = re.compile(r'"is_error"\s*:\s*true')
 _IS_WARNING_TRUE = re.compile(r'"is_warning"\s*:\s*true')
+# what LoadGen writes in every record's metadata: a line whose tail holds it is neither an error nor a warning
+_CLEAN_FLAGS = '"is_error": false, "is_warning": false'
 
 PERCENTILE_KINDS = {
     # kind -> (prefix, suffix) of the LoadGen key
@@ -142,15 +147,16 @@ class DetailLog:
 
     __slots__ = (
         "_bad",
+        "_ends",
         "_error_lines",
         "_first",
         "_keys",
         "_linenos",
         "_multi",
+        "_objs",
         "_parsed",
         "_problems",
         "_raw",
-        "_spans",
         "_text",
         "_warning_lines",
         "first_line_ok",
@@ -163,11 +169,12 @@ class DetailLog:
         self._raw: list[
             str
         ] = []  # general path: line of each record (prefix included); JSON parsed on demand
-        self._text = text  # LoadGen's layout: record i is text[starts[i]:ends[i]] (no copy of the lines)
-        self._spans: tuple[list[int], list[int]] | None = None
+        self._text = text  # LoadGen's layout: record i is text[ends[i - 1] + 1 : ends[i]] (no copy of the lines)
+        self._ends: list[int] | None = None  # LoadGen's layout: where each record's line ends (None: general path)
         self._linenos: list[int] | None = None  # None: record i is on line i + 1 (LoadGen's own layout)
         self._first: dict[str, int] = {}  # key -> index of its first record
         self._multi: dict[str, list[int]] | None = None  # key -> all its records, built on first need
+        self._objs: dict[int, dict[str, Any]] = {}  # decoded JSON of the well-formed records read so far
         self._parsed: dict[int, MllogRecord] = {}
         self._bad: set[int] = set()
         self._problems: list[ParseProblem] = []
@@ -198,47 +205,63 @@ class DetailLog:
     def _index_fast(self, text: str) -> bool:
         """LoadGen's layout: every line one record starting ``:::MLLOG {"key": "`` and ending ``}``; the key is
         sliced out without a parse, and lines are kept as offsets into ``text`` (no split). False (nothing kept):
-        use the general path."""
+        use the general path.
+
+        One pass, O(1) Python operations per line: the newline is found with ``str.find`` (memchr), and a line
+        whose last :data:`_FLAG_TAIL` characters hold LoadGen's ``"is_error": false, "is_warning": false`` is
+        neither an error nor a warning (:meth:`_flag` would find both ``false`` in its tail); every other line goes
+        through :meth:`_flag`."""
         body_end = len(text) - 1 if text.endswith("\n") else len(text)  # one final newline ends the last line
         if body_end <= 0:
             return False
-        find = text.find
-        starts = [0]
-        i = find("\n", 0, body_end)
-        while i >= 0:
-            starts.append(i + 1)
-            i = find("\n", i + 1, body_end)
-        ends = [x - 1 for x in starts[1:]]
-        ends.append(body_end)
-        fast, nf = _FAST_PREFIX, len(_FAST_PREFIX)
+        find, rfind = text.find, text.rfind
         startswith = text.startswith
+        fast, nf = _FAST_PREFIX, len(_FAST_PREFIX)
+        clean, tail_n = _CLEAN_FLAGS, _FLAG_TAIL
         keys: list[str] = []
-        first: dict[str, int] = {}
-        for idx, (s, e) in enumerate(zip(starts, ends, strict=True)):
+        ends: list[int] = []
+        unclean: list[int] = []
+        s = 0
+        while True:
+            e = find("\n", s, body_end)
+            if e < 0:
+                e = body_end
             if not startswith(fast, s, e) or text[e - 1] != "}":
-                self._error_lines.clear()
-                self._warning_lines.clear()
                 return False
             k_end = find('"', s + nf, e)
-            key = text[s + nf : k_end]
-            if k_end < 0 or key.endswith("\\"):
-                self._error_lines.clear()
-                self._warning_lines.clear()
+            if k_end < 0:
                 return False
-            keys.append(key)
-            if key not in first:
-                first[key] = idx
+            if rfind(clean, e - tail_n if e - tail_n > s else s, e) < 0:  # from the end: the metadata is last
+                unclean.append(len(keys))
+            keys.append(text[s + nf : k_end])
+            ends.append(e)
+            if e == body_end:
+                break
+            s = e + 1
+        first: dict[str, int] = {}
+        deque(map(first.setdefault, keys, count()), maxlen=0)  # key -> its first index, in file order
+        if "\\" in "".join(first) and any(key.endswith("\\") for key in first):  # an escaped quote in a key
+            return False
+        self._keys, self._first, self._ends = keys, first, ends
+        for idx in unclean:
+            s = ends[idx - 1] + 1 if idx else 0
+            e = ends[idx]
             tail = text[max(s, e - _FLAG_TAIL) : e]
             self._flag(idx, tail if '"metadata"' in tail else text[s:e])
-        self._keys, self._first, self._spans = keys, first, (starts, ends)
         return True
+
+    def _span(self, idx: int) -> tuple[str, int, int]:
+        """Record ``idx`` as (string, start, end): its JSON is ``string[start:end]`` (after the ``:::MLLOG``)."""
+        if self._ends is None:
+            raw = self._raw[idx]
+            return raw, len(MLLOG_PREFIX), len(raw)
+        ends = self._ends
+        return self._text, (ends[idx - 1] + 1 if idx else 0) + len(MLLOG_PREFIX), ends[idx]
 
     def _record_text(self, idx: int) -> str:
         """Record ``idx`` without the ``:::MLLOG`` prefix."""
-        if self._spans is None:
-            return self._raw[idx][len(MLLOG_PREFIX) :]
-        starts, ends = self._spans
-        return self._text[starts[idx] + len(MLLOG_PREFIX) : ends[idx]]
+        s, start, end = self._span(idx)
+        return s[start:end]
 
     def _index_slow(self, lines: list[str]) -> None:
         keys, raws, linenos = self._keys, self._raw, []
@@ -270,9 +293,12 @@ class DetailLog:
         return idx + 1 if self._linenos is None else self._linenos[idx]
 
     def _occurrences(self, key: str) -> list[int]:
-        if key not in self._first:
+        first = self._first.get(key)
+        if first is None:
             return []
         if self._multi is None:
+            if self._keys.count(key) == 1:  # the usual case: no index of every key needed
+                return [first]
             multi: dict[str, list[int]] = {}
             for idx, k in enumerate(self._keys):
                 multi.setdefault(k, []).append(idx)
@@ -280,20 +306,39 @@ class DetailLog:
         return self._multi[key]
 
     # ---- low level -------------------------------------------------------------------------------------------
-    def _parse(self, idx: int) -> MllogRecord | None:
-        rec = self._parsed.get(idx)
-        if rec is not None or idx in self._bad:
-            return rec
-        lineno = self._line(idx)
+    def _obj(self, idx: int) -> dict[str, Any] | None:
+        """The decoded JSON object of record ``idx``; None (and a problem, once) when it is malformed."""
+        obj = self._objs.get(idx)
+        if obj is not None or idx in self._bad:
+            return obj
+        ends = self._ends  # as _span (inlined: this runs for every value read)
+        if ends is None:
+            s = self._raw[idx]
+            start, end = len(MLLOG_PREFIX), len(s)
+        else:
+            s = self._text
+            start, end = (ends[idx - 1] + 1 if idx else 0) + len(MLLOG_PREFIX), ends[idx]
         try:
-            obj = parse_json(self._record_text(idx))
+            got = _decode_record(s, start, end)
         except JsonProblem as exc:  # malformed, nested too deeply, or a number too long to convert
             self._bad.add(idx)
-            self._problems.append(ParseProblem(lineno, f"malformed :::MLLOG JSON: {exc.msg}"))
+            self._problems.append(ParseProblem(self._line(idx), f"malformed :::MLLOG JSON: {exc.msg}"))
             return None
-        if not isinstance(obj, dict) or not isinstance(obj.get("key"), str):
+        if not isinstance(got, dict) or not isinstance(got.get("key"), str):
             self._bad.add(idx)
-            self._problems.append(ParseProblem(lineno, ":::MLLOG payload is not a JSON object with a key"))
+            self._problems.append(
+                ParseProblem(self._line(idx), ":::MLLOG payload is not a JSON object with a key")
+            )
+            return None
+        self._objs[idx] = got
+        return got
+
+    def _parse(self, idx: int) -> MllogRecord | None:
+        rec = self._parsed.get(idx)
+        if rec is not None:
+            return rec
+        obj = self._obj(idx)
+        if obj is None:
             return None
         meta = obj.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
@@ -302,7 +347,7 @@ class DetailLog:
         rec = MllogRecord(
             key=obj["key"],
             value=obj.get("value"),
-            line=lineno,
+            line=self._line(idx),
             time_ms=as_float(time_ms)
             if isinstance(time_ms, int | float) and not isinstance(time_ms, bool)
             else None,
@@ -330,7 +375,7 @@ class DetailLog:
         return key in self._first
 
     def keys(self) -> list[str]:
-        return list(dict.fromkeys(self._keys))
+        return list(self._first)  # first occurrences, in file order
 
     def records(self, key: str) -> list[MllogRecord]:
         out = []
@@ -355,8 +400,21 @@ class DetailLog:
         return None
 
     def value(self, key: str) -> Any:
-        rec = self.record(key)
-        return None if rec is None else rec.value
+        """The value of the first well-formed record with ``key`` (as ``record(key).value``, without building the
+        record)."""
+        first = self._first.get(key)
+        if first is None:
+            return None
+        obj = self._objs.get(first)
+        if obj is None:
+            obj = self._obj(first)
+        if obj is not None:
+            return obj.get("value")
+        for idx in self._occurrences(key):
+            obj = self._obj(idx)
+            if obj is not None:
+                return obj.get("value")
+        return None
 
     def values(self, key: str) -> list[Any]:
         return [r.value for r in self.records(key)]
@@ -464,6 +522,30 @@ class DetailLog:
         return self.float_value(f"{prefix}{pct:.2f}{suffix}")
 
 
+# the C scanner of a decoder with json.loads' own settings (strict strings; NaN / Infinity accepted)
+_SCAN: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
+_JSON_WS = re.compile(r"[ \t\n\r]*")  # the whitespace json.loads skips around a document
+
+
+def _decode_record(s: str, start: int, end: int) -> Any:
+    """``parse_json(s[start:end])`` without copying the record out of the log: the C scanner of ``json.loads``
+    decodes it in place; anything it does not accept exactly as ``json.loads`` would (an error, trailing text, a
+    bracket count that calls for the depth check) goes through :func:`parse_json` on the slice, which gives the
+    same value or raises the same :class:`JsonProblem`."""
+    # LoadGen's ":::MLLOG {": one space, then the object; else what json.loads skips (always matches, maybe empty)
+    ws = _JSON_WS.match
+    pos = start + 1 if s.startswith(" {", start, end) else ws(s, start, end).end()  # type: ignore[union-attr]
+    try:
+        obj, stop = _SCAN(s, pos)
+    except Exception:  # every failure is reported by parse_json below, exactly as json.loads reports it
+        return parse_json(s[start:end])
+    if stop != end and (stop > end or ws(s, stop, end).end() != end):  # type: ignore[union-attr]
+        return parse_json(s[start:end])  # text after the document (or it ran past the record)
+    if s.count("[", start, end) + s.count("{", start, end) > MAX_JSON_DEPTH:
+        return parse_json(s[start:end])  # parse_json's depth check
+    return obj
+
+
 def _json_problem(body: str) -> str:
     try:
         obj = parse_json(body)
@@ -492,19 +574,31 @@ class SummaryEntry:
 
 @dataclass(frozen=True)
 class SummaryLog:
-    """``key : value`` lines of ``mlperf_log_summary.txt``; first occurrence of a key wins."""
+    """``key : value`` lines of ``mlperf_log_summary.txt``; first occurrence of a key wins.
+
+    Kept as plain tuples (a summary has ~80 such lines and the checks read a few); :attr:`entries` and
+    :attr:`all_entries` give them as :class:`SummaryEntry` records."""
 
     path: str | None
-    entries: dict[str, SummaryEntry] = field(default_factory=dict)
-    all_entries: tuple[SummaryEntry, ...] = ()
+    rows: tuple[tuple[str, str, int], ...] = ()  # (key, value, line) of every ``key : value`` line, in file order
+    first: dict[str, tuple[str, int]] = field(default_factory=dict)  # key -> (value, line) of its first line
+
+    @property
+    def entries(self) -> dict[str, SummaryEntry]:
+        """The first line of each key, in file order."""
+        return {k: SummaryEntry(k, v, line) for k, (v, line) in self.first.items()}
+
+    @property
+    def all_entries(self) -> tuple[SummaryEntry, ...]:
+        return tuple(SummaryEntry(k, v, line) for k, v, line in self.rows)
 
     def value(self, key: str) -> str | None:
-        e = self.entries.get(key)
-        return None if e is None else e.value
+        e = self.first.get(key)
+        return None if e is None else e[0]
 
     def line_of(self, key: str) -> int | None:
-        e = self.entries.get(key)
-        return None if e is None else e.line
+        e = self.first.get(key)
+        return None if e is None else e[1]
 
     def float_value(self, key: str) -> float | None:
         return as_float(self.value(key))
@@ -527,17 +621,20 @@ class SummaryLog:
 
 
 def parse_summary_text(text: str, path: str | None = None) -> SummaryLog:
-    entries: dict[str, SummaryEntry] = {}
-    all_entries: list[SummaryEntry] = []
+    rows: list[tuple[str, str, int]] = []
+    first: dict[str, tuple[str, int]] = {}
     for lineno, raw in enumerate(text.splitlines(), start=1):
         key, sep, value = raw.partition(":")
-        key = key.strip()
-        if not sep or not key or key.startswith(("=", "*")):
+        if not sep:
             continue
-        e = SummaryEntry(key, value.strip(), lineno)
-        all_entries.append(e)
-        entries.setdefault(e.key, e)
-    return SummaryLog(path, entries, tuple(all_entries))
+        key = key.strip()
+        if not key or key[0] in "=*":  # a ==== rule or a * note line
+            continue
+        value = value.strip()
+        rows.append((key, value, lineno))
+        if key not in first:
+            first[key] = (value, lineno)
+    return SummaryLog(path, tuple(rows), first)
 
 
 def parse_summary_file(path: Path) -> SummaryLog:

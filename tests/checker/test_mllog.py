@@ -97,3 +97,36 @@ def test_line_numbers_with_and_without_foreign_lines() -> None:
             assert ln is not None and f'"key": "{key}"' in lines[ln - 1]
             rec = log.record(key)
             assert rec is not None and rec.line == ln
+
+
+# record bodies whose decoding the in-place scan must give exactly as parse_json (json.loads with bounds) does
+_BODIES = [
+    '{"key": "k", "value": 1.5, "metadata": {"is_error": false, "is_warning": false}}',
+    '{"key": "k", "value": NaN, "metadata": {"is_error": false, "is_warning": false}}',
+    '{"key": "k", "value": 1, "value": -Infinity}',  # duplicate key: the last wins
+    '{"key": "k", "value": ' + "9" * 5000 + "}",  # beyond int()'s 4,300 digits
+    '{"key": "k", "value": ' + "[" * 150 + "]" * 150 + "}",  # nested deeper than MAX_JSON_DEPTH
+    '{"key": "k", "value": ' + "[" * 3000 + "]" * 3000 + "}",  # deeper than the recursion limit
+    '{"key": "k", "value": ' + "[" * 60 + "]" * 60 + "}",  # many brackets, shallow enough
+    '{"key": "k", "value": 1} }',  # text after the object
+    '{"key": "k", "value": 1}\t',  # whitespace after it
+    '{"key": "k", "value": "\x01"}',  # a control character in a string
+    '{"key": "k", "value": [1, 2}',
+    '{"key": "k", "value": {"a": 1}, "x": [}',
+]
+
+
+def test_records_decode_exactly_as_parse_json() -> None:
+    from checker.safe_io import JsonProblem, parse_json
+
+    for body in _BODIES:
+        for layout in (":::MLLOG " + body, ":::MLLOG  " + body + "\n"):  # LoadGen's layout, and the general path
+            log = parse_detail_text(layout + "\n" + ':::MLLOG {"key": "other", "value": 2}\n')
+            try:
+                want = parse_json(body)
+            except JsonProblem as exc:
+                assert log.value("k") is None
+                assert [(p.line, p.message) for p in log.problems] == [(1, f"malformed :::MLLOG JSON: {exc.msg}")]
+            else:
+                assert repr(log.value("k")) == repr(want["value"]) and log.problems == []
+            assert log.value("other") == 2

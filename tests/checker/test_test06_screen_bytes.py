@@ -57,3 +57,27 @@ def test_bytes_screen_rejects_eos_and_first_token(scenario: Scenario) -> None:
     assert _test06_screen_bytes(wrong_first, scenario) is (scenario is Scenario.OFFLINE)
     no_first = ok.replace(b', "token_data" : "05000000"', b"")
     assert _test06_screen_bytes(no_first, scenario) is (scenario is Scenario.OFFLINE)
+
+
+def test_screens_never_raise_on_a_count_int_cannot_read() -> None:
+    """A token_count of 5,000 digits (int() refuses 4,301 or more) is no entry's length: both screens say False and
+    the full parser reports the log, where the screens used to raise (an internal error of check-submission)."""
+    ok = b'[\n{ "seq_id" : 1, "qsl_idx" : 7, "data" : "0500000002000000", "token_data" : "05000000", "token_count" : 2 }\n]\n'
+    huge = ok.replace(b": 2 }", b": " + b"1" * 5000 + b" }")
+    for scenario in (Scenario.SERVER, Scenario.OFFLINE):
+        assert _test06_screen_bytes(ok, scenario) and _test06_screen(ok.decode(), scenario)
+        assert not _test06_screen_bytes(huge, scenario)
+        assert not _test06_screen(huge.decode(), scenario)
+
+
+def test_quote_split_is_bytes_split() -> None:
+    """The byte screen's split skips each "data" hex with find(); it equals bytes.split(b'"') on any input."""
+    import random
+
+    from checker.checks.compliance import _split_quotes
+
+    rnd = random.Random(7)
+    parts = [b'"', b'"data" : "', b"0A", b"token_data", b" : ", b"\n"]
+    for _ in range(3000):
+        data = b"".join(rnd.choice(parts) for _ in range(rnd.randrange(0, 16)))
+        assert _split_quotes(data) == data.split(b'"'), data
