@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         check_cmd = [
             sys.executable,
             "-m",
-            "checker.cli",
+            "loadgen_sut.cli.check",
             str(tree),
             "--quiet",
             "--json",

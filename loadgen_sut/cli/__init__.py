@@ -24,7 +24,7 @@ from checker.findings import EXIT_UNUSABLE, UnusableInput
 
 # name -> (help, module implementing add_arguments/run)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("check a submission tree (same as check-submission)", "checker.cli"),
+    "check": ("check a submission tree (same as check-submission)", "loadgen_sut.cli.check"),
     "run": ("run an engine under the official LoadGen and lay out a submission", "loadgen_sut.cli.run"),
     "package": ("lay finished submission runs out as the round's tree, without rerunning", "loadgen_sut.cli.package"),
     "score": ("score an accuracy log against a data set as the reference scripts do", "loadgen_sut.cli.score"),
