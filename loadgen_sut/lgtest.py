@@ -25,7 +25,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import mlperf_loadgen as lg
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -38,6 +38,7 @@ from loadgen_sut.engines.base import EngineUnavailable, GenerationRequest
 from loadgen_sut.engines.factory import EngineSpec, build_engine, build_tokenizer
 from loadgen_sut.engines.simulated import simulated_answers, simulated_vocabulary
 from loadgen_sut.progress import Progress
+from loadgen_sut.record import LengthStats, Percentile, ProcessDataset, SutResult
 from loadgen_sut.settings import (
     OptionalSetting,
     SettingsError,
@@ -152,9 +153,9 @@ class _Watchdog:
             self._thread.join(timeout=5)
 
 
-def _write(out: Path, payload: dict[str, Any]) -> None:
+def _write(out: Path, result: SutResult) -> None:
     tmp = out / (RESULT_FILE + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n", encoding="utf-8")
     tmp.replace(out / RESULT_FILE)
 
 
@@ -204,7 +205,7 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         expire_at = started + spec.deadline_s - expire_before
         close_by = started + spec.deadline_s - signal_before
     sys.setswitchinterval(0.0005)  # LoadGen's threads get the GIL back quickly (loadgen-notes §3.3)
-    result: dict[str, Any] = {"test": spec.name, "status": "setup"}
+    result = SutResult(test=spec.name, status="setup")
     audit_present = (workdir / AUDIT_CONFIG).exists()
     if audit_present != spec.audit:
         msg = (
@@ -212,13 +213,13 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
             if audit_present
             else f"{spec.name} needs {AUDIT_CONFIG} in {workdir}"
         )
-        _write(workdir, {**result, "status": "setup_error", "error": msg})
+        _write(workdir, result.model_copy(update={"status": "setup_error", "error": msg}))
         print(f"inference-audit: error: {msg}", file=sys.stderr)
         return EXIT_SETUP
     try:  # before the engine starts: a setting this LoadGen release lacks but the run needs refuses it
         missing = require_loadgen_settings(spec.settings, unavailable_loadgen_settings())
     except SettingsError as exc:
-        _write(workdir, {**result, "status": "setup_error", "error": str(exc)})
+        _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
         print(f"inference-audit: error: {exc}", file=sys.stderr)
         return EXIT_SETUP
 
@@ -230,18 +231,18 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         references = simulated_answers(dataset)  # what the simulated engine answers (other engines ignore it)
         engine = build_engine(spec.engine, tokenizer, references)
     except UnusableInput as exc:
-        _write(workdir, {**result, "status": "setup_error", "error": str(exc)})
+        _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
         print(f"inference-audit: error: {exc}", file=sys.stderr)
         return EXIT_SETUP
     if not dataset.samples:
-        _write(workdir, {**result, "status": "setup_error", "error": f"dataset {spec.dataset!r} has no samples"})
+        _write(workdir, result.model_copy(update={"status": "setup_error", "error": f"dataset {spec.dataset!r} has no samples"}))
         return EXIT_SETUP
     requests = _requests(dataset, spec.generation)
 
     try:
         loop_thread = LoopThread()
     except ValueError as exc:  # INFERENCE_AUDIT_EVENT_LOOP names no loop this machine has
-        _write(workdir, {**result, "status": "setup_error", "error": str(exc)})
+        _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
         print(f"inference-audit: error: {exc}", file=sys.stderr)
         return EXIT_SETUP
     start_timeout = spec.engine_start_timeout_s
@@ -252,7 +253,7 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
     except (EngineUnavailable, TimeoutError) as exc:
         loop_thread.stop()
         msg = str(exc) or f"engine did not start within {start_timeout:g} s"
-        _write(workdir, {**result, "status": "engine_unavailable", "error": msg})
+        _write(workdir, result.model_copy(update={"status": "engine_unavailable", "error": msg}))
         print(f"inference-audit: engine unavailable: {msg}", file=sys.stderr)
         return EXIT_ENGINE_UNAVAILABLE
 
@@ -264,7 +265,7 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
             f"the {spec.name} test logs output token ids, but this engine returns none and no tokenizer "
             "was given: pass --tokenizer DIR (the served model's tokenizer)"
         )
-        _write(workdir, {**result, "status": "setup_error", "error": msg})
+        _write(workdir, result.model_copy(update={"status": "setup_error", "error": msg}))
         print(f"inference-audit: error: {msg}", file=sys.stderr)
         return EXIT_SETUP
 
@@ -274,7 +275,7 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
     except SettingsError as exc:
         loop_thread.run(engine.close(), timeout_s=30)
         loop_thread.stop()
-        _write(workdir, {**result, "status": "setup_error", "error": str(exc)})
+        _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
         print(f"inference-audit: error: {exc}", file=sys.stderr)
         return EXIT_SETUP
     actual = from_loadgen(ts, spec.settings.scenario, spec.settings.conf_model, fallback=spec.settings)
@@ -367,38 +368,38 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
     ttft = percentile_with_count(stats.ttft_ms, 99)
     tpot = percentile_with_count(stats.tpot_ms, 99)
     out_lens = stats.output_lengths
-    result.update(
-        {
-            "status": status,
-            "error": error,
-            "engine": engine.info().model_dump(),
-            "event_loop": loop_thread.kind,
-            "issue_timer_slack_ns": slack_ns,
-            "gc_frozen_objects": gc.get_freeze_count(),
-            "dataset": {"name": dataset.name, "samples": n, "simulated": bool(dataset.simulated)},
-            "input_tokens": _length_stats([len(s.input_ids) for s in dataset.samples if s.input_ids is not None]),
-            "output_tokens": _length_stats(out_lens),
-            "loadgen_settings": actual.model_dump(mode="json"),
-            "settings_mismatches": [f.model_dump(mode="json") for f in mismatches],
-            "loadgen_unavailable_settings": unavailable_text(missing),
-            "sut": stats.as_dict(),
-            "client_ttft_p99_ms": {"value": ttft[0], "count": ttft[1]},
-            "client_tpot_p99_ms": {"value": tpot[0], "count": tpot[1]},
-            "wall_s": wall_s,
-            "process_cpu_s": cpu_s,
-            "cpu_us_per_query": (cpu_s / stats.completed * 1e6) if stats.completed else None,
-            "timeline": timeline,
-            "client_diagnostics": client.model_dump(mode="json"),
-        }
+    result = SutResult(
+        test=spec.name,
+        status=status,
+        error=error,
+        engine=engine.info(),
+        event_loop=loop_thread.kind,
+        issue_timer_slack_ns=slack_ns,
+        gc_frozen_objects=gc.get_freeze_count(),
+        dataset=ProcessDataset(name=dataset.name, samples=n, simulated=bool(dataset.simulated)),
+        input_tokens=_length_stats([len(s.input_ids) for s in dataset.samples if s.input_ids is not None]),
+        output_tokens=_length_stats(out_lens),
+        loadgen_settings=actual,
+        settings_mismatches=tuple(mismatches),
+        loadgen_unavailable_settings=tuple(unavailable_text(missing)),
+        sut=stats.counts(),
+        first_tokens=stats.first_tokens,
+        client_ttft_p99_ms=Percentile(value=ttft[0], count=ttft[1]),
+        client_tpot_p99_ms=Percentile(value=tpot[0], count=tpot[1]),
+        wall_s=wall_s,
+        process_cpu_s=cpu_s,
+        cpu_us_per_query=(cpu_s / stats.completed * 1e6) if stats.completed else None,
+        timeline=timeline,
+        client_diagnostics=client,
     )
     _write(workdir, result)
     return 0
 
 
-def _length_stats(values: list[int]) -> dict[str, Any]:
+def _length_stats(values: list[int]) -> LengthStats:
     if not values:
-        return {"count": 0, "min": None, "max": None, "mean": None}
-    return {"count": len(values), "min": min(values), "max": max(values), "mean": sum(values) / len(values)}
+        return LengthStats(count=0)
+    return LengthStats(count=len(values), min=min(values), max=max(values), mean=sum(values) / len(values))
 
 
 def _process_started() -> float:

@@ -136,6 +136,48 @@ class TestRecord(_Frozen):
     client: ClientDiagnostics | None = None  # None: not measured (an older record, or the test did not run)
 
 
+TestStatus = Literal["setup", "setup_error", "engine_unavailable", "finished", "loadgen_error", "deadline", "crashed"]
+
+
+class ProcessDataset(_Frozen):
+    """The data set one test process loaded."""
+
+    name: str
+    samples: int
+    simulated: bool
+
+
+class SutResult(_Frozen):
+    """``sut_result.json``: what a LoadGen test process (``loadgen_sut.lgtest``) reports to the runner, written by it
+    with this model and read back with it (a file that does not validate is a crashed test, never an untyped dict).
+    Only ``test`` and ``status`` are always there: a test that stopped in its setup has only ``error`` besides."""
+
+    __test__ = False  # not a pytest class
+
+    test: str
+    status: TestStatus
+    error: str | None = None
+    engine: EngineInfo | None = None
+    event_loop: str | None = None
+    issue_timer_slack_ns: int | None = None
+    gc_frozen_objects: int | None = None
+    dataset: ProcessDataset | None = None
+    input_tokens: LengthStats | None = None
+    output_tokens: LengthStats | None = None
+    loadgen_settings: TestSettingsModel | None = None
+    settings_mismatches: tuple[Finding, ...] = ()
+    loadgen_unavailable_settings: tuple[str, ...] = ()
+    sut: SutCounts | None = None
+    first_tokens: int | None = None  # first tokens the SUT reported to LoadGen (None: the test did not run)
+    client_ttft_p99_ms: Percentile | None = None
+    client_tpot_p99_ms: Percentile | None = None
+    wall_s: float | None = None
+    process_cpu_s: float | None = None
+    cpu_us_per_query: float | None = None
+    timeline: str | None = None  # the per-sample timeline's file name (None: not written)
+    client_diagnostics: ClientDiagnostics | None = None
+
+
 class DatasetRecord(_Frozen):
     """A data set as the run loaded it (``--dataset-limit`` applied) and the LoadGen tests that ran on it."""
 

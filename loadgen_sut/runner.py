@@ -14,7 +14,6 @@ outstanding samples as failed so that LoadGen can finish and write its logs.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -63,13 +62,13 @@ from loadgen_sut.lgtest import (
 from loadgen_sut.mlperf_conf import MLPERF_CONF_FILE, compiled_mlperf_conf
 from loadgen_sut.record import (
     RECORD_FILE,
-    ClientDiagnostics,
     DatasetRecord,
     LengthStats,
     LoadGenResult,
     Percentile,
     RunRecord,
     SutCounts,
+    SutResult,
     Test07Record,
     Test09Record,
     TestRecord,
@@ -663,63 +662,48 @@ def loadgen_result(log: DetailLog, rnd: Round, bench: Benchmark, scenario: Scena
     )
 
 
+def _read_sut_result(res_path: Path) -> tuple[SutResult | None, str | None]:
+    """The test process's ``sut_result.json`` (:class:`SutResult`), or why there is none: not written (the process
+    died first) or not valid (a crash while writing it, a process of another version)."""
+    if not res_path.is_file():
+        return None, None
+    try:
+        return SutResult.model_validate_json(res_path.read_bytes()), None
+    except (OSError, ValueError) as exc:
+        return None, f"{res_path.name} unreadable: {str(exc).splitlines()[0][:200]}"
+
+
 def _test_record(
     name: str, test_dir: Path, run_dir: Path, rc: int, log: LoadGenResult | None
-) -> tuple[TestRecord, dict[str, Any]]:
-    res_path = test_dir / RESULT_FILE
-    data: dict[str, Any] = {}
-    if res_path.is_file():
-        try:
-            data = json.loads(res_path.read_text(encoding="utf-8"))
-        except ValueError:
-            data = {}
-    status = str(data.get("status") or "crashed")
+) -> tuple[TestRecord, SutResult | None]:
+    result, unreadable = _read_sut_result(test_dir / RESULT_FILE)
+    status = result.status if result is not None else "crashed"
     if rc not in (0, EXIT_ENGINE_UNAVAILABLE) and status == "finished":
         status = "crashed"  # wrote a result, then died
-    error = data.get("error") or (None if rc == 0 else f"test process exited with code {rc}")
-    sut = data.get("sut") or {}
-    out_tokens = data.get("output_tokens")
-    settings = data.get("loadgen_settings")
+    error = (result.error if result is not None else unreadable) or (
+        None if rc == 0 else f"test process exited with code {rc}"
+    )
+    if result is None:
+        return TestRecord(name=name, directory=str(test_dir.relative_to(run_dir)), status=status, error=error, loadgen=log), None
     return TestRecord(
         name=name,
         directory=str(test_dir.relative_to(run_dir)),
         status=status,
         error=error,
         loadgen=log,
-        sut=SutCounts(
-            issued=sut.get("issued", 0),
-            completed=sut.get("completed", 0),
-            failed=sut.get("failed", 0),
-            failures_by_kind=sut.get("failures_by_kind", {}),
-            failure_examples=tuple(sut.get("failure_examples", ())),
-            single_token_outputs=sut.get("single_token_outputs", 0),
-            retokenized_outputs=sut.get("retokenized_outputs", 0),
-            output_tokens=sut.get("output_tokens", 0),
-            duplicate_completions=sut.get("duplicate_completions", 0),
-        ),
-        client_ttft_p99_ms=Percentile(**data["client_ttft_p99_ms"]) if data.get("client_ttft_p99_ms") else None,
-        client_tpot_p99_ms=Percentile(**data["client_tpot_p99_ms"]) if data.get("client_tpot_p99_ms") else None,
-        output_tokens=LengthStats(**out_tokens) if out_tokens else None,
-        wall_s=data.get("wall_s"),
-        process_cpu_s=data.get("process_cpu_s"),
-        cpu_us_per_query=data.get("cpu_us_per_query"),
-        event_loop=data.get("event_loop"),
-        issue_timer_slack_ns=data.get("issue_timer_slack_ns"),
-        gc_frozen_objects=data.get("gc_frozen_objects"),
-        loadgen_settings=TestSettingsModel.model_validate(settings) if settings else None,
-        client=_client_diagnostics(data, res_path),
-    ), data
-
-
-def _client_diagnostics(data: dict[str, Any], res_path: Path) -> ClientDiagnostics | None:
-    """The child's client self-diagnostics, read typed (None: not written: the test did not run)."""
-    raw = data.get("client_diagnostics")
-    if raw is None:
-        return None
-    try:
-        return ClientDiagnostics.model_validate(raw)
-    except ValueError as exc:
-        raise UnusableInput(f"client_diagnostics: {str(exc).splitlines()[0][:200]}", str(res_path)) from exc
+        sut=result.sut or SutCounts(),
+        client_ttft_p99_ms=result.client_ttft_p99_ms,
+        client_tpot_p99_ms=result.client_tpot_p99_ms,
+        output_tokens=result.output_tokens,
+        wall_s=result.wall_s,
+        process_cpu_s=result.process_cpu_s,
+        cpu_us_per_query=result.cpu_us_per_query,
+        event_loop=result.event_loop,
+        issue_timer_slack_ns=result.issue_timer_slack_ns,
+        gc_frozen_objects=result.gc_frozen_objects,
+        loadgen_settings=result.loadgen_settings,
+        client=result.client_diagnostics,
+    ), result
 
 
 def _run_finding(rule: str, message: str, severity: Severity | None = None, **kw: Any) -> Finding:
@@ -918,7 +902,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     test06: dict[str, Any] | None = None
     test07: Test07Record | None = None
     test09: Test09Record | None = None
-    engine_info = None
+    engine_info: EngineInfo | None = None
     probed = False
     interrupted = False
     read_back: TestSettingsModel | None = None  # what LoadGen applies (the probe's answer)
@@ -978,7 +962,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
             rc, stopped = _run_child(spec_path, test_dir, deadline)
             detail = test_dir / "mlperf_log_detail.txt"
             lgr = loadgen_result(parse_detail_file(detail), rnd, bench, scenario) if detail.is_file() else None
-            trec, data = _test_record(name, test_dir, run_dir, rc, lgr)
+            trec, sut_result = _test_record(name, test_dir, run_dir, rc, lgr)
             if stopped is not None:
                 trec = trec.model_copy(
                     update={
@@ -987,8 +971,8 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
                         + (f"; before that: {trec.error}" if trec.error and trec.status == "deadline" else ""),
                     }
                 )
-            if data.get("engine") and engine_info is None:
-                engine_info = data["engine"]
+            if sut_result is not None and sut_result.engine is not None and engine_info is None:
+                engine_info = sut_result.engine
             tests.append(trec)
             _summarize_test(trec, say)
             verdict_findings += _judge_test(trec)
@@ -1020,7 +1004,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         benchmark=bench.name,
         scenario=scenario.value,
         mode=request.mode.value,
-        engine=EngineInfo.model_validate(engine_info) if engine_info else None,
+        engine=engine_info,
         generation=generation.record(),
         dataset=datasets[0],
         datasets=datasets,

@@ -72,6 +72,7 @@ from loadgen_sut.engines.base import (
     GenerationRequest,
     single_event,
 )
+from loadgen_sut.record import SutCounts
 from loadgen_sut.timeline import NOT_MEASURED, TimelineColumns
 
 T = TypeVar("T")
@@ -215,19 +216,22 @@ class SutStats:
         self.tpot_ms: list[float] = []
         self.duplicate_completions = 0
 
+    def counts(self) -> SutCounts:
+        """The counts as the run record holds them (``TestRecord.sut``)."""
+        return SutCounts(
+            issued=self.issued,
+            completed=self.completed,
+            failed=self.failed,
+            failures_by_kind=dict(self.failures_by_kind),
+            failure_examples=tuple(self.failure_examples),
+            single_token_outputs=self.single_token_outputs,
+            retokenized_outputs=self.retokenized,
+            output_tokens=self.output_tokens,
+            duplicate_completions=self.duplicate_completions,
+        )
+
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "issued": self.issued,
-            "first_tokens": self.first_tokens,
-            "completed": self.completed,
-            "failed": self.failed,
-            "failures_by_kind": dict(self.failures_by_kind),
-            "failure_examples": self.failure_examples,
-            "single_token_outputs": self.single_token_outputs,
-            "retokenized_outputs": self.retokenized,
-            "output_tokens": self.output_tokens,
-            "duplicate_completions": self.duplicate_completions,
-        }
+        return {**self.counts().model_dump(mode="json"), "first_tokens": self.first_tokens}
 
 
 def percentile_with_count(values: Sequence[float], pct: float) -> tuple[float | None, int]:
