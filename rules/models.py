@@ -112,7 +112,7 @@ class Benchmark(_Model):
     dataset_size: int | None = None  # accuracy run must cover this many samples
     offline_min_samples_per_query: int | None = None
     min_query_count: dict[Scenario, int] = Field(default_factory=dict)  # enforced for non-ES scenarios
-    server_target_latency_ns: int | None = None  # effective_target_latency_ns must be <=
+    server_target_latency_ns: int | None = None  # read it with target_latency_ns_for(scenario)
     token_latency_limits: dict[Scenario, TokenLatencyLimit] = Field(default_factory=dict)
     accuracy_targets: tuple[AccuracyTarget, ...] = ()
     accuracy_upper_limits: tuple[AccuracyTarget, ...] = ()
@@ -132,7 +132,7 @@ class Benchmark(_Model):
     rules_text: dict[str, str] = Field(default_factory=dict)  # verbatim rules table cells, for display
     notes: tuple[str, ...] = ()
     # --- added by the rules data build (additive) ---
-    interactive_target_latency_ns: int | None = None  # a separate Interactive bound (v6.1 qwen3-vl)
+    interactive_target_latency_ns: int | None = None  # a separate Interactive bound (v6.1 qwen3-vl); see target_latency_ns_for
     accuracy_targets_by_scenario: dict[Scenario, tuple[AccuracyTarget, ...]] = Field(
         default_factory=dict
     )  # replaces accuracy_targets for that scenario when present
@@ -165,6 +165,17 @@ class Benchmark(_Model):
     # answer's text (qwen3-vl: task.py encodes the chat completion's content, evaluation.py decodes it as UTF-8)
     accuracy_log_format: Literal["token_ids", "utf8_text"] = "token_ids"
     cites: dict[str, str] = Field(default_factory=dict)  # field name -> SOURCE_ID:line
+
+    def target_latency_ns_for(self, scenario: Scenario | None) -> int | None:
+        """The bound on a scenario's target latency (``effective_target_latency_ns``; the p99 latency of an endpoints
+        run): the checker's ``latency-constraint`` of the benchmark. Interactive has its own where the round gives
+        one (v6.1 qwen3-vl: 1.5 s against Server's 12 s, CHK_HEAD:256-259); else an Interactive run, which LoadGen
+        runs as Server, is held to the Server bound. None: no bound (Offline, SingleStream, or none in the round)."""
+        if scenario is Scenario.INTERACTIVE and self.interactive_target_latency_ns is not None:
+            return self.interactive_target_latency_ns
+        if scenario in (Scenario.SERVER, Scenario.INTERACTIVE):
+            return self.server_target_latency_ns
+        return None
 
     def accuracy_targets_for(self, scenario: Scenario | None = None) -> tuple[AccuracyTarget, ...]:
         """Lower bounds that apply to a scenario's accuracy run."""

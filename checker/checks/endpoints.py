@@ -345,9 +345,7 @@ def _latency(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Finding]:
                     )
                 )
         return out
-    bound = bm.interactive_target_latency_ns if scen is Scenario.INTERACTIVE else bm.server_target_latency_ns
-    if scen is Scenario.INTERACTIVE and bound is None:
-        bound = bm.server_target_latency_ns
+    bound = bm.target_latency_ns_for(scen)
     if bound is None:
         return out
     v = run.percentile("latency", "99.0")

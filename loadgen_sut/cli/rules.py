@@ -381,20 +381,12 @@ class _ShowText:
         b, c = self.b, self.b.cites
         self.head("Latency gates")
         shown = False
-        if b.server_target_latency_ns is not None:
-            self.line(
-                f"Server: target latency <= {_num(b.server_target_latency_ns)} ns "
-                f"({b.server_target_latency_ns / 1e6:g} ms)",
-                c.get("server_target_latency_ns"),
-            )
-            shown = True
-        if b.interactive_target_latency_ns is not None:
-            self.line(
-                f"Interactive: target latency <= {_num(b.interactive_target_latency_ns)} ns "
-                f"({b.interactive_target_latency_ns / 1e6:g} ms)",
-                c.get("server_target_latency_ns"),
-            )
-            shown = True
+        server = b.target_latency_ns_for(Scenario.SERVER)
+        interactive = b.target_latency_ns_for(Scenario.INTERACTIVE)
+        for name, bound in (("Server", server), ("Interactive", interactive if interactive != server else None)):
+            if bound is not None:
+                self.line(f"{name}: target latency <= {_num(bound)} ns ({bound / 1e6:g} ms)", c.get("server_target_latency_ns"))
+                shown = True
         for scen in _ordered(b.token_latency_limits):
             lim = b.token_latency_limits[scen]
             self.line(

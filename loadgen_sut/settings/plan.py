@@ -149,7 +149,7 @@ def official_settings(rnd: Round, benchmark: Benchmark, scenario: Scenario) -> T
         ttft_latency_ns=round(limits.ttft_ms * _NS_PER_MS) if limits and lg_scn is Scenario.SERVER else None,
         tpot_latency_ns=round(limits.tpot_ms * _NS_PER_MS) if limits and lg_scn is Scenario.SERVER else None,
         target_latency_percentile=percentile,
-        server_target_latency_ns=benchmark.server_target_latency_ns if lg_scn is Scenario.SERVER else None,
+        server_target_latency_ns=benchmark.target_latency_ns_for(scenario) if lg_scn is Scenario.SERVER else None,
         seeds=rnd.seeds,
     )
 

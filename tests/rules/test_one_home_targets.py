@@ -72,3 +72,31 @@ def test_round_result_key_and_units_for() -> None:
     assert rnd.units_for(rnd.benchmark("wan-2.2-t2v-a14b"), Scenario.SINGLE_STREAM) == "Latency (s)"
     assert rnd.units_for(rnd.benchmark("e2e-rag-qna"), Scenario.OFFLINE) == "Tasks/s"
     assert rnd.units_for(rnd.benchmark("resnet"), Scenario.MULTI_STREAM) == "Latency (ms)"
+
+
+# a benchmark's latency bound read as a field, not through Benchmark.target_latency_ns_for(scenario); TestSettings'
+# own server_target_latency_ns (the mirror of LoadGen's setting) is another thing and is not matched
+BOUND_FIELD = re.compile(r"\b(?:bm|b|bench|benchmark)\.server_target_latency_ns\b|\binteractive_target_latency_ns\b")
+
+
+def test_no_module_reads_the_latency_bound_directly() -> None:
+    """v6.1 qwen3-vl's Interactive bound (1.5 s) is not its Server bound (12 s): the plan, the gate and the
+    LAT-SERVER-TARGET check read Server's for an Interactive run until they all asked the model."""
+    hits: dict[str, list[int]] = {}
+    for top in ("checker", "loadgen_sut"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+                if BOUND_FIELD.search(line.split("#", 1)[0]):
+                    hits.setdefault(path.relative_to(ROOT).as_posix(), []).append(lineno)
+    assert not hits, f"read Benchmark.target_latency_ns_for(scenario): {hits}"
+
+
+def test_target_latency_per_scenario() -> None:
+    q = load_round("v6.1").benchmark("qwen3-vl-235b-a22b")
+    llama = load_round("v6.1").benchmark("llama3.1-8b")
+    assert q is not None and llama is not None
+    assert q.target_latency_ns_for(Scenario.SERVER) == 12_000_000_000
+    assert q.target_latency_ns_for(Scenario.INTERACTIVE) == 1_500_000_000  # CHK_HEAD:256-259
+    assert q.target_latency_ns_for(Scenario.OFFLINE) is None
+    # no Interactive bound of its own: LoadGen runs Interactive as Server, held to the Server bound
+    assert llama.target_latency_ns_for(Scenario.INTERACTIVE) == llama.target_latency_ns_for(Scenario.SERVER)

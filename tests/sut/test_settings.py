@@ -231,3 +231,14 @@ def test_token_latencies_follow_the_rounds_mlperf_conf(rnd: str, bench: str, tok
         assert planned.use_token_latencies is tokens
         if not tokens:
             assert planned.ttft_latency_ns is None and planned.tpot_latency_ns is None
+
+
+def test_qwen3_vl_interactive_gate_is_its_own_bound() -> None:
+    """v6.1 qwen3-vl Interactive: target latency <= 1.5 s (CHK_HEAD:256-259), not Server's 12 s."""
+    r = load_round("v6.1")
+    b = r.benchmark("qwen3-vl-235b-a22b")
+    assert b is not None
+    interactive = official_settings(r, b, Scenario.INTERACTIVE)
+    assert interactive.server_target_latency_ns == 1_500_000_000
+    assert "gate: p99 latency <= 1500 ms" in gates_text(plan_settings(r, b, Scenario.INTERACTIVE, parse_user_conf_text("", "u")))
+    assert official_settings(r, b, Scenario.SERVER).server_target_latency_ns == 12_000_000_000
