@@ -20,7 +20,7 @@ RULES = register(
         official="v5.1.1 only logs it (HEAD fails)",
         beyond=True,
     ),
-    RuleInfo("LAT-SERVER-TARGET", "D10", "Server target latency above the benchmark's bound"),
+    RuleInfo("LAT-SERVER-TARGET", "D10", "Server target latency above the benchmark's bound (Interactive's own where the round has one)"),
     RuleInfo("LAT-TOKEN-LATENCIES", "D15", "use_token_latencies off for an LLM"),
     RuleInfo("LAT-TOKEN-LIMITS", "D16", "no TTFT/TPOT limits for this scenario"),
     RuleInfo("LAT-TTFT", "D16", "p99 TTFT not below the limit"),
