@@ -20,7 +20,7 @@ from pathlib import Path
 
 from checker.checks.catalog import all_rules
 from checker.engine import check_tree
-from checker.findings import EXIT_UNUSABLE, UnusableInput, rule_matches
+from checker.findings import EXIT_UNUSABLE, UnusableInput
 from checker.report.json_report import render_json, report_dict
 from checker.report.junit import render_junit
 from checker.report.outcome import exit_code, filter_report
@@ -29,6 +29,7 @@ from checker.report.summary_csv import render_summary_csv
 from checker.report.terminal import Progress, render_terminal
 from checker.results import CheckReport
 from checker.round_detection import detect_round
+from loadgen_sut.cli.rule_filters import refuse_unknown, split_ids
 from rules.models import Round
 from rules.registry import UnknownRound, list_rounds, load_round
 
@@ -85,21 +86,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
 
 
-def _split_ids(values: Sequence[str]) -> list[str]:
-    return [part.strip() for v in values for part in v.split(",") if part.strip()]
-
-
 def _known_rule_ids() -> list[str]:
     """Every rule id the checker can emit (compliance runs repeat PERF-/LAT- rules as COMPL-PERF-/COMPL-LAT-)."""
     rules = all_rules()
     ids = list(rules)
     ids += [f"COMPL-{r}" for r in rules if r.startswith(("PERF-", "LAT-"))]
     return ids
-
-
-def _unknown_patterns(patterns: Sequence[str]) -> list[str]:
-    known = _known_rule_ids()
-    return [p for p in patterns if not any(rule_matches(r, [p]) for r in known)]
 
 
 def _fail(message: str) -> int:
@@ -156,14 +148,10 @@ def _run(args: argparse.Namespace) -> int:
     if isinstance(chosen, str):
         return _fail(chosen)
     rnd, round_note = chosen
-    select, ignore = _split_ids(args.select), _split_ids(args.ignore)
+    select, ignore = split_ids(args.select), split_ids(args.ignore)
+    known = _known_rule_ids()
     for option, patterns in (("--select", select), ("--ignore", ignore)):
-        unknown = _unknown_patterns(patterns)
-        if unknown:  # a typo in --select would silently pass everything
-            return _fail(
-                f"{option} {','.join(unknown)}: no rule id matches; rule ids look like PERF-SEEDS "
-                f"(prefixes such as PERF or ACC-HASH select families)"
-            )
+        refuse_unknown(option, patterns, known)  # a typo in --select would silently pass everything (exit 2)
 
     show_progress = not args.quiet and (args.progress or sys.stderr.isatty())
     progress = Progress() if show_progress else None

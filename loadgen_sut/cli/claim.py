@@ -22,8 +22,10 @@ from checker.audit.peers.parse import detect_tool, load_peer_json
 from checker.audit.peers.rules import peer_issues
 from checker.audit.table.parse import load_table
 from checker.audit.table.round import detect_round
+from checker.checks.catalog import audit_rules
 from checker.findings import Finding, UnusableInput, filter_findings, rule_matches
 from checker.report.output import FORCE_HELP, check_not_inputs, json_document, plan_outputs, write_output
+from loadgen_sut.cli.rule_filters import refuse_unknown, split_ids
 from rules import UnknownRound, latest_round, load_round
 from rules.messaging import load_messaging
 
@@ -52,10 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--force", action="store_true", help=FORCE_HELP)
     parser.add_argument(
-        "--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes"
+        "--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes (comma-separated; repeatable)"
     )
     parser.add_argument(
-        "--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes"
+        "--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes (comma-separated; repeatable)"
     )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="also list the requirements the claim meets"
@@ -85,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
         force=getattr(args, "force", False),
         inputs=[*(_file_part(p) for p in args.files), args.table],
     )
+    args.select, args.ignore = split_ids(args.select), split_ids(args.ignore)
+    for option, patterns in (("--select", args.select), ("--ignore", args.ignore)):
+        refuse_unknown(option, patterns, audit_rules())  # a typo would select nothing and pass everything
     claim_files = [p for p in args.files if not _is_peer_file(p)]
     peer_files = [p for p in args.files if p not in claim_files]
     if len(claim_files) > 1:

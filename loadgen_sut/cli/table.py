@@ -24,8 +24,10 @@ from checker.audit.table.report import (
 )
 from checker.audit.table.round import detect_round
 from checker.audit.table.tree import DEFAULT_REL_TOL, TreeCheck
+from checker.checks.catalog import audit_rules
 from checker.findings import UnusableInput
 from checker.report.output import FORCE_HELP, plan_outputs, write_output, write_output_stream
+from loadgen_sut.cli.rule_filters import refuse_unknown, split_ids
 from rules import UnknownRound, load_round
 
 
@@ -66,10 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"relative tolerance when comparing with the logs beyond printed rounding (default {DEFAULT_REL_TOL:g})",
     )
     parser.add_argument(
-        "--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes"
+        "--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes (comma-separated; repeatable)"
     )
     parser.add_argument(
-        "--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes"
+        "--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes (comma-separated; repeatable)"
     )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list every note, not a summary per rule"
@@ -88,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
         trees=[args.tree],
         inputs=[args.file],
     )
+    args.select, args.ignore = split_ids(args.select), split_ids(args.ignore)
+    for option, patterns in (("--select", args.select), ("--ignore", args.ignore)):
+        refuse_unknown(option, patterns, audit_rules())  # a typo would select nothing and pass everything
     html = [t for t in outputs if t.option == "--html"]
     outputs = [t for t in outputs if t.option == "--json"]
     page_rows = None

@@ -238,3 +238,7 @@ def test_select_and_ignore(audit, rows_table: Path, tmp_path: Path) -> None:
     assert audit("table", str(path), "--ignore", "TABLE-AVAILABILITY").code == 0
     assert audit("table", str(path), "--select", "TABLE-ID").code == 0
     assert audit("table", str(path), "--select", "TABLE").code == 1
+    # a pattern that matches no auditor rule (a typo) would select nothing and pass: refused before any work
+    typo = audit("table", str(path), "--select", "TABEL-ID")
+    assert typo.code == 2 and "--select TABEL-ID: no rule id matches" in typo.err and typo.report is None
+    assert audit("table", str(path), "--select", "TABLE-ID,TABLE-VALUE").code == 0  # comma-separated, as check
