@@ -29,13 +29,13 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "package": ("lay finished submission runs out as the round's tree, without rerunning", "loadgen_sut.cli.package"),
     "score": ("score an accuracy log against a data set as the reference scripts do", "loadgen_sut.cli.score"),
     "sweep": ("LoadGen Server runs at rising rates: goodput per level and the SLO knee", "loadgen_sut.cli.sweep"),
-    "rules": ("show a round's rules", "loadgen_sut.cli.rules"),
+    "rules": ("show a round's rules, and the rule ids the tools emit with their code", "loadgen_sut.cli.rules"),
     "table": ("validate a published result table against the rules and the logs", "loadgen_sut.cli.table"),
     "claim": ("audit a performance claim for comparability", "loadgen_sut.cli.claim"),
     "init": ("write a system or implementation description template", "loadgen_sut.cli.init"),
     "verify": ("re-verify a finished compliance run (TEST06) as run_verification.py does", "loadgen_sut.cli.verify"),
     "dataset": ("prepare a data set once (qwen3-vl: the catalogue in the endpoints layout)", "loadgen_sut.cli.dataset"),
-    "report": ("write a self-contained HTML page of a run, a sweep or a check report", "loadgen_sut.cli.report"),
+    "report": ("write a self-contained HTML page of a run, a sweep, or a check, table or claim report", "loadgen_sut.cli.report"),
 }
 
 
