@@ -168,7 +168,28 @@ def compare_with_loadgen(
                     f"(compiled mlperf.conf of another round, or a user.conf override)",
                 )
             )
+    out += _target_latency_finding(expected, actual, round_name, skip)
     return out
+
+
+def _target_latency_finding(
+    expected: TestSettingsModel, actual: TestSettingsModel, round_name: str, skip: frozenset[str]
+) -> list[Finding]:
+    """A run judged on its end-to-end latency (no token latencies: qwen3-vl) is judged by LoadGen against the
+    target_latency it reads, which must be the round's bound: a lower one makes LoadGen call a compliant run INVALID
+    (v6.1 qwen3-vl Interactive: no mlperf.conf key, LoadGen's default 10 ms against 1.5 s), a higher one the checker.
+    Runs with token latencies are judged on TTFT/TPOT, where target_latency is not the gate."""
+    want, got = expected.server_target_latency_ns, actual.server_target_latency_ns
+    if "server_target_latency_ns" in skip or expected.use_token_latencies or want is None or got is None or want == got:
+        return []
+    return [
+        registered_finding(
+            rule="RUN-LOADGEN-CONF",
+            message=f"LoadGen will judge the p99 latency against target_latency {got / 1e6:g} ms but round "
+            f"{round_name}'s bound for {expected.scenario.value} is {want / 1e6:g} ms (no mlperf.conf key for "
+            f"{expected.conf_model} in the installed LoadGen, or a user.conf override)",
+        )
+    ]
 
 
 def describe_overrides(overrides: Sequence[Override]) -> list[str]:

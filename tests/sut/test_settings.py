@@ -242,3 +242,21 @@ def test_qwen3_vl_interactive_gate_is_its_own_bound() -> None:
     assert interactive.server_target_latency_ns == 1_500_000_000
     assert "gate: p99 latency <= 1500 ms" in gates_text(plan_settings(r, b, Scenario.INTERACTIVE, parse_user_conf_text("", "u")))
     assert official_settings(r, b, Scenario.SERVER).server_target_latency_ns == 12_000_000_000
+
+
+def test_a_loadgen_target_latency_off_the_bound_is_reported_where_it_is_the_gate() -> None:
+    """qwen3-vl (no token latencies) is judged by LoadGen against the target_latency it reads: v6.1 Interactive has no
+    mlperf.conf key, so LoadGen's default 10 ms would fail a run that meets the 1.5 s bound. Where TTFT/TPOT are the
+    gate (llama3.1-8b), target_latency is not compared."""
+    r = load_round("v6.1")
+    q, llama = r.benchmark("qwen3-vl-235b-a22b"), r.benchmark("llama3.1-8b")
+    assert q is not None and llama is not None
+    want = official_settings(r, q, Scenario.INTERACTIVE)
+    got = want.model_copy(update={"server_target_latency_ns": 10_000_000})
+    found = compare_with_loadgen(want, got, "v6.1")
+    assert [f.rule for f in found] == ["RUN-LOADGEN-CONF"]
+    assert "target_latency 10 ms but round v6.1's bound for Interactive is 1500 ms" in found[0].message
+    assert compare_with_loadgen(want, want, "v6.1") == []
+    assert compare_with_loadgen(want, got, "v6.1", skip=frozenset({"server_target_latency_ns"})) == []
+    tokens = official_settings(r, llama, Scenario.SERVER)
+    assert compare_with_loadgen(tokens, tokens.model_copy(update={"server_target_latency_ns": 0}), "v6.1") == []
