@@ -20,15 +20,14 @@ Skipped when torch (or a transformers with gpt-oss) is not importable; ``.ci/run
 from __future__ import annotations
 
 import itertools
-import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_runs import recorded_test, run_recorded
 
 from checker.parsers.accuracy_log import parse_accuracy_log
 
@@ -120,20 +119,7 @@ def _run(out: Path, model: Path, data: Path, mode: str, *extra: str, conf: str =
         (out / "trial.conf").write_text(conf)
         cmd += ["--user-conf", str(out / "trial.conf")]
     cmd += ["--out", str(out / "work"), *extra]
-    t0 = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False, cwd=out)
-    print(f"\ngpt-oss {mode}: {time.monotonic() - t0:.1f} s (exit {proc.returncode})")
-    records = sorted((out / "work" / "runs").glob("*/run-record.json"))
-    assert records, f"no run record\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    record: dict[str, Any] = json.loads(records[-1].read_text())
-    return proc.returncode, record, proc.stdout + proc.stderr
-
-
-def _test(record: dict[str, Any], name: str) -> dict[str, Any]:
-    tests = {t["name"]: t for t in record["tests"]}
-    assert name in tests, f"no {name} test in the run record: {sorted(tests)}"
-    test: dict[str, Any] = tests[name]
-    return test
+    return run_recorded(cmd, out, out / "work", 300, f"gpt-oss {mode}")
 
 
 def test_offline_performance(model_dir: Path, dataset: Path, tmp_path: Path) -> None:
@@ -142,7 +128,7 @@ def test_offline_performance(model_dir: Path, dataset: Path, tmp_path: Path) -> 
     code, record, output = _run(tmp_path, model_dir, dataset, "performance", "--ignore-eos", conf=conf)
     assert record["simulated"] is False
     assert "sampling, temperature=1, top_p=1, top_k disabled; output text with special tokens" in output, output
-    perf = _test(record, "performance")
+    perf = recorded_test(record, "performance")
     assert perf["status"] == "finished", output
     lg = perf["loadgen"]
     assert lg["result_validity"] == "VALID" and lg["num_errors"] == 0, output
@@ -163,7 +149,7 @@ def test_accuracy_scripted_harmony_answer(scripted_dir: Path, dataset: Path, tmp
     assert chain[-1] == tok.convert_tokens_to_ids("<|call|>") != tok.eos_token_id  # a generation-config stop only
     # the first 4 rows: 2 AIME25, 2 GPQA (ground truths C and A); the LiveCodeBench row would need code execution
     code, record, output = _run(tmp_path, scripted_dir, dataset, "accuracy", "--dataset-limit", "4")
-    acc = _test(record, "accuracy")
+    acc = recorded_test(record, "accuracy")
     assert acc["status"] == "finished" and acc["sut"]["completed"] == 4 and acc["sut"]["failed"] == 0, output
     assert acc["sut"]["output_tokens"] == 4 * len(chain), output
     (run_dir,) = (tmp_path / "work" / "runs").iterdir()

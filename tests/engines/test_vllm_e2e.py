@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_runs import recorded_test, run_recorded
 
 from checker.parsers.accuracy_log import parse_accuracy_log
 from rules.registry import load_round
@@ -153,20 +154,7 @@ def _run(
     cmd += ["--benchmark", "llama3.1-8b", "--scenario", scenario, "--mode", mode, "--dataset", "builtin"]
     cmd += ["--user-conf", str(user_conf), "--max-new-tokens", str(MAX_NEW_TOKENS), "--ignore-eos"]
     cmd += ["--out", str(out / "work"), "--progress-interval", "0", *extra]
-    t0 = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False, cwd=out)
-    print(f"\n{scenario} {mode}: {time.monotonic() - t0:.1f} s (exit {proc.returncode})")
-    records = sorted((out / "work" / "runs").glob("*/run-record.json"))
-    assert records, f"no run record\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    record: dict[str, Any] = json.loads(records[-1].read_text())
-    return proc.returncode, record, proc.stdout + proc.stderr
-
-
-def _test(record: dict[str, Any], name: str) -> dict[str, Any]:
-    tests = {t["name"]: t for t in record["tests"]}
-    assert name in tests, f"no {name} test in the run record: {sorted(tests)}"
-    test: dict[str, Any] = tests[name]
-    return test
+    return run_recorded(cmd, out, out / "work", 600, f"{scenario} {mode}")
 
 
 def _check_accuracy_log(run_dir: Path, n_samples: int) -> None:
@@ -181,7 +169,7 @@ def _check_accuracy_log(run_dir: Path, n_samples: int) -> None:
 
 
 def _check_test06(record: dict[str, Any], run_dir: Path, first_token_line: str) -> None:
-    assert _test(record, "TEST06")["sut"]["failed"] == 0
+    assert recorded_test(record, "TEST06")["sut"]["failed"] == 0
     assert record["test06"]["eos_token_id"] == 2 and record["test06"]["eos_token_id_given"] is True
     lines = (run_dir / "TEST06" / "verification" / "verify_accuracy.txt").read_text().splitlines()
     assert lines == [
@@ -202,7 +190,7 @@ def test_offline_submission_trial(vllm_url: str, tmp_path: Path) -> None:
     conf = "*.Offline.min_duration = 0\n*.Offline.min_query_count = 32\n"
     code, record, output = _run(tmp_path, vllm_url, "Offline", "submission-trial", conf)
     assert record["simulated"] is False
-    perf = _test(record, "performance")
+    perf = recorded_test(record, "performance")
     assert perf["status"] == "finished", output
     assert perf["loadgen"]["result_validity"] == "VALID", output
     assert perf["loadgen"]["num_errors"] == 0
@@ -211,7 +199,7 @@ def test_offline_submission_trial(vllm_url: str, tmp_path: Path) -> None:
         perf["sut"]["failed"] == 0
         and perf["sut"]["output_tokens"] == perf["sut"]["completed"] * MAX_NEW_TOKENS
     )
-    acc = _test(record, "accuracy")
+    acc = recorded_test(record, "accuracy")
     assert acc["sut"]["completed"] == 32 and acc["sut"]["failed"] == 0, output
     _check_accuracy_log(_run_dir(tmp_path), 32)
     _check_test06(record, _run_dir(tmp_path), "First token check pass: Skipped")
@@ -237,7 +225,7 @@ def test_server_submission_trial(vllm_url: str, tmp_path: Path) -> None:
     """A few seconds of Server traffic: INVALID by early stopping; streamed first tokens pass TEST06."""
     conf = "*.Server.target_qps = 16\n*.Server.min_duration = 3000\n*.Server.min_query_count = 32\n"
     code, record, output = _run(tmp_path, vllm_url, "Server", "submission-trial", conf)
-    perf = _test(record, "performance")
+    perf = recorded_test(record, "performance")
     assert perf["status"] == "finished", output
     lg = perf["loadgen"]
     assert lg["result_validity"] == "INVALID", output
