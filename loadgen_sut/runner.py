@@ -499,14 +499,6 @@ def _submission_input_findings(request: RunRequest, bench: Benchmark) -> list[Fi
     return out
 
 
-def _refuse_partial_dataset(dataset: Dataset, bench: Benchmark, scenario: Scenario, spec: str) -> None:
-    """--mode submission: the accuracy data set holds every sample the accuracy run covers (one data set's check
-    of :func:`_refuse_wrong_sized_datasets`)."""
-    problem = _size_problem(bench, scenario, "accuracy", len(dataset.samples))
-    if problem is not None:
-        raise UnusableInput(f"--mode submission: {problem}; use the official data set (or --mode submission-trial)", path=spec)
-
-
 def _refuse_chat_samples_without_chat_api(dataset: Dataset, request: RunRequest, spec: str) -> None:
     """Samples that are chats with content parts (qwen3-vl: text and an inline image) go to a chat API only:
     refused before any test starts rather than failing every sample."""
@@ -769,14 +761,14 @@ def _judge_test(t: TestRecord) -> list[Finding]:
 
 
 def _run_findings(
-    request: RunRequest, planned: PlannedSettings, tests: Sequence[TestRecord], interrupted: bool
+    request: RunRequest, planned: PlannedSettings, bench: Benchmark, tests: Sequence[TestRecord], interrupted: bool
 ) -> list[Finding]:
     """Verdict findings of the run as a whole (what the tests' own findings do not say)."""
     out: list[Finding] = []
     if interrupted:
         out.append(_run_finding("RUN-INTERRUPTED", "interrupted (Ctrl-C) before every test finished"))
     ran = {t.name for t in tests}
-    missing = [name for name, _, _ in _tests_for(request.mode, _planned_benchmark(planned)) if name not in ran]
+    missing = [name for name, _, _ in _tests_for(request.mode, bench) if name not in ran]
     if missing:
         out.append(_run_finding("RUN-TEST-NOT-RUN", f"not run: {', '.join(missing)}"))
     if request.mode is RunMode.SUBMISSION_TRIAL:
@@ -993,7 +985,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
 
     datasets = _dataset_records(test_data)
     # preflight errors refused the run above: the settings' findings (record.findings) never decide the verdict
-    verdict = Verdict.of(verdict_findings + _run_findings(request, planned, tests, interrupted))
+    verdict = Verdict.of(verdict_findings + _run_findings(request, planned, bench, tests, interrupted))
     record = RunRecord(
         tool_version=tool_version(),
         run_id=run_id,
@@ -1181,13 +1173,6 @@ def _compliance_dataset_findings(
         )
     _print_findings(out, say)
     return out
-
-
-def _planned_benchmark(planned: PlannedSettings) -> Benchmark:
-    bench = load_round(planned.round_name).benchmark(planned.benchmark)
-    if bench is None:  # pragma: no cover - the run resolved it
-        raise UnusableInput(f"round {planned.round_name} has no benchmark {planned.benchmark!r}")
-    return bench
 
 
 def _audit_findings(test: str, problems: Sequence[str], mode: RunMode) -> list[Finding]:

@@ -395,6 +395,7 @@ class LoadGenSUT:
         if sample.done:
             return False
         sample.done = True
+        known = self._inflight.get(sample.qid) is sample  # False: LoadGen does not know this sample (any more)
         self.timeline.append(
             sample.idx,
             sample.issued_ns,
@@ -402,9 +403,9 @@ class LoadGenSUT:
             sample.ft_ns,
             now_ns,
             n_tokens if ok else NOT_MEASURED,
-            ok and self._inflight.get(sample.qid) is sample,
+            ok and known,
         )
-        if self._inflight.get(sample.qid) is not sample:  # LoadGen does not know this sample (any more)
+        if not known:
             self.stats.duplicate_completions += 1
             return False
         del self._inflight[sample.qid]

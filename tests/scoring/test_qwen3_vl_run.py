@@ -126,20 +126,19 @@ def test_text_only_engine_is_refused(tmp_path: Path) -> None:
 
 
 def test_interactive_submission_wants_the_8k_data_set(tmp_path: Path) -> None:
-    from checker.findings import UnusableInput
+    """--mode submission's data-set check (runner._refuse_wrong_sized_datasets) on the accuracy run: Interactive's is
+    the 8000-sample subset, Server's the 48289-sample catalogue."""
     from loadgen_sut.datasets import load_dataset
-    from loadgen_sut.runner import _refuse_partial_dataset
+    from loadgen_sut.runner import _size_problem
     from rules.models import Scenario
 
     bench = load_round("v6.1").benchmark(BENCH)
     assert bench is not None
-    ds = load_dataset(f"shopify:{_catalogue(tmp_path)}")
-    with pytest.raises(UnusableInput, match="Interactive accuracy run covers 8000"):
-        _refuse_partial_dataset(ds, bench, Scenario.INTERACTIVE, "x")
-    with pytest.raises(UnusableInput, match="Server accuracy run covers 48289"):
-        _refuse_partial_dataset(ds, bench, Scenario.SERVER, "x")
-    as_8k = bench.model_copy(update={"accuracy_sample_count_by_scenario": {Scenario.INTERACTIVE: 6}})
-    _refuse_partial_dataset(ds, as_8k, Scenario.INTERACTIVE, "x")  # the whole (here: 6-sample) subset: accepted
+    n = len(load_dataset(f"shopify:{_catalogue(tmp_path)}").samples)
+    assert "Interactive accuracy run covers 8000" in (_size_problem(bench, Scenario.INTERACTIVE, "accuracy", n) or "")
+    assert "Server accuracy run covers 48289" in (_size_problem(bench, Scenario.SERVER, "accuracy", n) or "")
+    as_8k = bench.model_copy(update={"accuracy_sample_count_by_scenario": {Scenario.INTERACTIVE: n}})
+    assert _size_problem(as_8k, Scenario.INTERACTIVE, "accuracy", n) is None  # the whole (here: 6-sample) subset
 
 
 @pytest.mark.slow
