@@ -35,7 +35,6 @@ from checker.checks.structure import (
 )
 from checker.checks.system import check_system
 from checker.findings import Finding, Severity, UnusableInput, filter_findings
-from checker.parsers.system_desc import system_desc_from
 from checker.result_value import result_units
 from checker.results import SUMMARY_CSV_COLUMNS, CheckReport, ResultEntry, SummaryRow
 from checker.safe_io import SafeTree, display_name
@@ -79,7 +78,8 @@ def summary_values(
     ctx: ResultContext, result: float, *, power: float | None = None, errors: int = 0
 ) -> dict[str, str]:
     """One row of the official summary CSV (log_result in the v5.1.1 checker)."""
-    d = ctx.system_desc if ctx.system_desc is not None else system_desc_from({}, "")
+    d = ctx.system_desc
+    assert d is not None  # a summary row is written only for a result whose system description parsed
     rd = ctx.rd
     r = ctx.round
     scen = ctx.scenario

@@ -281,8 +281,8 @@ def _check_field_types(d: SystemDesc, add: Callable[..., None]) -> None:
                 f'write {f} as a whole number, e.g. 8 or "8"',
                 field=f,
             )
-    csv_texts = (d.system_name, d.host_processor_model_name, d.accelerator_model_name, d.framework, d.operating_system)
-    for (f, where), text in zip(_CSV_TEXT_FIELDS, csv_texts, strict=True):
+    for f, where in _CSV_TEXT_FIELDS:
+        text = d.text_of(f)
         if d.given(f) and text is None:
             add(
                 "SYS-FIELD-TYPE",

@@ -250,19 +250,6 @@ class DetailLog:
             self._flag(idx, tail if '"metadata"' in tail else text[s:e])
         return True
 
-    def _span(self, idx: int) -> tuple[str, int, int]:
-        """Record ``idx`` as (string, start, end): its JSON is ``string[start:end]`` (after the ``:::MLLOG``)."""
-        if self._ends is None:
-            raw = self._raw[idx]
-            return raw, len(MLLOG_PREFIX), len(raw)
-        ends = self._ends
-        return self._text, (ends[idx - 1] + 1 if idx else 0) + len(MLLOG_PREFIX), ends[idx]
-
-    def _record_text(self, idx: int) -> str:
-        """Record ``idx`` without the ``:::MLLOG`` prefix."""
-        s, start, end = self._span(idx)
-        return s[start:end]
-
     def _index_slow(self, lines: list[str]) -> None:
         keys, raws, linenos = self._keys, self._raw, []
         first: dict[str, int] = {}
@@ -311,7 +298,7 @@ class DetailLog:
         obj = self._objs.get(idx)
         if obj is not None or idx in self._bad:
             return obj
-        ends = self._ends  # as _span (inlined: this runs for every value read)
+        ends = self._ends  # the record's span in the text (this runs for every value read)
         if ends is None:
             s = self._raw[idx]
             start, end = len(MLLOG_PREFIX), len(s)
