@@ -37,10 +37,10 @@ from pathlib import Path
 
 from checker.audit_run import audit_run_report
 from checker.findings import UnusableInput
-from checker.parsers.accuracy_log import ACCURACY_LOG_NAME, TokenDtype, accuracy_log_hash, parse_accuracy_log
+from checker.parsers.accuracy_log import ACCURACY_LOG_NAME, TokenDtype, parse_accuracy_log
 from checker.parsers.mllog import parse_detail_file
 from checker.test06 import Test06Result, verify_test06
-from checker.test07 import DEFAULT_SCORE_PATTERN
+from checker.test07 import DEFAULT_SCORE_PATTERN, SUMMARY_MARK
 from checker.test09 import Test09Result, token_length, verify_test09
 from loadgen_sut.datasets import Dataset
 from loadgen_sut.record import Test07Record, Test09Record
@@ -166,7 +166,6 @@ TEST07 = "TEST07"
 TEST09 = "TEST09"
 AUDIT_TESTS = (TEST06, TEST07, TEST09)  # the compliance tests this harness runs
 VERIFY_OUTPUT_LEN_FILE = "verify_output_len.txt"
-SUMMARY_MARK = "TEST07 Verification Summary"  # run_verification.py's summary heading (checker.test07 reads it)
 _RULE = "=" * 80
 # accuracy_log_rng_seed of every TEST06/TEST07/TEST09 audit.config (TEST07/TEST09 files line 13)
 AUDIT_RNG_SEED = "720381539243781796"
@@ -379,7 +378,7 @@ def verify_test07_run(
             code_execution=code_execution,
             detokenize_special=detokenize_special,
         )
-        output = accuracy_txt(score, accuracy_log_hash(accuracy_log))
+        output = accuracy_txt(score, score.accuracy_log_sha256)  # the hash of the bytes scored (read once)
         logged = score.gen_num + score.duplicate_entries
     except UnusableInput as exc:
         error = str(exc)

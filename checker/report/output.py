@@ -56,6 +56,11 @@ class OutputTarget:
     def to_stdout(self) -> bool:
         return self.path is None
 
+    @property
+    def link_dir(self) -> Path | None:
+        """The directory a page's relative file links start from (None: the page goes to stdout)."""
+        return None if self.path is None else self.path.parent.absolute()
+
     def label(self) -> str:
         return f"{self.option} {self.given}"
 

@@ -29,7 +29,7 @@ from checker.report.summary_csv import render_summary_csv
 from checker.report.terminal import Progress, render_terminal
 from checker.results import CheckReport
 from checker.round_detection import detect_round
-from loadgen_sut.cli.rule_filters import refuse_unknown, split_ids
+from loadgen_sut.cli.rule_filters import parse_filters
 from rules.models import Round
 from rules.registry import UnknownRound, list_rounds, load_round
 
@@ -148,10 +148,7 @@ def _run(args: argparse.Namespace) -> int:
     if isinstance(chosen, str):
         return _fail(chosen)
     rnd, round_note = chosen
-    select, ignore = split_ids(args.select), split_ids(args.ignore)
-    known = _known_rule_ids()
-    for option, patterns in (("--select", select), ("--ignore", ignore)):
-        refuse_unknown(option, patterns, known)  # a typo in --select would silently pass everything (exit 2)
+    select, ignore = parse_filters(args.select, args.ignore, _known_rule_ids())  # a typo would pass everything
 
     show_progress = not args.quiet and (args.progress or sys.stderr.isatty())
     progress = Progress() if show_progress else None
@@ -207,7 +204,7 @@ def _write_outputs(
         elif target.option == "--html":
             from checker.report.html.check_page import CheckContext, check_page  # matplotlib: only when asked
 
-            link_dir = None if target.path is None else target.path.parent.absolute()
+            link_dir = target.link_dir
             ctx = CheckContext(round_detection=round_note, select=tuple(select), ignore=tuple(ignore))
             data = check_page(report, ctx, link_dir=link_dir)
         else:

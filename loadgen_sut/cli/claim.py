@@ -25,7 +25,7 @@ from checker.audit.table.round import detect_round
 from checker.checks.catalog import audit_rules
 from checker.findings import Finding, UnusableInput, filter_findings, rule_matches
 from checker.report.output import FORCE_HELP, check_not_inputs, json_document, plan_outputs, write_output
-from loadgen_sut.cli.rule_filters import refuse_unknown, split_ids
+from loadgen_sut.cli.rule_filters import parse_filters
 from rules import UnknownRound, latest_round, load_round
 from rules.messaging import load_messaging
 
@@ -87,9 +87,7 @@ def run(args: argparse.Namespace) -> int:
         force=getattr(args, "force", False),
         inputs=[*(_file_part(p) for p in args.files), args.table],
     )
-    args.select, args.ignore = split_ids(args.select), split_ids(args.ignore)
-    for option, patterns in (("--select", args.select), ("--ignore", args.ignore)):
-        refuse_unknown(option, patterns, audit_rules())  # a typo would select nothing and pass everything
+    args.select, args.ignore = parse_filters(args.select, args.ignore, audit_rules())  # a typo would pass everything
     claim_files = [p for p in args.files if not _is_peer_file(p)]
     peer_files = [p for p in args.files if p not in claim_files]
     if len(claim_files) > 1:
@@ -164,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         if target.option == "--html":
             from checker.report.html.claim_page import claim_page  # matplotlib: only when a page is asked for
 
-            link_dir = None if target.path is None else target.path.parent.absolute()
+            link_dir = target.link_dir
             write_output(target, claim_page(audit, link_dir=link_dir))
         else:
             write_output(target, json_document(report_dict(audit)))

@@ -50,10 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _link_dir(target: OutputTarget) -> Path | None:
-    return None if target.path is None else target.path.parent.absolute()
-
-
 def _say(target: OutputTarget, what: str) -> None:
     if not target.to_stdout:
         print(f"HTML report ({what}): {target.given}", file=sys.stderr)
@@ -106,7 +102,7 @@ def _run_page(args: argparse.Namespace, run_dir: Path, record: Path | None = Non
     inputs = [record_path, *(p for p in run_dir.glob("*/*") if p.is_file())]
     (target,) = plan_outputs([("--html", args.html)], force=args.force, inputs=inputs)
     view = load_run(record or run_dir)
-    write_output(target, run_page(view, link_dir=_link_dir(target)))
+    write_output(target, run_page(view, link_dir=target.link_dir))
     _say(target, f"run {view.record.run_id}, {view.record.verdict.status}")
     return EXIT_OK
 
@@ -123,7 +119,7 @@ def _sweep_page(args: argparse.Namespace, path: Path, data: object) -> int:
     except ValidationError as exc:
         detail = "; ".join(str(exc).splitlines()[:3])[:300]
         raise UnusableInput(f"not a sweep results file ({detail})", display_name(str(path))) from None
-    write_output(target, sweep_page(result, link_dir=_link_dir(target), source=path))
+    write_output(target, sweep_page(result, link_dir=target.link_dir, source=path))
     _say(target, f"sweep, {len(result.levels)} levels")
     return EXIT_OK
 
@@ -133,7 +129,7 @@ def _check_page(args: argparse.Namespace, path: Path, data: dict[str, object]) -
 
     report, ctx = load_check_json(path, data)
     (target,) = plan_outputs([("--html", args.html)], force=args.force, inputs=[path], trees=[report.root])
-    write_output(target, check_page(report, ctx, link_dir=_link_dir(target)))
+    write_output(target, check_page(report, ctx, link_dir=target.link_dir))
     _say(target, f"check of {report.root}")
     return EXIT_OK
 
@@ -144,7 +140,7 @@ def _table_page(args: argparse.Namespace, path: Path, data: dict[str, Any]) -> i
     audit, rows, tree_dir, lacks = load_table_json(path, data, verbose=args.verbose)
     (target,) = plan_outputs([("--html", args.html)], force=args.force, inputs=[path, audit.table.path],
                              trees=[tree_dir])  # fmt: skip
-    write_output(target, table_page(audit, rows, link_dir=_link_dir(target), tree_dir=tree_dir, lacks=lacks))
+    write_output(target, table_page(audit, rows, link_dir=target.link_dir, tree_dir=tree_dir, lacks=lacks))
     _say(target, f"table {audit.table.path}, {audit.row_count:,} rows")
     return EXIT_OK
 
@@ -154,6 +150,6 @@ def _claim_page(args: argparse.Namespace, path: Path, data: dict[str, Any]) -> i
 
     audit, lacks = load_claim_json(path, data)
     (target,) = plan_outputs([("--html", args.html)], force=args.force, inputs=[path, audit.claim_path])
-    write_output(target, claim_page(audit, link_dir=_link_dir(target), lacks=lacks))
+    write_output(target, claim_page(audit, link_dir=target.link_dir, lacks=lacks))
     _say(target, f"claim, {audit.verdict.value}")
     return EXIT_OK

@@ -25,3 +25,12 @@ def refuse_unknown(option: str, patterns: Sequence[str], known: Iterable[str]) -
             f"{option} {','.join(unknown)}: no rule id matches; rule ids look like {ids[0] if ids else 'PERF-SEEDS'} "
             "(prefixes select families; inference-audit rules ids lists them)"
         )
+
+
+def parse_filters(select: Sequence[str], ignore: Sequence[str], known: Iterable[str]) -> tuple[list[str], list[str]]:
+    """``--select`` and ``--ignore`` as given -> their patterns, each refused (exit 2) when it matches no rule."""
+    ids = list(known)
+    selected, ignored = split_ids(select), split_ids(ignore)
+    refuse_unknown("--select", selected, ids)
+    refuse_unknown("--ignore", ignored, ids)
+    return selected, ignored

@@ -320,7 +320,7 @@ def run(args: argparse.Namespace) -> int:
         from loadgen_sut.report.run_data import load_run
         from loadgen_sut.report.run_page import run_page
 
-        link_dir = None if target.path is None else target.path.parent.absolute()
+        link_dir = target.link_dir
         write_output(target, run_page(load_run(outcome.run_dir), link_dir=link_dir))
         print(f"HTML report: {target.given}", file=sys.stderr)
     if not mode.is_submission_flow:

@@ -27,7 +27,7 @@ from checker.audit.table.tree import DEFAULT_REL_TOL, TreeCheck
 from checker.checks.catalog import audit_rules
 from checker.findings import UnusableInput
 from checker.report.output import FORCE_HELP, plan_outputs, write_output, write_output_stream
-from loadgen_sut.cli.rule_filters import refuse_unknown, split_ids
+from loadgen_sut.cli.rule_filters import parse_filters
 from rules import UnknownRound, load_round
 
 
@@ -90,9 +90,7 @@ def run(args: argparse.Namespace) -> int:
         trees=[args.tree],
         inputs=[args.file],
     )
-    args.select, args.ignore = split_ids(args.select), split_ids(args.ignore)
-    for option, patterns in (("--select", args.select), ("--ignore", args.ignore)):
-        refuse_unknown(option, patterns, audit_rules())  # a typo would select nothing and pass everything
+    args.select, args.ignore = parse_filters(args.select, args.ignore, audit_rules())  # a typo would pass everything
     html = [t for t in outputs if t.option == "--html"]
     outputs = [t for t in outputs if t.option == "--json"]
     page_rows = None
@@ -150,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     for target in html:
         from checker.report.html.table_page import table_page
 
-        link_dir = None if target.path is None else target.path.parent.absolute()
+        link_dir = target.link_dir
         tree_dir = tree.tree.layout.checked if tree is not None else None
         assert page_rows is not None
         write_output(target, table_page(audit, page_rows, link_dir=link_dir, tree_dir=tree_dir))
