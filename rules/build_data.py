@@ -496,6 +496,11 @@ EVALUATORS: dict[str, tuple[str, str]] = {
 ACCURACY_LOG_FORMATS: dict[str, tuple[str, str]] = {
     "qwen3-vl-235b-a22b": ("utf8_text", "REF_Q3VL_TASK:329-344,428-458; REF_Q3VL_EVAL:214-220"),
 }
+# What the hash= line of the reference evaluator's accuracy.txt hashes, where it is not the accuracy log
+# (Benchmark.accuracy_txt_hash's default), with the reference lines that show it.
+ACCURACY_TXT_HASHES: dict[str, tuple[str, str]] = {
+    "qwen3-vl-235b-a22b": ("results_line", "REF_Q3VL_EVAL:403-411"),
+}
 # benchmarks the HEAD checker accepts as MLPerf Endpoints results (ENDPOINTS_ALLOWED_MODELS)
 ENDPOINTS_ALLOWED_MODELS = (
     "wan-2.2-t2v-a14b",
@@ -851,6 +856,9 @@ def build_benchmark(
     if name in ACCURACY_LOG_FORMATS:
         b["accuracy_log_format"], log_cite = ACCURACY_LOG_FORMATS[name]
         cites["accuracy_log_format"] = check_cite(log_cite)
+    if name in ACCURACY_TXT_HASHES:
+        b["accuracy_txt_hash"], hash_cite = ACCURACY_TXT_HASHES[name]
+        cites["accuracy_txt_hash"] = check_cite(hash_cite)
 
     # result keys and units
     overrides = RESULT_OVERRIDES[round_name].get(name)

@@ -164,6 +164,9 @@ class Benchmark(_Model):
     # evaluator reads: the output token ids (little-endian, int32 for most; the default) or the UTF-8 bytes of the
     # answer's text (qwen3-vl: task.py encodes the chat completion's content, evaluation.py decodes it as UTF-8)
     accuracy_log_format: Literal["token_ids", "utf8_text"] = "token_ids"
+    # what the hash= line of the reference evaluator's accuracy.txt is the SHA-256 of: the accuracy log (the default,
+    # as truncate_accuracy_log.py computes it) or its results line (qwen3-vl: evaluation.py hashes its {"f1": ...} line)
+    accuracy_txt_hash: Literal["accuracy_log", "results_line"] = "accuracy_log"
     cites: dict[str, str] = Field(default_factory=dict)  # field name -> SOURCE_ID:line
 
     def target_latency_ns_for(self, scenario: Scenario | None) -> int | None:

@@ -291,10 +291,11 @@ def _accuracy_log_checks(
 
 
 def _is_results_hash(ctx: ResultContext, value: str) -> bool:
-    """qwen3-vl only: ``value`` is the SHA-256 of accuracy.txt's results line. Its evaluation.py writes hash= of
-    that line (``json.dumps({"f1": ...})``, evaluation.py lines 403-411), not of the log, and
-    truncate_accuracy_log.py adds no hash for a log under its size limit that has one (lines 233-243)."""
-    if ctx.benchmark is None or ctx.benchmark.evaluator != "qwen3-vl":
+    """``value`` is the SHA-256 of accuracy.txt's results line, where the benchmark's reference evaluator hashes that
+    line (``Benchmark.accuracy_txt_hash``; qwen3-vl's evaluation.py writes hash= of ``json.dumps({"f1": ...})``, its
+    lines 403-411), not the log, and truncate_accuracy_log.py adds no hash for a log under its size limit that has
+    one (lines 233-243)."""
+    if ctx.benchmark is None or ctx.benchmark.accuracy_txt_hash != "results_line":
         return False
     text = ctx.files.text(f"{ctx.rd.accuracy_dir}/accuracy.txt").text
     want = value.lower()
