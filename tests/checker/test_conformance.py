@@ -2,33 +2,44 @@
 
 Every result's verdict must equal ``official-verdicts/v5.1-subset-verdicts.csv`` and every official summary row must
 equal ours, compared as parsed CSV values — except for the results in ``DELIBERATE``, where the official checker is
-wrong and the rules text named there makes this tool right. Deliberate differences are each also tested as a rule
-case (``test_rule_cases.py``, cases marked ``beyond_official``).
+wrong and the rules text named there makes this tool right. ``DELIBERATE`` is the part of the whole round's committed
+list (``tests/fixtures/rounds/v5.1/deliberate.yaml``, see test_whole_rounds.py) that lies in the shared subset.
+Deliberate differences are each also tested as a rule case (``test_rule_cases.py``, cases marked ``beyond_official``).
 """
 
 from __future__ import annotations
 
 import csv
+import sys
 from pathlib import Path
 
 import pytest
 
-from checker.checks.accuracy import ACC_RUN_RULES
 from checker.engine import check_tree
 from checker.findings import Severity
 from checker.results import SUMMARY_CSV_COLUMNS, CheckReport
 from rules import load_round
+from tests.conftest import find_shared
 
-_AMD = "closed/AMD/results/8xMI325X_2xEPYC_9575F_2"
-# result -> (the errors this tool raises, why the official verdict 'valid' is wrong)
-DELIBERATE: dict[str, tuple[frozenset[str], str]] = {
-    f"{_AMD}/{bm}/Offline": (
-        frozenset({"ACC-MODE", "ACC-AUDIT-CONFIG", "ACC-SAMPLES"}),
-        "its accuracy/ holds a PerformanceOnly run made under an audit.config (LoadGen logged 'Found Audit Config "
-        "file'), and accuracy.txt was scored on 100 of the 24,576 samples (gen_num 100). " + ACC_RUN_RULES,
-    )
-    for bm in ("llama2-70b-99", "llama2-70b-99.9")
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import whole_round
+
+
+def _deliberate_in_subset() -> dict[str, tuple[frozenset[str], str]]:
+    """result -> (the errors this tool raises, why the official verdict is wrong, with the rules text), for the
+    whole round's deliberate results that are in the shared subset."""
+    shared = find_shared()
+    if shared is None:
+        return {}
+    subset = shared / "data" / "mlperf-inference-v5.1"
+    return {
+        path: (d.rules, f"{d.why} {d.source}")
+        for path, d in whole_round.load_deliberate(whole_round.deliberate_path("v5.1")).items()
+        if (subset / path).is_dir()
+    }
+
+
+DELIBERATE = _deliberate_in_subset()
 
 
 @pytest.fixture(scope="module")
