@@ -6,7 +6,8 @@ Usage (from the repository root)::
 
 FACTS_YAML defaults to ``../shared/reference/mlperf-facts.yaml`` relative to the repository. The
 facts file holds the per-benchmark numbers of each round (checker MODEL_CONFIG, mlperf.conf, rules
-text) with their citations; what it lacks — the official checker's module-level constants (file
+text) with their citations; a round it lacks is read from ``rules/sources/<round>.yaml``, a file of
+the same format (v4.1). What the facts lack — the official checker's module-level constants (file
 lists, system-description fields, ACC_PATTERN, units, result keys, SDXL image ids) — is written
 below as data, each group with its citation. ``--check`` regenerates into memory and exits 1 when
 a committed file differs.
@@ -33,7 +34,9 @@ from rules.models import Round
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_FACTS = REPO_ROOT.parent / "shared" / "reference" / "mlperf-facts.yaml"
 DATA_DIR = Path(__file__).resolve().parent / "data"
-ROUNDS = ("v5.0", "v5.1", "v6.0", "v6.1")
+SOURCES_DIR = Path(__file__).resolve().parent / "sources"
+ROUNDS = ("v4.1", "v5.0", "v5.1", "v6.0", "v6.1")
+_SINCE_V5 = ("v5.0", "v5.1", "v6.0", "v6.1")
 
 # Sources this script adds to the facts file's own (``meta.sources``).
 EXTRA_SOURCES: dict[str, dict[str, str]] = {
@@ -120,7 +123,7 @@ def check_cite(cite: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Checker constants the facts file lacks, per checker family ("v5" = CHK_v5.1.1, "head").
+# Checker constants the facts file lacks, per checker family ("v4" = CHK_v4.1, "v5" = CHK_v5.1.1, "head").
 # --------------------------------------------------------------------------------------------
 
 SYSTEM_REQUIRED_FIELDS = (
@@ -159,6 +162,8 @@ SYSTEM_POWER_FIELDS = (
     "power_supply_quantity_and_rating_watts", "power_supply_details", "disk_drives",
     "disk_controllers", "system_power_only",
 )  # fmt: skip
+# v4.1: SYSTEM_DESC_REQUIRED_FIELDS_POWER has no system_power_only (CHK_v4.1:624-639)
+SYSTEM_POWER_FIELDS_V4 = tuple(f for f in SYSTEM_POWER_FIELDS if f != "system_power_only")
 MEASUREMENT_JSON_FIELDS = (
     "input_data_types", "retraining", "starting_weights_filename", "weight_data_types",
     "weight_transformations",
@@ -184,6 +189,27 @@ ACC_PATTERNS_V5 = {
     "gsm8k_accuracy": r".*'gsm8k':\s([\d.]+).*",
     "mbxp_accuracy": r".*'mbxp':\s([\d.]+).*",
     "exact_match": r".*'exact_match':\s([\d.]+).*",
+}
+# ACC_PATTERN of the v4.1 checker (CHK_v4.1:537-555): "acc" and "mAP" anchored at the line start, no quoted
+# ROUGE/CLIP/FID values, rnnt's WER.
+ACC_PATTERNS_V4 = {
+    "acc": r"^accuracy=([\d\.]+).*",
+    "AUC": r"^AUC=([\d\.]+).*",
+    "mAP": r"^mAP=([\d\.]+).*",
+    "bleu": r"^BLEU\:\s*([\d\.]+).*",
+    "F1": ACC_PATTERNS_V5["F1"],
+    "WER": r"Word Error Rate\:.*, accuracy=([0-9\.]+)%",
+    "DICE": ACC_PATTERNS_V5["DICE"],
+    "ROUGE1": r".*'rouge1':\s([\d.]+).*",
+    "ROUGE2": r".*'rouge2':\s([\d.]+).*",
+    "ROUGEL": r".*'rougeL':\s([\d.]+).*",
+    "ROUGELSUM": r".*'rougeLsum':\s([\d.]+).*",
+    "GEN_LEN": ACC_PATTERNS_V5["GEN_LEN"],
+    "TOKENS_PER_SAMPLE": ACC_PATTERNS_V5["TOKENS_PER_SAMPLE"],
+    "CLIP_SCORE": r".*'CLIP_SCORE':\s([\d.]+).*",
+    "FID_SCORE": r".*'FID_SCORE':\s([\d.]+).*",
+    "gsm8k_accuracy": ACC_PATTERNS_V5["gsm8k_accuracy"],
+    "mbxp_accuracy": ACC_PATTERNS_V5["mbxp_accuracy"],
 }
 ACC_PATTERNS_HEAD = {
     **ACC_PATTERNS_V5,
@@ -224,6 +250,13 @@ _INFERRED_TOKENS = {
 }
 # RESULT_FIELD_BENCHMARK_OVERWRITE per checker version key (Interactive added = Server's key).
 RESULT_OVERRIDES: dict[str, dict[str, dict[str, str]]] = {
+    "v4.1": {
+        "llama2-70b-99": _TOKENS,
+        "llama2-70b-99.9": _TOKENS,
+        "gptj-99": _INFERRED_TOKENS,
+        "gptj-99.9": _INFERRED_TOKENS,
+        "mixtral-8x7b": _TOKENS,
+    },
     "v5.0": {
         "llama2-70b-99": _TOKENS,
         "llama2-70b-99.9": _TOKENS,
@@ -283,6 +316,7 @@ UNIT_OVERRIDES_CITE = {
 }
 
 SDXL_IMAGES: dict[str, tuple[str, ...]] = {
+    "v4.1": ("4655", "2569", "1303", "109", "4509", "3009", "2179", "1826", "2094", "3340"),
     "v5.0": ("4459", "4015", "2705", "1682", "4048", "4683", "3757", "1578", "3319", "95"),
     "v5.1": ("2747", "2235", "2165", "1515", "1538", "1367", "2419", "4629", "3657", "4532"),
     "v6.0": ("1311", "2476", "3644", "2188", "4114", "52", "388", "1195", "3427", "2289"),
@@ -324,6 +358,7 @@ TEST06_TOKENS: dict[str, tuple[tuple[int, ...], str, str]] = {
 }
 
 TOKEN_LATENCY_MODELS: dict[str, tuple[str, ...]] = {
+    "v4": ("llama2-70b-99", "llama2-70b-99.9", "mixtral-8x7b"),  # extra_check_llm (CHK_v4.1:1043-1058,1111-1112)
     "v5": (
         "llama2-70b-99", "llama2-70b-99.9", "llama2-70b-interactive-99",
         "llama2-70b-interactive-99.9", "mixtral-8x7b", "llama3.1-405b", "llama3.1-8b",
@@ -370,29 +405,29 @@ DISCREPANCY_SCOPE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "D-01": (("gpt-oss-120b",), ("v6.0", "v6.1")),
     "D-02": (("deepseek-r1",), ("v5.1", "v6.0", "v6.1")),
     "D-03": (("3d-unet-99", "3d-unet-99.9"), ("v6.0", "v6.1")),
-    "D-04": (("llama3.1-8b",), ROUNDS),
-    "D-05": (("llama3.1-8b-edge",), ROUNDS),
-    "D-06": (("mixtral-8x7b",), ROUNDS),
+    "D-04": (("llama3.1-8b",), _SINCE_V5),
+    "D-05": (("llama3.1-8b-edge",), _SINCE_V5),
+    "D-06": (("mixtral-8x7b",), _SINCE_V5),
     "D-07": (("llama2-70b-99", "llama2-70b-99.9", "llama3.1-8b"), ROUNDS),
     "D-08": (("dlrm-v3",), ("v6.0", "v6.1")),
     "D-09": (("wan-2.2-t2v-a14b",), ("v6.0", "v6.1")),
     "D-10": (("qwen3-vl-235b-a22b",), ("v6.1",)),
     "D-11": (("deepseek-r1",), ("v6.0", "v6.1")),
     "D-12": (("llama2-70b-99.9",), ("v6.1",)),
-    "D-13": (("whisper",), ROUNDS),
+    "D-13": (("whisper",), _SINCE_V5),
     "D-14": (("deepseek-r1",), ("v5.1",)),
-    "D-15": (("*",), ROUNDS),
-    "D-16": (("*",), ROUNDS),
+    "D-15": (("*",), _SINCE_V5),
+    "D-16": (("*",), _SINCE_V5),
     "D-17": (("*",), ROUNDS),
     "D-18": (("gptj-99", "gptj-99.9", "llama3.1-405b"), ("v5.0",)),
     "D-19": (("*",), ("v6.0", "v6.1")),
-    "D-20": (("llama3.1-8b-edge",), ROUNDS),
+    "D-20": (("llama3.1-8b-edge",), _SINCE_V5),
     "D-21": (("qwen3.6-27b",), ("v6.1",)),
-    "D-22": (("*",), ROUNDS),
+    "D-22": (("*",), _SINCE_V5),
     "D-23": (("*",), ("v6.0", "v6.1")),
-    "D-24": (("*",), ROUNDS),
+    "D-24": (("*",), _SINCE_V5),
     "D-25": (("*",), ("v6.1",)),
-    "D-26": (("mixtral-8x7b",), ROUNDS),
+    "D-26": (("mixtral-8x7b",), _SINCE_V5),
 }
 
 # Where a discrepancy's auditor impact names the value to use and the facts' own field holds the
@@ -425,19 +460,28 @@ _V6_COMPLIANCE_FILES = {
     "TEST07": ("verify_accuracy.txt", *_PERF_MODE_AUDIT_LOGS),
     "TEST09": ("verify_output_len.txt", *_PERF_MODE_AUDIT_LOGS),
 }
+_LAYOUT_V5: dict[str, Any] = {
+    "result_dir": _RESULT,
+    "measurements_dir": "{division}/{submitter}/measurements/{system}/{benchmark}/{scenario}",
+    "measurements_json": "{system}_{scenario}.json",
+    "measurements_json_prefix_fallback": True,
+    "measurement_optional_files": ["mlperf.conf"],
+    "compliance_dir": "{division}/{submitter}/compliance/{system}/{benchmark}/{scenario}",
+    "system_file": "{division}/{submitter}/systems/{system}.json",
+    "code_dir": "{division}/{submitter}/code/{benchmark}",
+    "calibration_file": "{division}/{submitter}/documentation/calibration.md",
+    "compliance_files": _TEST06_FILES,
+    "result_dir_document_suffixes": [],
+}
 LAYOUTS: dict[str, dict[str, Any]] = {
+    # v4.1: the v5 tree, with mlperf.conf required in the measurement directory (REQUIRED_MEASURE_FILES)
+    "v4": {
+        **_LAYOUT_V5,
+        "measurement_optional_files": [],
+        "cite": check_cite("CHK_v4.1:415,1823-1826,1954-1961,2177-2184,2430-2442"),
+    },
     "v5": {
-        "result_dir": _RESULT,
-        "measurements_dir": "{division}/{submitter}/measurements/{system}/{benchmark}/{scenario}",
-        "measurements_json": "{system}_{scenario}.json",
-        "measurements_json_prefix_fallback": True,
-        "measurement_optional_files": ["mlperf.conf"],
-        "compliance_dir": "{division}/{submitter}/compliance/{system}/{benchmark}/{scenario}",
-        "system_file": "{division}/{submitter}/systems/{system}.json",
-        "code_dir": "{division}/{submitter}/code/{benchmark}",
-        "calibration_file": "{division}/{submitter}/documentation/calibration.md",
-        "compliance_files": _TEST06_FILES,
-        "result_dir_document_suffixes": [],
+        **_LAYOUT_V5,
         "cite": check_cite("CHK_v5.1.1:2572-2580,2797-2800,2985-3052; CATALOGUE:73,118"),
     },
     "v6": {
@@ -512,8 +556,36 @@ ENDPOINTS_ALLOWED_MODELS = (
     "deepseek-r1",
 )
 
+# Where the v4.1 checker (one file, CHK_v4.1) holds what the v5/head families cite elsewhere.
+V4_CITES = {
+    "model_config": "CHK_v4.1#MODEL_CONFIG",
+    "equal_issue": "CHK_v4.1:805-818,2078-2086",
+    "token_latencies": "CHK_v4.1:1043-1058,1111-1112",
+    "result_overrides": "CHK_v4.1:492-514",
+    "sdxl_images": "CHK_v4.1:399-412,2015-2022",
+    "min_duration": "CHK_v4.1:424,1249-1258",
+    "early_stopping": "CHK_v4.1:800-803,1175-1184",
+    "result_fields": "CHK_v4.1:472-478",
+    "units": "CHK_v4.1:1593-1604",
+    "acc_patterns": "CHK_v4.1:537-555",
+    "compliance_delta": "CHK_v4.1:784-797",
+    "system": "CHK_v4.1:557-671,2250-2312",
+    "structure": "CHK_v4.1:365-430,1468-1473,2344-2371",
+    "aliases": "CHK_v4.1:302-307,712-741",
+}
+# The four LoadGen scenarios (v4.1 has no Interactive).
+_LOADGEN_SCENARIOS = ("SingleStream", "MultiStream", "Offline", "Server")
+
 # Per round: checker family, LoadGen series, layout.
 ROUND_SETTINGS: dict[str, dict[str, Any]] = {
+    "v4.1": {
+        # no 4.x release was measured for runs (LOADGEN_SEEDS): this tool checks v4.1 trees, it does not run v4.1
+        "family": "v4",
+        "checker": "submission_checker.py at inference tag v4.1, --version v4.1",
+        "loadgen_versions": ("4.0.", "4.1."),
+        "loadgen_cite": "DATA_v4.1#loadgen_version",
+        "layout": "v4",
+    },
     "v5.0": {
         "loadgen_runs": {
             "releases": [
@@ -598,6 +670,14 @@ ROUND_SETTINGS: dict[str, dict[str, Any]] = {
 }
 
 ROUND_NOTES: dict[str, tuple[str, ...]] = {
+    "v4.1": (
+        "Published v4.1 results were produced with LoadGen 4.0 and 4.1 (DATA_v4.1 detail logs); both series are "
+        "accepted. The official checker does not check the LoadGen version.",
+        "Units follow the checker's unit_dict (CHK_v4.1:1593-1604), which has no special units: the LLM results "
+        "(tokens/s) are labelled Samples/s and Queries/s.",
+        "No Interactive scenario in this round: units, result keys and early stopping cover the four LoadGen "
+        "scenarios only.",
+    ),
     "v5.0": (
         "Units for llama2-70b-interactive-* and gptj follow the checker's special_unit_dict, "
         "which has no entry for them (Queries/s, Samples/s); not verified against published "
@@ -659,6 +739,15 @@ def arith(expr: str | float | int) -> float:
         raise ValueError(f"unsupported threshold expression {expr!r}")
 
     return float(ev(ast.parse(str(expr), mode="eval")))
+
+
+def _seeds(seeds: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "qsl_rng_seed": int(seeds["qsl_rng_seed"]),
+        "sample_index_rng_seed": int(seeds["sample_index_rng_seed"]),
+        "schedule_rng_seed": int(seeds["schedule_rng_seed"]),
+        "cite": _join_cites(seeds.get("cite_checker"), seeds.get("cite_mlperf_conf")),
+    }
 
 
 def _join_cites(*cites: str | None) -> str | None:
@@ -790,7 +879,8 @@ def build_benchmark(
         b["mlperf_conf_model"] = MLPERF_CONF_MODEL[name]
     if "mlperf_conf_model" in b:
         psc = counts.get("mlperf_conf_performance_sample_count_override")
-        cites["mlperf_conf_model"] = check_cite(psc["cite"]) if psc else "CHK_CONST#MODEL_CONFIG"
+        default_cite = V4_CITES["model_config"] if family == "v4" else "CHK_CONST#MODEL_CONFIG"
+        cites["mlperf_conf_model"] = check_cite(psc["cite"]) if psc else default_cite
 
     # accuracy
     acc = facts["accuracy"]
@@ -824,11 +914,15 @@ def build_benchmark(
     b["equal_issue_required"] = flags.get("sample_concatenate_permutation") == 1
     if b["equal_issue_required"]:
         scp = facts["mlperf_conf_flags"]["sample_concatenate_permutation"]["cite"]
-        chk = "CATALOGUE:83; CHK_v5.1.1:1161-1179,1597-1605" if family == "v5" else "CATALOGUE:83"
+        chk = {"v4": V4_CITES["equal_issue"], "v5": "CATALOGUE:83; CHK_v5.1.1:1161-1179,1597-1605"}.get(
+            family, "CATALOGUE:83"
+        )
         cites["equal_issue_required"] = check_cite(f"{scp}; {chk}")
     b["use_token_latencies_required"] = name in TOKEN_LATENCY_MODELS[family]
     if b["use_token_latencies_required"]:
-        cites["use_token_latencies_required"] = "CATALOGUE:93"
+        cites["use_token_latencies_required"] = (
+            V4_CITES["token_latencies"] if family == "v4" else "CATALOGUE:93"
+        )
     b["is_llm"] = bool(facts.get("decoding_rules")) or b["use_token_latencies_required"]
 
     # compliance
@@ -846,7 +940,7 @@ def build_benchmark(
         b["test06_token_dtype"] = token_dtype
         cites["test06_eos_token_ids"] = check_cite(t06_cite)
 
-    if not round_name.startswith("v5"):
+    if family == "head":
         for field, (value, cite) in COMPLIANCE_THRESHOLDS.get(name, {}).items():
             b[field] = value
             cites[field] = check_cite(cite)
@@ -870,12 +964,14 @@ def build_benchmark(
         cites["result_field_overrides"] = (
             "PARAMS:3-24; CATALOGUE:86"
             if round_name == "v5.1"
+            else V4_CITES["result_overrides"]
+            if family == "v4"
             else "CHK_CONST#RESULT_FIELD_BENCHMARK_OVERWRITE; CATALOGUE:86"
-            if round_name.startswith("v5")
+            if family == "v5"
             else "CHK_HEAD:1592-1734; CATALOGUE:86"
         )
-    family = "v5" if round_name.startswith("v5") else "head"
-    units = (UNIT_OVERRIDES if family == "v5" else UNIT_OVERRIDES_HEAD).get(name)
+    # v4: the checker's unit_dict has no special units
+    units = {"v5": UNIT_OVERRIDES, "head": UNIT_OVERRIDES_HEAD}.get(family, {}).get(name)
     if units:
         b["units_overrides"] = {s: u for s, u in units.items() if _has_scenario(scenarios, s)}
         cites["units_overrides"] = UNIT_OVERRIDES_CITE[family]
@@ -919,6 +1015,8 @@ def build_benchmark(
         cites["extra_accuracy_files"] = (
             "PARAMS:50; CATALOGUE:113"
             if round_name == "v5.1"
+            else V4_CITES["sdxl_images"]
+            if family == "v4"
             else "CHK_CONST#REQUIRED_ACC_BENCHMARK; CATALOGUE:113"
         )
 
@@ -979,6 +1077,7 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
     family = settings["family"]
     sel = facts["meta"]["round_source_selection"][round_name]
     glob = rf["globals"]
+    v4 = family == "v4"
     v5 = family == "v5"
 
     seeds = glob["seeds"]
@@ -1007,7 +1106,7 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
                 bench = benchmarks[model]
                 bench["target_latency_percentile_overrides"] = {scen: float(val)}
                 bench["cites"]["target_latency_percentile_overrides"] = check_cite(d[f"{model}_cite"])
-    patterns = ACC_PATTERNS_V5 if v5 else ACC_PATTERNS_HEAD
+    patterns = ACC_PATTERNS_V4 if v4 else ACC_PATTERNS_V5 if v5 else ACC_PATTERNS_HEAD
     for bench in benchmarks.values():
         metrics = [
             t["metric"] for t in (*bench.get("accuracy_targets", []), *bench.get("accuracy_upper_limits", []))
@@ -1026,6 +1125,7 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
             notes.append(f"{d['id']} ({d['topic']}): {' '.join(str(d['summary']).split())}")
 
     chk = "CHK_v5.1.1" if v5 else "CHK_HEAD"
+    scenarios = _LOADGEN_SCENARIOS if v4 else tuple(RESULT_FIELDS)  # v4.1: no Interactive
     aliases = {k: v for k, v in MODEL_MAPPING_V5.items() if v in benchmarks}
     out: dict[str, Any] = {
         "name": round_name,
@@ -1036,56 +1136,83 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
         "sources": {},  # filled below from the citations actually used
         "loadgen_versions": list(settings["loadgen_versions"]),
         "loadgen_versions_cite": check_cite(settings["loadgen_cite"]),
-        "loadgen_runs": {**settings["loadgen_runs"], "cite": check_cite(settings["loadgen_runs"]["cite"])},
+        **(
+            {
+                "loadgen_runs": {
+                    **settings["loadgen_runs"],
+                    "cite": check_cite(settings["loadgen_runs"]["cite"]),
+                }
+            }
+            if "loadgen_runs" in settings
+            else {}
+        ),
         **(
             {}
-            if round_name.startswith("v5")
+            if family != "head"
             else {
                 "endpoints_allowed_models": list(ENDPOINTS_ALLOWED_MODELS),
                 "endpoints_cite": "CHK_CONST#ENDPOINTS_ALLOWED_MODELS",
             }
         ),
-        "seeds": {
-            "qsl_rng_seed": int(seeds["qsl_rng_seed"]),
-            "sample_index_rng_seed": int(seeds["sample_index_rng_seed"]),
-            "schedule_rng_seed": int(seeds["schedule_rng_seed"]),
-            "cite": _join_cites(seeds.get("cite_checker"), seeds.get("cite_mlperf_conf")),
-        },
+        "seeds": _seeds(seeds),
+        **({"test05_seeds": _seeds(glob["test05_seeds"])} if "test05_seeds" in glob else {}),
         "scenario_defaults": scen_defaults,
         "min_duration_ms": 600000,
         "min_duration_cite": check_cite(
-            "CHK_v5.1.1:692; CATALOGUE:92" if v5 else "CHK_HEAD:1495; CHK_HEAD_perf:373-377"
+            V4_CITES["min_duration"]
+            if v4
+            else "CHK_v5.1.1:692; CATALOGUE:92"
+            if v5
+            else "CHK_HEAD:1495; CHK_HEAD_perf:373-377"
         ),
-        "early_stopping_scenarios": ["SingleStream", "MultiStream", "Server", "Interactive"],
+        "early_stopping_scenarios": [
+            s for s in ("SingleStream", "MultiStream", "Server", "Interactive") if s in scenarios
+        ],
         "early_stopping_cite": check_cite(
-            "CHK_v5.1.1:1665-1672; CATALOGUE:87" if v5 else "CHK_HEAD_cfg:230-231; CATALOGUE:87"
+            V4_CITES["early_stopping"]
+            if v4
+            else "CHK_v5.1.1:1665-1672; CATALOGUE:87"
+            if v5
+            else "CHK_HEAD_cfg:230-231; CATALOGUE:87"
         ),
-        "result_fields": dict(RESULT_FIELDS),
+        "result_fields": {s: k for s, k in RESULT_FIELDS.items() if s in scenarios},
         "result_fields_cite": check_cite(
-            "PARAMS:27; CATALOGUE:86"
+            V4_CITES["result_fields"]
+            if v4
+            else "PARAMS:27; CATALOGUE:86"
             if round_name == "v5.1"
             else "CHK_CONST#RESULT_FIELD_NEW; CATALOGUE:86"
             if v5
             else "CHK_HEAD:1554-1580; CATALOGUE:86"
         ),
-        "units": dict(UNITS),
-        "units_cite": "CHK_CONST#UNIT_DICT; CATALOGUE:217" if v5 else "CHK_HEAD:1999-2011; CATALOGUE:217",
-        "power_units": dict(POWER_UNITS),
-        "acc_patterns": dict(ACC_PATTERNS_V5 if v5 else ACC_PATTERNS_HEAD),
+        "units": {s: u for s, u in UNITS.items() if s in scenarios},
+        "units_cite": V4_CITES["units"]
+        if v4
+        else "CHK_CONST#UNIT_DICT; CATALOGUE:217"
+        if v5
+        else "CHK_HEAD:1999-2011; CATALOGUE:217",
+        "power_units": {s: u for s, u in POWER_UNITS.items() if s in scenarios},
+        "acc_patterns": dict(patterns),
         "acc_patterns_cite": check_cite(
-            "PARAMS:29-48; CATALOGUE:106" if v5 else "CHK_CONST#ACC_PATTERN; CATALOGUE:106"
+            V4_CITES["acc_patterns"]
+            if v4
+            else "PARAMS:29-48; CATALOGUE:106"
+            if v5
+            else "CHK_CONST#ACC_PATTERN; CATALOGUE:106"
         ),
         "compliance_delta_pct": {"99": 1.0, "99.9": 0.1},
-        "compliance_delta_pct_cite": "CATALOGUE:133",
+        "compliance_delta_pct_cite": V4_CITES["compliance_delta"] if v4 else "CATALOGUE:133",
         "system": {
             "required_fields": list(SYSTEM_REQUIRED_FIELDS),
             "meaningful_fields": list(SYSTEM_MEANINGFUL_FIELDS),
             "network_fields": list(SYSTEM_NETWORK_FIELDS),
-            "power_fields": list(SYSTEM_POWER_FIELDS),
+            "power_fields": list(SYSTEM_POWER_FIELDS_V4 if v4 else SYSTEM_POWER_FIELDS),
             "valid_status": ["available", "preview", "rdi"],
             "valid_system_types": ["datacenter", "edge", "datacenter,edge", "edge,datacenter"],
             "cite": check_cite(
-                "CATALOGUE:51-60; CHK_v5.1.1:2437-2456,2881-2940"
+                V4_CITES["system"]
+                if v4
+                else "CATALOGUE:51-60; CHK_v5.1.1:2437-2456,2881-2940"
                 if v5
                 else "CATALOGUE:51-60; CHK_CONST#SYSTEM_DESC_REQUIRED_FIELDS"
             ),
@@ -1094,7 +1221,7 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
             "divisions": ["closed", "open", "network"],
             "file_size_limit_mb": 50,
             "max_accuracy_log_bytes": 10240,
-            "measurement_required_files": ["user.conf", "README.md"],
+            "measurement_required_files": [*(["mlperf.conf"] if v4 else []), "user.conf", "README.md"],
             "measurement_json_fields": list(MEASUREMENT_JSON_FIELDS),
             "performance_run_files": ["mlperf_log_summary.txt", "mlperf_log_detail.txt"],
             "performance_optional_files": [
@@ -1133,7 +1260,9 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
             "network_sut_name_substring": "Network SUT",
             "layout": LAYOUTS[settings["layout"]],
             "cite": check_cite(
-                "CATALOGUE:29-44,69-73,80,105,110,118,126-133; CHK_v5.1.1:2231-2418"
+                V4_CITES["structure"]
+                if v4
+                else "CATALOGUE:29-44,69-73,80,105,110,118,126-133; CHK_v5.1.1:2231-2418"
                 if v5
                 else "CATALOGUE:29-44,69-73,80,105,110,118,126-133; CHK_CONST#REQUIRED_PERF_FILES"
             ),
@@ -1141,7 +1270,11 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
         "benchmarks": benchmarks,
         "aliases": aliases,
         "aliases_cite": check_cite(
-            "PARAMS:52; CATALOGUE:40" if round_name == "v5.1" else f"{chk}#model_mapping; CATALOGUE:40"
+            V4_CITES["aliases"]
+            if v4
+            else "PARAMS:52; CATALOGUE:40"
+            if round_name == "v5.1"
+            else f"{chk}#model_mapping; CATALOGUE:40"
         ),
         "alias_substrings": [list(p) for p in ALIAS_SUBSTRINGS],
         "notes": notes,
@@ -1198,7 +1331,7 @@ def _used_sources(round_data: dict[str, Any], facts_sources: Mapping[str, Any]) 
 # --------------------------------------------------------------------------------------------
 
 HEADER = (
-    "# GENERATED by `python -m rules.build_data` from shared/reference/mlperf-facts.yaml plus the\n"
+    "# GENERATED by `python -m rules.build_data` from {facts} plus the\n"
     "# checker constants in rules/build_data.py. Do not edit by hand: change the generator or the\n"
     "# facts and regenerate. Citations are SOURCE_ID:line (or SOURCE_ID#SYMBOL) into `sources`.\n"
 )
@@ -1221,14 +1354,31 @@ def render_round(round_name: str, facts: Mapping[str, Any]) -> str:
     body = yaml.dump(
         data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
     )
-    return HEADER + body
+    facts_file = facts["meta"].get("round_files", {}).get(round_name, "shared/reference/mlperf-facts.yaml")
+    return HEADER.format(facts=facts_file) + body
 
 
-def load_facts(path: Path) -> dict[str, Any]:
+def load_facts(path: Path, sources_dir: Path = SOURCES_DIR) -> dict[str, Any]:
+    """The facts file, with the rounds it lacks added from ``sources_dir/<round>.yaml`` (same format)."""
     with path.open(encoding="utf-8") as fh:
         facts = yaml.safe_load(fh)
     if not isinstance(facts, dict) or "rounds" not in facts:
         raise ValueError(f"{path}: not an MLPerf facts file (no 'rounds')")
+    for src in sorted(sources_dir.glob("v*.yaml")):
+        with src.open(encoding="utf-8") as fh:
+            extra = yaml.safe_load(fh)
+        for round_name, round_facts in extra["rounds"].items():
+            if round_name in facts["rounds"]:
+                raise ValueError(f"{src}: round {round_name} is in the facts file too (keep one source)")
+            facts["rounds"][round_name] = round_facts
+            facts["meta"].setdefault("round_files", {})[round_name] = f"rules/sources/{src.name}"
+            facts["meta"]["round_source_selection"][round_name] = extra["meta"]["round_source_selection"][
+                round_name
+            ]
+        for sid, source in extra["meta"]["sources"].items():
+            if sid in facts["meta"]["sources"]:
+                raise ValueError(f"{src}: source {sid} is in the facts file too")
+            facts["meta"]["sources"][sid] = source
     return facts
 
 
