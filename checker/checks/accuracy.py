@@ -440,33 +440,99 @@ def _accuracy_detail_checks(ctx: ResultContext, scored: tuple[int, int] | None =
     return out
 
 
+# LoadGen 5.0.11 (mlcommons/inference ef1bd3b9) logs the samples per query an Offline accuracy batch really has; older
+# releases log the configured samples_per_query instead (``spq = settings.samples_per_query``, loadgen.cc v4.1 L425)
+LOGS_OFFLINE_BATCH_SIZE_FROM = (5, 0, 11)
+
+
+def loadgen_accuracy_batches(
+    total: int, set_size: int, scenario: str, samples_per_query: int, *, logs_batch_size: bool = True
+) -> list[tuple[int, int]]:
+    """The ``(generated_query_count, generated_samples_per_query)`` pairs LoadGen's accuracy mode logs for a QSL of
+    ``total`` samples: one pair per loadable set of ``set_size`` (effective_performance_sample_count) samples, the
+    last set holding the rest. Offline issues each set as one query of the set's size (logged as the configured
+    ``samples_per_query`` before :data:`LOGS_OFFLINE_BATCH_SIZE_FROM`, unless ``logs_batch_size``); MultiStream
+    issues ``ceil(set / samples_per_query)`` queries of ``samples_per_query`` over the set padded by
+    ``samples_per_query - 1`` samples; SingleStream and Server one query per sample (loadgen/loadgen.cc v5.1.1:
+    GenerateLoadableSets L624-681, GenerateQueries L278-290 and L408-429, RunAccuracyMode L1080-1110)."""
+    if total <= 0 or set_size <= 0 or samples_per_query <= 0:
+        return []
+    sizes = [set_size] * (total // set_size) + ([total % set_size] if total % set_size else [])
+    if scenario == "Offline":
+        return [(1, n if logs_batch_size else samples_per_query) for n in sizes]
+    if scenario == "MultiStream":
+        return [((n + samples_per_query - 1) // samples_per_query, samples_per_query) for n in sizes]
+    return [(n // samples_per_query, samples_per_query) for n in sizes]
+
+
 def _accuracy_sample_counts(
     ctx: ResultContext, log: DetailLog, rel: str, expected: int, scored: tuple[int, int] | None
 ) -> list[Finding]:
-    """Beyond official: the samples LoadGen issued in the accuracy run, and those accuracy.txt scored, are the whole
-    data set (``qsl_reported_total_count`` is the QSL's size, the full set in every mode, so it proves nothing)."""
+    """Beyond official: LoadGen issued every sample of the accuracy run's QSL, and accuracy.txt scored them all.
+
+    LoadGen's accuracy mode loads and issues a QSL larger than the performance sample count in batches and logs one
+    ``generated_query_count`` / ``generated_samples_per_query`` pair per batch; the run covered its QSL when the
+    logged pairs are the ones LoadGen logs for it (:func:`loadgen_accuracy_batches`); a performance run, or a run
+    whose log was cut or edited, logs others. The QSL's size is LoadGen's ``effective_accuracy_sample_count`` (6.0+,
+    capped to the QSL) or ``qsl_reported_total_count``; whether it is the whole data set is ACC-DATASET's question,
+    so a short QSL fully issued and scored is one finding, not three."""
     out: list[Finding] = []
-    queries = log.int_value("generated_query_count")
-    per_query = log.int_value("generated_samples_per_query")
-    if queries is not None and per_query is not None and queries * per_query != expected:
-        out.append(
-            ctx.finding(
-                "ACC-SAMPLES",
-                                f"the accuracy run issued {queries * per_query} samples (generated_query_count {queries} x "
-                f"generated_samples_per_query {per_query}); the {ctx.mlperf_model} data set has {expected}",
-                path=rel,
-                line=log.line_of("generated_samples_per_query"),
-                severity=ACC_RUN_SEVERITY,
-                source=ACC_RUN_RULES,
-                fix="run the accuracy mode over the full data set and copy that run into accuracy/",
+    qsl = log.int_value("qsl_reported_total_count")
+    requested = log.int_value("effective_accuracy_sample_count")
+    # LoadGen issues min(accuracy_sample_count, QSL size) (GenerateLoadableSets caps it, mlcommons/inference a8d4d783)
+    total = min((n for n in (requested, qsl) if n), default=expected)
+    of_set = f"the {ctx.mlperf_model} data set has {expected}" + ("" if total == expected else f", the run's QSL {total}")
+    logged = list(zip(log.values("generated_query_count"), log.values("generated_samples_per_query"), strict=False))
+    batches = [(q, n) for q, n in logged if isinstance(q, int) and isinstance(n, int)]
+    set_size = log.int_value("effective_performance_sample_count")
+    spq = log.int_value("effective_samples_per_query")
+    scenario = log.effective_scenario
+    if batches and len(batches) == len(logged) and set_size and spq and scenario:
+        release = log.loadgen_release
+        plans = [
+            loadgen_accuracy_batches(total, set_size, scenario, spq, logs_batch_size=logs)
+            for logs in (True, False)
+            if release is None or (release >= LOGS_OFFLINE_BATCH_SIZE_FROM) == logs
+        ]
+        if batches not in plans:
+            plan = plans[0]
+            issued = sum(q * n for q, n in batches)
+            shown = ", ".join(f"{q}x{n}" for q, n in batches[:3]) + (", ..." if len(batches) > 3 else "")
+            out.append(
+                ctx.finding(
+                    "ACC-SAMPLES",
+                    f"the accuracy run issued {issued} samples in {len(batches)} batch(es) (generated_query_count x "
+                    f"generated_samples_per_query: {shown}); {of_set}, for which LoadGen's {scenario} accuracy mode "
+                    f"issues {sum(q * n for q, n in plan)} in {len(plan)} batch(es) of up to {set_size} "
+                    "(effective_performance_sample_count)",
+                    path=rel,
+                    line=log.line_of("generated_samples_per_query"),
+                    severity=ACC_RUN_SEVERITY,
+                    source=ACC_RUN_RULES,
+                    fix="run the accuracy mode over the full data set and copy that run into accuracy/",
+                )
             )
-        )
-    if scored is not None and scored[0] != expected:
+        elif total != expected and total != (requested if requested is not None else qsl):
+            # ACC-DATASET judges the logged count; here LoadGen capped it to a smaller QSL and issued only that
+            out.append(
+                ctx.finding(
+                    "ACC-SAMPLES",
+                    f"the accuracy run issued {total} samples (its whole QSL, qsl_reported_total_count {qsl}; LoadGen "
+                    f"caps effective_accuracy_sample_count {requested} to it); the {ctx.mlperf_model} data set has "
+                    f"{expected}",
+                    path=rel,
+                    line=log.line_of("qsl_reported_total_count"),
+                    severity=ACC_RUN_SEVERITY,
+                    source=ACC_RUN_RULES,
+                    fix="run the accuracy mode with the benchmark's whole data set in the QSL",
+                )
+            )
+    if scored is not None and scored[0] != total:
         out.append(
             ctx.finding(
                 "ACC-SAMPLES",
-                                f"accuracy.txt was computed from {scored[0]} samples (gen_num); the {ctx.mlperf_model} data set has "
-                f"{expected}: the score is not the data set's",
+                f"accuracy.txt was computed from {scored[0]} samples (gen_num); {of_set}: the score is not the "
+                "accuracy run's",
                 path=f"{ctx.rd.accuracy_dir}/accuracy.txt",
                 line=scored[1],
                 severity=ACC_RUN_SEVERITY,

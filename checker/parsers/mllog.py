@@ -483,6 +483,15 @@ class DetailLog:
         return v.split("@", 1)[0].strip() if v else None
 
     @property
+    def loadgen_release(self) -> tuple[int, ...] | None:
+        """The version number as integers (``"5.0.25"`` -> ``(5, 0, 25)``), for comparing releases; None when the
+        number is missing or not dotted digits."""
+        parts = (self.loadgen_version_number or "").split(".")
+        if not all(p.isascii() and p.isdigit() and len(p) <= 6 for p in parts):
+            return None
+        return tuple(int(p) for p in parts)
+
+    @property
     def early_stopping_met(self) -> bool | None:
         return self.bool_value("early_stopping_met")
 

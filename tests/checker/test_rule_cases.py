@@ -111,8 +111,8 @@ def test_every_rule_has_a_breaking_case() -> None:
 
 
 def test_base_trees_honour_every_rule(tmp_path: Path) -> None:
-    """The three base trees (real published results) raise no ERROR of any rule."""
-    for base in ("llm", "sdxl", "edge"):
+    """The LoadGen base trees (real published results) raise no ERROR of any rule."""
+    for base in ("llm", "sdxl", "edge", "llama2", "vision"):
         rep = _run({"base": base, "mutations": []}, tmp_path / base)
         errs = [(f.rule, f.result) for f in _all_findings(rep) if f.severity is Severity.ERROR]
         assert not errs, f"{base}: {errs}"
