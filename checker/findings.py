@@ -81,10 +81,6 @@ def filter_findings(
     return out
 
 
-def is_blocking(finding: Finding) -> bool:
-    return finding.severity is Severity.ERROR
-
-
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_UNUSABLE = 2

@@ -86,10 +86,6 @@ class ResultDir:
         return f"{self.submitter_path}/results/{self.system}/{self.benchmark}/{self.scenario}"
 
     @property
-    def benchmark_path(self) -> str:
-        return f"{self.submitter_path}/results/{self.system}/{self.benchmark}"
-
-    @property
     def performance_dir(self) -> str:
         return f"{self.path}/performance/run_1"
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-from checker.findings import EXIT_INVALID, EXIT_OK, Finding, Severity, UnusableInput, rule_matches
-from checker.report.atomic import write_atomic
+from checker.findings import EXIT_INVALID, EXIT_OK, Finding, Severity, rule_matches
 from checker.report.output import json_item
 from checker.report.terminal import finding_line
 
@@ -219,10 +216,3 @@ def finding_lines(
     return lines
 
 
-def write_json_report(out: Path, report: dict[str, Any]) -> None:
-    """Write the report atomically (its schema, ``schemas/<kind>.json``, is checked by the tests: validating a
-    1,448-row table report on every run would cost seconds)."""
-    try:
-        write_atomic(out, (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-    except OSError as exc:
-        raise UnusableInput(f"cannot write the JSON report: {exc.strerror or exc}", str(out)) from exc

@@ -235,15 +235,9 @@ class ResultContext:
     def perf_detail(self) -> DetailLog | None:
         return self.files.detail(self.perf_detail_path)[0]
 
-    def perf_summary(self) -> SummaryLog | None:
-        return self.files.summary(f"{self.rd.performance_dir}/mlperf_log_summary.txt")[0]
-
     @property
     def acc_detail_path(self) -> str:
         return f"{self.rd.accuracy_dir}/mlperf_log_detail.txt"
-
-    def acc_detail(self) -> DetailLog | None:
-        return self.files.detail(self.acc_detail_path)[0]
 
     # ---- endpoints results (v6.1: MLPerf Endpoints instead of LoadGen) --------------------------------------
     @property

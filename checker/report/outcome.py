@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from checker.findings import EXIT_INVALID, EXIT_OK, EXIT_UNUSABLE, Finding, Severity, filter_findings
-from checker.results import CheckReport, ResultEntry
+from checker.results import CheckReport
 
 
 def filter_report(report: CheckReport, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> CheckReport:
@@ -98,7 +98,3 @@ def per_rule(report: CheckReport) -> list[tuple[str, Severity, int]]:
         if f.rule not in worst or rank[f.severity] < rank[worst[f.rule]]:
             worst[f.rule] = f.severity
     return [(rule, worst[rule], k) for rule, k in sorted(n.items(), key=lambda kv: (-kv[1], kv[0]))]
-
-
-def result_sort_key(r: ResultEntry) -> tuple[str, ...]:
-    return (r.division, r.submitter, r.system, r.benchmark, r.scenario)

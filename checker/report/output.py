@@ -272,10 +272,6 @@ def _fsync_dir(directory: str) -> None:
             os.close(fd)
 
 
-def _write_stdout(data: bytes) -> None:
-    _write_stdout_chunks((data,))
-
-
 def _write_stdout_chunks(chunks: Iterable[bytes]) -> None:
     try:
         sys.stdout.flush()

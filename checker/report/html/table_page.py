@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -307,13 +307,6 @@ def table_page(
     title = f"inference-audit table: {Path(t.path).name}"
     subtitle = f"round {audit.round}; {audit.row_count:,} rows; {n['error']:,} errors"
     return document(title, subtitle, body, kind="table")
-
-
-def rows_of(records: Iterable[tuple[TableRow, RowComparison | None]], limit: int | None = None) -> PageRows:
-    out = PageRows(limit)
-    for row, comparison in records:
-        out.add(row, comparison)
-    return out
 
 
 # what a table report of an earlier version lacks, as the page says it
