@@ -4,8 +4,12 @@ Each check returns :class:`~checker.findings.Finding` records naming the row (``
 message, as the source names it), the table file (``path``) and, for files with lines, the line.
 
 Rule ids: TABLE-VALUE (untyped cell), TABLE-ID, TABLE-VERSION, TABLE-BENCHMARK, TABLE-SUITE, TABLE-SCENARIO,
-TABLE-LOCATION, TABLE-DIVISION, TABLE-AVAILABILITY, TABLE-RESULT, TABLE-UNITS, TABLE-ACCURACY, TABLE-POWER,
-TABLE-DUPLICATE, TABLE-DERIVED, TABLE-INFERRED.
+TABLE-SCENARIO-CASE, TABLE-LOCATION, TABLE-DIVISION, TABLE-AVAILABILITY, TABLE-RESULT, TABLE-UNITS, TABLE-ACCURACY,
+TABLE-POWER, TABLE-DUPLICATE, TABLE-DERIVED, TABLE-INFERRED, TABLE-INFERRED-CHECKER.
+
+Severity on a published table: an error says that a number, or its validity, is wrong; what the official checker
+writes for a correct result (its inferred flag, the case of a directory's name) is a warning naming the cause and the
+official line.
 """
 
 from __future__ import annotations
@@ -30,14 +34,27 @@ RULES = register(
     RuleInfo("TABLE-AVAILABILITY", "-", "table: an availability missing or not a category of the round"),
     RuleInfo("TABLE-BENCHMARK", "-", "table: a benchmark missing or not one of the round's"),
     RuleInfo(
-        "TABLE-SCENARIO", "-", "table: a scenario missing, misspelt, not the benchmark's (INFO in Open) or not its "
-        "directory's",
+        "TABLE-SCENARIO", "-", "table: a scenario missing, not a scenario, not the benchmark's (INFO in Open) or not "
+        "its directory's",
+    ),
+    RuleInfo(
+        "TABLE-SCENARIO-CASE", "-", "table: a scenario written in another case than the rules write it (the HEAD "
+        "checker writes the result directory's name, and maps a lower-case one)",
+        WARN,
     ),
     RuleInfo(
         "TABLE-LOCATION", "-", "table: a result directory of another division, or (WARNING) not a result path or of "
         "another system",
     ),
-    RuleInfo("TABLE-INFERRED", "-", "table: inferred = 1 where no official inference exists"),
+    RuleInfo(
+        "TABLE-INFERRED", "-", "table: inferred = 1 on a result the rules allow no inference for (only an edge "
+        "system's MultiStream or Offline result), and no artefact of the official checker explains it",
+    ),
+    RuleInfo(
+        "TABLE-INFERRED-CHECKER", "-", "table: inferred = 1 that the HEAD checker writes for a measured result (an "
+        "Interactive result, a lower-case result directory, an MLPerf Endpoints result: results.py:118-119)",
+        WARN,
+    ),
     RuleInfo("TABLE-SUITE", "-", "table: a suite that is not one, or (WARNING in Open) not the benchmark's"),
     RuleInfo("TABLE-UNITS", "-", "table: units missing or not the ones the official checker writes"),
     RuleInfo("TABLE-ACCURACY", "-", "table: accuracy missing, unreadable, below the round's target or out of bounds"),
@@ -69,6 +86,10 @@ def row_benchmark(rnd: Round, row: TableRow, table: ResultTable | None = None) -
             return bench
     return None
 
+
+# The endpoints results whose accuracy score the HEAD checker holds to the target (accuracy_check.py:108-136: for any
+# other benchmark an endpoints result's accuracy_check returns True once a score is there)
+OFFICIAL_ENDPOINTS_ACCURACY_CHECKED = ("qwen3-vl-235b-a22b",)
 
 # Official inference of one scenario's result from another's run, edge systems only (CHK_HEAD_perf:506-537):
 # (scenario of the row, scenarios it may be inferred from)
@@ -164,20 +185,9 @@ class RowChecker:
                 )
             )
         if scenario is not None and row.scenario is not None and row.scenario != scenario.value:
-            out.append(
-                self.finding(
-                    row,
-                    "TABLE-SCENARIO",
-                    "scenario",
-                    f"'{row.scenario}' is not the scenario's name as the rules and LoadGen write it "
-                    f"('{scenario.value}'); the result directory is named so too"
-                    + (f" ({row.location})" if row.location else ""),
-                    source="SUBRULES:414; CHK_HEAD:1539-1545 (SCENARIO_MAPPING: a lower-case directory is mapped)",
-                    fix=f"write '{scenario.value}'",
-                )
-            )
+            out.append(self._scenario_case(row, scenario))
         out += self._location(row)
-        out += self._inferred(row, scenario)
+        out += self._inferred(row, scenario, bench)
         if bench is not None:
             out += self._suite(row, bench)
             if scenario is not None:
@@ -374,16 +384,57 @@ class RowChecker:
             )
         return out
 
-    def _inferred(self, row: TableRow, scenario: Scenario | None) -> list[Finding]:
-        """``inferred`` = 1 where no official inference exists: SingleStream / Server / Interactive results, and
-        any result of a system that is not an edge system (the HEAD checker's inferred_check rejects those; its
-        results.py sets the flag when the directory's name differs from the log's effective_scenario
-        case-sensitively, so an Interactive or lower-case directory is marked inferred although nothing was)."""
+    def _scenario_case(self, row: TableRow, scenario: Scenario) -> Finding:
+        """TABLE-SCENARIO-CASE: the scenario in another case than the rules'. The HEAD checker writes the result
+        directory's name as the row's scenario (results.py:86, loader.py:503) and maps a lower-case one
+        (SCENARIO_MAPPING); the rules name the copies of inferred results ``offline`` / ``multistream``."""
+        directory = row.location.strip("/").rsplit("/", 1)[-1] if row.location else None
+        if directory == row.scenario:
+            cause = (
+                f"the result directory is named so ({row.location}): the HEAD checker writes the directory's name "
+                "(HEAD submission_checker/results.py:86, loader.py:503) and maps it to the scenario (CHK_HEAD:1539-1545 SCENARIO_MAPPING)"
+                + (
+                    "; the rules name the copy of an inferred result so (RULES_HEAD:341-343)"
+                    if row.scenario in ("offline", "multistream")
+                    else ""
+                )
+            )
+        else:
+            cause = "the official checker maps any case of a scenario's name (CHK_HEAD:1539-1545 SCENARIO_MAPPING)"
+        return self.finding(
+            row,
+            "TABLE-SCENARIO-CASE",
+            "scenario",
+            f"'{row.scenario}' is {scenario.value}, in another case than the rules and LoadGen write it; {cause}",
+            source="SUBRULES:414; CHK_HEAD:1539-1545",
+            fix=f"write '{scenario.value}'",
+        )
+
+    def _inferred(self, row: TableRow, scenario: Scenario | None, bench: Benchmark | None) -> list[Finding]:
+        """``inferred`` = 1 on a result the rules allow no inference for (only an edge system may infer, and only
+        MultiStream from SingleStream and Offline from either: RULES_HEAD:326-337, the HEAD checker's inferred_check
+        CHK_HEAD_perf:515-537) is an error, unless the HEAD checker writes that flag for a measured result
+        (:meth:`_inferred_by_checker`): then it is a warning naming the cause."""
         if not row.inferred or scenario is None:
             return []
         edge = row.suite is None or "edge" in row.suite.lower()
         if scenario in INFERABLE_FROM and edge:
             return []
+        causes = self._inferred_by_checker(row, scenario, bench)
+        if causes:
+            return [
+                self.finding(
+                    row,
+                    "TABLE-INFERRED-CHECKER",
+                    "inferred",
+                    "1, but the result was measured in its own scenario: the HEAD checker writes inferred = 1 "
+                    "whenever the row's scenario differs, as a string, from the log's effective_scenario "
+                    "(submission_checker/results.py:118-119), and " + "; and ".join(causes),
+                    source="HEAD submission_checker/results.py:118-119; CHK_HEAD_perf:515-537 (inferred_check "
+                    "compares in lower case)",
+                    fix="write 0: the result was measured in this scenario",
+                )
+            ]
         why = (
             f"no {scenario.value} result may be inferred from another scenario's run"
             if scenario not in INFERABLE_FROM
@@ -394,11 +445,38 @@ class RowChecker:
                 row,
                 "TABLE-INFERRED",
                 "inferred",
-                f"1 (inferred from another scenario's run), but {why}: the result was measured, not inferred",
-                source="CHK_HEAD_perf:506-537 (inferred_check); catalogue D17",
-                fix="write 0: the result was measured in this scenario",
+                f"1 (inferred from another scenario's run), but {why}, and no artefact of the official checker "
+                "(an Interactive result, a lower-case directory, an MLPerf Endpoints result) explains the flag: a "
+                "result inferred so is not valid, one measured is mislabelled",
+                source="RULES_HEAD:326-337; CHK_HEAD_perf:515-537 (inferred_check); catalogue D17",
+                fix="write 0 if the result was measured in this scenario; an inferred one cannot be published",
             )
         ]
+
+    def _inferred_by_checker(self, row: TableRow, scenario: Scenario, bench: Benchmark | None) -> list[str]:
+        """Why the HEAD checker's summary writes inferred = 1 for this measured result (results.py:118-119
+        compares the directory's name with the log's effective_scenario case-sensitively; its exception
+        ``("server", "interactive")`` is in lower case and never matches LoadGen's ``Server``)."""
+        causes = []
+        if scenario is Scenario.INTERACTIVE:
+            causes.append(
+                "an Interactive result is a run of LoadGen's Server scenario: 'Interactive' differs from the log's "
+                "'Server' and the exception ('server', 'interactive') is written in lower case, so it never applies"
+            )
+        if row.scenario is not None and row.scenario != scenario.value:
+            causes.append(
+                f"the result directory is named '{row.scenario}' (the checker maps it, CHK_HEAD:1539-1545), which "
+                f"differs from LoadGen's '{scenario.value}'"
+            )
+        if bench is not None and bench.name in self.round.endpoints_allowed_models:
+            bare = row.accuracy is not None and bare_accuracy(row.accuracy) is not None
+            causes.append(
+                ("it is an MLPerf Endpoints result (its accuracy is the endpoints score alone)" if bare else
+                 f"{bench.name} may be an MLPerf Endpoints result (--tree tells)")
+                + ": the checker reads an endpoints result's effective_scenario from its config.yaml type, "
+                "'offline' or 'online' (CHK_HEAD:2259), never the directory's name"
+            )
+        return causes
 
     def _result(self, row: TableRow) -> list[Finding]:
         if row.result is None:
@@ -493,6 +571,13 @@ class RowChecker:
         closed = self._closed(row)
         sev = Severity.ERROR if closed else Severity.INFO
         suffix = "" if closed else " (Open: accuracy constraints do not apply, RULES_HEAD:361)"
+        # an endpoints score the official checker does not hold to its target: the error is beyond it
+        unchecked = closed and bare is not None and bench.name not in OFFICIAL_ENDPOINTS_ACCURACY_CHECKED
+        if unchecked:
+            suffix = (
+                " (an MLPerf Endpoints result: the official HEAD checker does not check an endpoints result's accuracy "
+                f"against its target, except {', '.join(OFFICIAL_ENDPOINTS_ACCURACY_CHECKED)}'s: CHK_HEAD_acc:108-136)"
+            )
         scen = f" {scenario.value}" if scenario is not None and scenario in bench.accuracy_targets_by_scenario else ""
         out = []
         for target in checked:
@@ -519,6 +604,7 @@ class RowChecker:
                         f"{target.value:g}{suffix}",
                         severity=sev,
                         source=target.cite or cite,
+                        beyond_official=unchecked,
                     )
                 )
         for limit in bench.accuracy_upper_limits:

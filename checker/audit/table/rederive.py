@@ -42,7 +42,11 @@ class Rederived:
     key: str | None = None  # LoadGen key (or formula) the value comes from
     line: int | None = None  # line of that key in the detail log
     effective_scenario: str | None = None
+    # what the HEAD checker's summary compares the directory's name with (results.py:118): the LoadGen log's
+    # effective_scenario, or an endpoints result's config.yaml type ('offline' / 'online', CHK_HEAD:2259)
+    logged_scenario: str | None = None
     inferred: bool = False
+    not_inferable: str | None = None  # the scenario is one the rules allow no inference of from the log's (why)
     result_validity: str | None = None
     accuracy: dict[str, float] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
@@ -73,12 +77,15 @@ def rederive(
             problems.append(read.problem.message if read.problem else f"{location}/{PERF_DETAIL}: not readable")
         else:
             log = parse_detail_text(read.text, f"{location}/{PERF_DETAIL}")
+    not_inferable: str | None = None
     if log is not None:
         effective_name = log.effective_scenario
         validity = log.result_validity
         rv = compute_result(log, rnd, bench, directory)
         problem = _problem(rv, rnd, location, directory)
-        if problem is not None:
+        if rv.status in (ResultStatus.INTERACTIVE_NOT_SERVER, ResultStatus.NOT_INFERABLE):
+            not_inferable = problem
+        elif problem is not None:
             problems.append(problem)
     if endpoints is not None:
         score = endpoints.accuracy_score
@@ -91,7 +98,9 @@ def rederive(
         key=None if rv is None else rv.key,
         line=None if rv is None else rv.line,
         effective_scenario=effective_name,
+        logged_scenario=endpoints.run_type if endpoints is not None else effective_name,
         inferred=rv is not None and rv.inferred,
+        not_inferable=not_inferable,
         result_validity=validity,
         accuracy=accuracy,
         problems=tuple(problems),

@@ -1,6 +1,8 @@
 """``--tree``: compare every table row with the logs it points to, and list tree results the table lacks.
 
-Findings: TABLE-REDERIVE (result, scenario or accuracy differs from the logs: ERROR), TABLE-LOGS-MISSING
+Findings: TABLE-REDERIVE (result, scenario or accuracy differs from the logs, or the result would be an inference
+the rules do not allow: ERROR; the inferred flag differs from the logs and from what the HEAD checker writes:
+WARNING), TABLE-LOCATION-RUN (an endpoints result's Location names performance/run_1: WARNING), TABLE-LOGS-MISSING
 (the row's directory is not in the tree: INFO, listed), TABLE-LOGS-UNREADABLE (the directory is there but its
 logs cannot be used: WARNING), TABLE-MISSING-ROW (a result in the tree whose own LoadGen log says VALID has no
 row: WARNING).
@@ -27,8 +29,13 @@ from rules.models import Round, Scenario
 RULES = register(
     __name__,
     RuleInfo(
-        "TABLE-REDERIVE", "-", "table --tree: a row's result, scenario or accuracy differs from its logs (WARNING: "
-        "its inferred flag)",
+        "TABLE-REDERIVE", "-", "table --tree: a row's result, scenario or accuracy differs from its logs, or its logs "
+        "are of a scenario the rules allow no inference from (WARNING: its inferred flag)",
+    ),
+    RuleInfo(
+        "TABLE-LOCATION-RUN", "-", "table --tree: a Location naming performance/run_1 of an MLPerf Endpoints result, "
+        "which has none (the HEAD checker writes LoadGen's path for every result)",
+        WARN,
     ),
     RuleInfo("TABLE-LOGS-MISSING", "-", "table --tree: the row's result directory is not in the tree (listed)", INFO),
     RuleInfo("TABLE-LOGS-UNREADABLE", "-", "table --tree: the row's directory is there but its logs cannot be used", WARN),
@@ -103,6 +110,15 @@ def compare_with_tree(
     return TreeComparison(str(root), tuple(comparisons), missing, tuple(check.findings) + findings)
 
 
+def checker_writes_inferred(scenario: str | None, logged: str | None) -> bool:
+    """The inferred flag the HEAD checker's summary writes for a row of ``scenario`` (the directory's name) whose
+    log says ``logged`` (results.py:118-119: a string comparison whose exception is in lower case). A row it flags
+    so without an inference carries the cause in TABLE-INFERRED-CHECKER (checks.py), not a second finding here."""
+    if scenario is None or logged is None:
+        return False
+    return scenario != logged and (logged, scenario) != ("server", "interactive")
+
+
 class TreeCheck:
     """:func:`compare_with_tree` one row at a time: :meth:`add` compares a row (its findings are appended to
     :attr:`findings`), :meth:`finish` lists the tree's results no row named. Between rows it holds the result
@@ -159,20 +175,38 @@ class TreeCheck:
         run_dir = published[len(row.location.strip("/")) :].strip("/") if published else ""
         endpoints = tree.safe.is_file(f"{rel}/{ENDPOINTS_SUMMARY}")
         if run_dir and not tree.safe.is_dir(f"{rel}/{run_dir}"):
-            emit(
-                row,
-                "TABLE-LOCATION",
-                "location",
-                f"'{row.location_text}' names {run_dir}/, which is not in the result directory"
-                + (
-                    f" (an endpoints result: its performance result is {ENDPOINTS_SUMMARY})"
-                    if endpoints
-                    else ""
-                ),
-                source="CHK_HEAD:2055-2061 (ENDPOINTS_SCENARIO_DIR); CHK_HEAD results.py Location",
-            )
+            if endpoints:
+                emit(
+                    row,
+                    "TABLE-LOCATION-RUN",
+                    "location",
+                    f"'{row.location_text}' names {run_dir}/, which an MLPerf Endpoints result has none of (its "
+                    f"performance result is {ENDPOINTS_SUMMARY}): the HEAD checker writes every row's Location as the "
+                    "directory of LoadGen's performance/run_1/mlperf_log_detail.txt path (results.py:106-107, "
+                    "CHK_HEAD:2029-2035 PERFORMANCE_LOG_PATH), an endpoints result's too",
+                    source="HEAD submission_checker/results.py:106-107; CHK_HEAD:2029-2035, 2055-2061",
+                )
+            else:
+                emit(
+                    row,
+                    "TABLE-LOCATION",
+                    "location",
+                    f"'{row.location_text}' names {run_dir}/, which is not in the result directory",
+                    source="CHK_HEAD:2029-2035 (PERFORMANCE_LOG_PATH); HEAD submission_checker/results.py:106-107",
+                )
         metrics = tuple(v.metric for v in parse_accuracy_string(row.accuracy or ""))
         derived = rederive(tree.safe, rel, rnd, bench, metrics)
+        if derived.not_inferable is not None:
+            emit(
+                row,
+                "TABLE-REDERIVE",
+                "scenario",
+                f"'{row.scenario}' but the log was run as {derived.effective_scenario}: {derived.not_inferable} "
+                "(an edge system may infer MultiStream from SingleStream and Offline from either; an Interactive "
+                "result is a Server run), so the published number is not a result of this scenario",
+                source="RULES_HEAD:326-337; CHK_HEAD_perf:515-537 (inferred_check), 665-666",
+            )
+            return RowComparison(row, RowStatus.MISMATCH, derived)
         if derived.value is None:
             result = RowComparison(row, RowStatus.UNREADABLE, derived)
             emit(
@@ -237,7 +271,23 @@ class TreeCheck:
                     f"{printed.metric} {printed.text} but accuracy/accuracy.txt gives {measured:g}",
                     source="catalogue E3/E13 (acc_patterns)",
                 )
-        if row.inferred is not None and row.inferred != derived.inferred:
+        edge = row.suite is None or "edge" in row.suite.lower()
+        if derived.inferred and not edge:
+            ok = False
+            emit(
+                row,
+                "TABLE-REDERIVE",
+                "scenario",
+                f"'{row.scenario}' is inferred from a {derived.effective_scenario} run, but only an edge system may "
+                f"infer a result ('{row.suite}' is not edge)",
+                source="RULES_HEAD:326-328; CHK_HEAD_perf:515-523 (inferred_check; the v5.1.1 checker does not "
+                "check the system type)",
+            )
+        if (
+            row.inferred is not None
+            and row.inferred != derived.inferred
+            and not (row.inferred and checker_writes_inferred(row.scenario, derived.logged_scenario))
+        ):
             emit(
                 row,
                 "TABLE-REDERIVE",

@@ -71,15 +71,19 @@ def test_units_and_duplicates_are_no_false_alarms(tmp_path: Path) -> None:
 
 def test_real_problems_still_found(tmp_path: Path) -> None:
     rnd = load_round("v6.1")
+    yolo = {"Model": "yolo-95", "MlperfModel": "yolo-95", "SystemType": "edge", "Units": "Latency (ms)",
+            "Accuracy": "mAP: 53.1", "inferred": 1}
     table = _table(
         tmp_path,
-        {"inferred": 1},  # a datacenter Interactive result is never inferred
-        {"Model": "yolo-95", "MlperfModel": "yolo-95", "SystemType": "edge", "Scenario": "singlestream",
-         "Units": "Latency (ms)", "Accuracy": "mAP: 53.1", "Location": "./closed/H/results/S/yolo-95/singlestream/performance/run_1"},
+        {"inferred": 1},  # Interactive: the HEAD checker's summary writes 1 for a measured result (warning)
+        {**yolo, "Scenario": "singlestream", "Location": "./closed/H/results/S/yolo-95/singlestream/performance/run_1"},
+        {**yolo, "Scenario": "SingleStream", "Location": "./closed/H/results/S/yolo-95/SingleStream/performance/run_1"},
     )  # fmt: skip
     findings = check_table(table, rnd)
-    assert [f.scope for f in _rules(findings, "TABLE-INFERRED")] == ["row 1"]
-    assert any("'singlestream'" in f.message for f in _rules(findings, "TABLE-SCENARIO"))
+    assert [f.scope for f in _rules(findings, "TABLE-INFERRED-CHECKER")] == ["row 1", "row 2"]
+    assert [f.scope for f in _rules(findings, "TABLE-INFERRED")] == ["row 3"]  # SingleStream is never inferred
+    assert any("'singlestream'" in f.message for f in _rules(findings, "TABLE-SCENARIO-CASE"))
+    assert not [f for f in findings if f.severity.value == "error" and f.scope != "row 3"]
 
 
 def test_endpoints_rows_are_rederived_from_their_result_summary() -> None:
