@@ -675,16 +675,21 @@ class RowChecker:
 
     # ---- whole table (streamed: rows one at a time, see :class:`TableChecks`) ---------------------------------
     def duplicate_keys(self, row: TableRow) -> list[tuple[str, ...]]:
-        """The keys two rows may not share: the result directory, and system + benchmark + model + scenario."""
+        """The keys two rows may not share: the result directory, and system + benchmark + model + scenario.
+
+        The official checker's summary writes a result with MLPerf power twice, its performance and then its power
+        metric in power units (v5.1.1 checker L2195-2226, HEAD results.py:133-137): the power row has keys of its own.
+        """
         keys: list[tuple[str, ...]] = []
+        kind = "power " if row.units in POWER_UNITS else ""
         if row.location:
-            keys.append(("location", row.location.strip("/").lower()))
+            keys.append((kind + "location", row.location.strip("/").lower()))
         if row.benchmark and row.scenario and (row.id or row.platform):
             # Open entries may run several models for one benchmark: the model run is part of the key
             model = (row.used_model or row.benchmark).lower()
             keys.append(
                 (
-                    "entry",
+                    kind + "entry",
                     (row.division or "").lower()
                     + "|"
                     + (row.id or row.submitter or "")
@@ -697,11 +702,11 @@ class RowChecker:
         return keys
 
     def duplicate(self, row: TableRow, key: tuple[str, ...], first_label: str) -> Finding:
-        what = "result directory" if key[0] == "location" else "system, benchmark, model and scenario"
+        what = "result directory" if key[0].endswith("location") else "system, benchmark, model and scenario"
         return self.finding(
             row,
             "TABLE-DUPLICATE",
-            "location" if key[0] == "location" else None,
+            "location" if key[0].endswith("location") else None,
             f"same {what} as {first_label}",
         )
 

@@ -16,7 +16,7 @@ from enum import Enum
 from pathlib import Path
 
 from checker.audit.table.accuracy_text import parse_accuracy_string, values_match
-from checker.audit.table.checks import row_benchmark
+from checker.audit.table.checks import POWER_UNITS, row_benchmark
 from checker.audit.table.model import ResultTable, TableRow
 from checker.audit.table.rederive import PERF_DETAIL, Rederived, rederive, within_rounding
 from checker.checks.catalog import INFO, WARN, RuleInfo, register, registered_finding
@@ -171,6 +171,10 @@ class TreeCheck:
             emit(row, "TABLE-LOGS-MISSING", "location", f"no directory {row.location} in {root}")
             return result
         self.covered.add(row.location.strip("/").lower())
+        if row.units in POWER_UNITS:
+            # the power row the official summary writes after a result's performance row (v5.1.1 checker
+            # L2195-2226, HEAD results.py:133-137): its value is the power metric, not a LoadGen result
+            return RowComparison(row, RowStatus.NOT_CHECKED)
         published = (row.location_text or "").strip().lstrip("./").rstrip("/")
         run_dir = published[len(row.location.strip("/")) :].strip("/") if published else ""
         endpoints = tree.safe.is_file(f"{rel}/{ENDPOINTS_SUMMARY}")

@@ -1,8 +1,8 @@
 """Severity on published tables: an error says that a number, or its validity, is wrong; what the official checker
 writes for a correct result is a warning that names its cause and the official line.
 
-Each rule case is a real published row (the v6.1 summary.json of ../shared, the v5.1 summary_results.json) with at
-most one change. The HEAD checker's summary writes ``inferred = 1`` whenever the
+Each rule case is a real published row (the v6.1 summary.json of ../shared, the v5.1 summary_results.json, the v5.1.1
+checker's own summary CSV) with at most one change. The HEAD checker's summary writes ``inferred = 1`` whenever the
 row's scenario differs, as a string, from the log's effective_scenario (submission_checker/results.py:118-119), so
 its Interactive, lower-case and MLPerf Endpoints rows say inferred although they were measured.
 """
@@ -22,6 +22,24 @@ from checker.findings import Finding, Severity
 from rules import load_round
 
 pytestmark = pytest.mark.shared
+
+# The two rows the v5.1.1 checker's summary CSV writes for a result with MLPerf power: its performance, then its
+# power metric in Watts (v5.1.1 submission_checker.py L2162-2226), as it printed them for the whole v5.1 tree
+CHECKER_CSV_POWER_ROWS = """\
+Organization,Availability,Division,SystemType,SystemName,Platform,Model,MlperfModel,Scenario,Result,Accuracy,\
+number_of_nodes,host_processor_model_name,host_processors_per_node,host_processor_core_count,accelerator_model_name,\
+accelerators_per_node,Location,framework,operating_system,notes,compliance,errors,version,inferred,has_power,Units,\
+weight_data_types
+Lenovo,available,closed,"datacenter","ThinkSystem SR680a V3 (8x B200-SXM-180GB, TensorRT)",SR680a_V3_B200SXMx8_TRT,\
+whisper,whisper,Offline,43698.6,ACCURACY: 97.78448185616261,1,"Intel(R) Xeon(R) Platinum 8568Y+",2,56,\
+"NVIDIA B200-SXM-180GB","8",closed/Lenovo/results/SR680a_V3_B200SXMx8_TRT/whisper/Offline,"TensorRT 10.8, CUDA 12.8",\
+"Ubuntu 24.04","B200 TGP 1000W",1,0,v5.1,0,True,Samples/s,"fp16"
+Lenovo,available,closed,"datacenter","ThinkSystem SR680a V3 (8x B200-SXM-180GB, TensorRT)",SR680a_V3_B200SXMx8_TRT,\
+whisper,whisper,Offline,7636.489583333332,ACCURACY: 97.78448185616261,1,"Intel(R) Xeon(R) Platinum 8568Y+",2,56,\
+"NVIDIA B200-SXM-180GB","8",closed/Lenovo/results/SR680a_V3_B200SXMx8_TRT/whisper/Offline,"TensorRT 10.8, CUDA 12.8",\
+"Ubuntu 24.04","B200 TGP 1000W",1,0,v5.1,0,True,Watts,"fp16"
+"""
+
 
 @pytest.fixture(scope="module")
 def v61_rows(shared_dir: Path) -> dict[str, dict[str, Any]]:
@@ -153,6 +171,18 @@ def test_v61_sample_as_published_has_no_error(audit, shared_dir: Path) -> None:
 def test_v51_table_as_published_has_no_error(audit, v51_tree: Path) -> None:
     run = audit("table", str(v51_tree / "summary_results.json"), "--tree", str(v51_tree))
     assert run.code == 0 and run.findings(severity="error") == []
+
+
+def test_checker_csv_power_row_is_not_a_duplicate(audit, tmp_path: Path) -> None:
+    path = tmp_path / "summary.csv"
+    path.write_text(CHECKER_CSV_POWER_ROWS, encoding="utf-8")
+    run = audit("table", str(path))
+    assert run.report is not None and run.report["table"]["format"] == "checker-csv"
+    assert run.findings(severity="error") == [], run.out
+    twice = tmp_path / "twice.csv"
+    twice.write_text(CHECKER_CSV_POWER_ROWS + CHECKER_CSV_POWER_ROWS.splitlines()[-1] + "\n", encoding="utf-8")
+    dupes = audit("table", str(twice)).findings("TABLE-DUPLICATE", "error")
+    assert [f["scope"] for f in dupes] == ["row 3"]  # the same power row twice still is one
 
 
 SERVER = "closed/MiTAC/results/8xMI325X_2xEPYC_9755/llama2-70b-99/Server"  # 5.1-0068, a measured Server result
