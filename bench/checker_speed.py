@@ -17,6 +17,12 @@ and the fastest run of each counts (the machine may be shared). Printed: wall ti
 /proc every 100 ms), and the ratio check/floor. Targets: ratio <= 3, peak <= 200 MB.
 
     python3 bench/checker_speed.py [--copies 23] [--keep DIR] [--shared PATH] [-- extra check-submission args]
+
+On a real tree instead (nothing built; e.g. a whole published round), with the round's official checker
+(bench/whole_round.py: its tag of the mlcommons/inference mirror, extracted into a temporary directory) timed in
+the same run, alternating with the floor and ``check-submission``:
+
+    python3 bench/checker_speed.py --tree /work/rounds/v5.1 --round v5.1 [--official-checker-time] [--mirror GITDIR]
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import whole_round
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET_RATIO = 3.0
@@ -157,11 +165,11 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
-def measure(cmd: list[str]) -> Measurement:
+def measure(cmd: list[str], cwd: Path = REPO) -> Measurement:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     peak_tree = 0
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=REPO)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd)
     done = threading.Event()
 
     def sample() -> None:
@@ -200,6 +208,14 @@ def main(argv: list[str] | None = None) -> int:
         "--repeat", type=int, default=3, help="timed runs of each, alternating; the fastest counts (default 3)"
     )
     parser.add_argument("--keep", type=Path, help="build the tree in this (new) directory and keep it")
+    parser.add_argument("--tree", type=Path, help="measure on this existing tree (nothing is built), e.g. /work/rounds/v5.1")
+    parser.add_argument("--round", choices=sorted(whole_round.OFFICIAL_TAG), help="with --tree: the round (check-submission --round)")
+    parser.add_argument(
+        "--official-checker-time",
+        action="store_true",
+        help="with --tree and --round: also time the round's official checker on the tree, in the same run",
+    )
+    parser.add_argument("--mirror", type=Path, default=whole_round.DEFAULT_MIRROR, help="mlcommons/inference git mirror")
     parser.add_argument("--floor-only", type=Path, help=argparse.SUPPRESS)  # internal: run the floor on PATH
     parser.add_argument("check_args", nargs="*", help="extra check-submission arguments (after --)")
     args = parser.parse_args(argv)
@@ -209,16 +225,39 @@ def main(argv: list[str] | None = None) -> int:
         print(f"floor: {files} files, {size} bytes read")
         return 0
 
-    source = find_shared(args.shared)
+    if args.tree is None and (args.round or args.official_checker_time):
+        parser.error("--round and --official-checker-time go with --tree")
+    if args.official_checker_time and args.round is None:
+        parser.error("--official-checker-time needs --round")
+    if args.tree is not None and not (args.tree / "closed").is_dir() and not (args.tree / "open").is_dir():
+        parser.error(f"--tree {args.tree}: no closed/ or open/ there")
     work = Path(tempfile.mkdtemp(prefix="checker-speed-")) if args.keep is None else args.keep
     if args.keep is not None:
         work.mkdir(parents=True, exist_ok=False)
-    tree = work / "tree"
+    tree = work / "tree" if args.tree is None else args.tree.resolve()
     try:
-        t0 = time.perf_counter()
-        files, results = build_tree(source, tree, args.copies)
-        print(f"tree: {tree}  {files} files, {results} result dirs ({args.copies} copies of {source})")
-        print(f"  built in {time.perf_counter() - t0:.1f} s")
+        if args.tree is None:
+            source = find_shared(args.shared)
+            t0 = time.perf_counter()
+            files, results = build_tree(source, tree, args.copies)
+            print(f"tree: {tree}  {files} files, {results} result dirs ({args.copies} copies of {source})")
+            print(f"  built in {time.perf_counter() - t0:.1f} s")
+        else:
+            print(f"tree: {tree}  {len(whole_round.result_dirs(tree))} result dirs (as it is)")
+        official_cmd: list[str] = []
+        if args.official_checker_time:
+            script = whole_round.extract_checker(args.mirror, whole_round.OFFICIAL_TAG[args.round], work / "official")
+            official_cmd = [
+                sys.executable,
+                str(script),
+                "--input",
+                str(tree),
+                "--version",
+                args.round,
+                "--skip-extra-files-in-root-check",
+                "--csv",
+                str(work / "official-summary.csv"),
+            ]
 
         floor_cmd = [sys.executable, str(Path(__file__).resolve()), "--floor-only", str(tree)]
         check_cmd = [
@@ -230,18 +269,30 @@ def main(argv: list[str] | None = None) -> int:
             "--json",
             str(work / "report.json"),
             "--force",  # each timed repeat replaces the previous repeat's report
+            *(["--round", args.round] if args.round else []),
             *args.check_args,
         ]
         measure(floor_cmd)  # warm-up: page cache, not timed
         floors: list[Measurement] = []
         checks: list[Measurement] = []
+        officials: list[Measurement] = []
+        start_ns = time.time_ns()
         for _ in range(args.repeat):
             floors.append(measure(floor_cmd))
             checks.append(measure(check_cmd))
+            if official_cmd:
+                officials.append(measure(official_cmd, cwd=work))
+        if args.tree is not None:
+            changed = whole_round.changed_since(tree, start_ns)
+            if changed:
+                print(f"the tree was written to while measuring: {changed[:10]}")
+                return 2
         best_floor = min(floors, key=lambda m: m.wall_s)
         # ru_maxrss of RUSAGE_CHILDREN is a running maximum: the first floor ran before any check
         best_floor.peak_rss_mb = floors[0].peak_rss_mb
         ck = min(checks, key=lambda m: m.wall_s)
+        if officials:  # the running maximum would include the official checker's runs: the first check ran before any
+            ck.peak_rss_mb = checks[0].peak_rss_mb
         ck.peak_tree_rss_mb = max(m.peak_tree_rss_mb for m in checks)
 
         print(f"floor ({best_floor.output.strip()}):")
@@ -255,6 +306,15 @@ def main(argv: list[str] | None = None) -> int:
         )
         last = ck.output.strip().splitlines()[-1:] or ["(no output)"]
         print(f"  {last[0]}")
+        if officials:
+            oc = min(officials, key=lambda m: m.wall_s)
+            tag = whole_round.OFFICIAL_TAG[args.round]
+            last_official = (oc.output.strip().splitlines() or ["(no output)"])[-1]
+            print(f"official checker {tag} (exit {oc.returncode}): {last_official}")
+            print(f"  wall {oc.wall_s:7.2f} s   cpu {oc.cpu_s:7.2f} s   (check-submission/official: {ck.wall_s / oc.wall_s:.2f}x)")
+            if "SUMMARY: submission" not in oc.output:
+                print("the official checker did not finish:\n" + oc.output[-4000:])
+                return 2
         ratio = ck.wall_s / best_floor.wall_s if best_floor.wall_s > 0 else float("inf")
         cpu_ratio = ck.cpu_s / best_floor.cpu_s if best_floor.cpu_s > 0 else float("inf")
         peak = max(ck.peak_rss_mb, ck.peak_tree_rss_mb)
