@@ -22,7 +22,7 @@ cap), what LoadGen measures is the client, not the system under test. The test p
 Each probe wakes the loop once per interval (measured: about 40 us of CPU a wake-up on an idle loop; the two
 probes, 80 wake-ups a second: about 0.3 % of one core, whatever the load).
 
-:func:`client_bound_reasons` judges them (thresholds below; README "Client self-diagnostics" justifies them).
+:func:`client_bound_reasons` judges them (thresholds below; docs/run.md "Client self-diagnostics" justifies them).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ RULES = register(
 
 PROBE_INTERVAL_MS = 25.0
 
-# --- CLIENT-BOUND thresholds (README "Client self-diagnostics" says why) ---
+# --- CLIENT-BOUND thresholds (docs/run.md "Client self-diagnostics" says why) ---
 LATENCY_SHARE = 0.05
 """A client delay p99 at or above this share of the scenario's latency limit (the TTFT limit with token latencies,
 else the target latency) is CLIENT-BOUND: it is added to LoadGen's TTFT at the tail, where the limit is judged."""

@@ -96,7 +96,7 @@ class LagStats(_Frozen):
 
 class ClientDiagnostics(_Frozen):
     """How the client (the SUT process: LoadGen's threads, its event loop, the engine client) kept up during one
-    LoadGen test, measured by the test process (``loadgen_sut/client_diag.py`` says how; README "Client
+    LoadGen test, measured by the test process (``loadgen_sut/client_diag.py`` says how; docs/run.md "Client
     self-diagnostics"). None where not measured."""
 
     dispatch_lag: LagStats  # per sample: LoadGen's issue -> the request handed to the socket (count 0: no socket)

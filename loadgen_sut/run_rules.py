@@ -5,7 +5,7 @@ Each is registered, with its title, default severity and "beyond official" flag,
 (:mod:`checker.checks.catalog`). The checker never imports the harness, so the list of the harness's emitting modules
 lives here, and :func:`run_rules` imports them.
 
-    inference-audit rules ids --family run --markdown   the README's table of RUN-* rules
+    inference-audit rules ids --family run --markdown   docs/reference/run-rules.md, the table of RUN-* rules
     inference-audit rules ids RUN-DEADLINE              where a rule is registered (and emitted)
 """
 
@@ -33,8 +33,8 @@ def run_rules() -> Mapping[str, RuleInfo]:
 
 
 def run_rules_markdown() -> str:
-    """The README's table of RUN-* rules (id, what it says, default severity, registering module), then what the
-    severities make of the run's status."""
+    """The table of RUN-* rules in docs/reference/run-rules.md (id, what it says, default severity, registering module),
+    then what the severities make of the run's status."""
     rules = run_rules()
     incomplete = ", ".join(f"`{r}`" for r in rules if r in INCOMPLETE_RULES)
     return rules_table(rules.values(), catalogue=False) + (

@@ -1,5 +1,5 @@
 """One CLI package: every command's flags and handler are in ``loadgen_sut/cli/<command>.py``, and nothing else parses
-arguments (README "Where things are": from a command or flag to its handler in one hop)."""
+arguments (docs/architecture.md "Where things are": from a command or flag to its handler in one hop)."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ def test_no_argument_parsing_outside_the_cli_package() -> None:
     assert not stray, f"argument parsing outside loadgen_sut/cli/: {stray}"
 
 
-def test_readme_names_each_command_module() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_architecture_doc_names_each_command_module() -> None:
+    readme = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
     section = readme[readme.index("**From a command or flag to its handler:**") : readme.index("## Layout")]
     for name in SUBCOMMANDS:
         assert f"`{name}`" in section and f"`loadgen_sut/cli/{name}.py`" in section, name

@@ -1,4 +1,4 @@
-"""README 'Where things are': a rule id leads to the module that emits it in one hop."""
+"""docs/architecture.md 'Where things are': a rule id leads to the module that emits it in one hop."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from loadgen_sut.run_rules import run_rules
 RULES = all_rules()
 
 REPO = Path(__file__).resolve().parents[1]
-# rule-id family -> the modules the README names for it
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+# rule-id family -> the modules docs/architecture.md names for it
 FAMILIES = {
     "TREE": ("checker/checks/structure.py", "checker/tree.py", "checker/engine.py"),
     "SYS": ("checker/checks/system.py",),
@@ -30,7 +31,7 @@ FAMILIES = {
 
 def test_every_rule_is_emitted_where_the_readme_says() -> None:
     text = {rel: (REPO / rel).read_text(encoding="utf-8") for mods in FAMILIES.values() for rel in mods}
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = ARCHITECTURE.read_text(encoding="utf-8")
     section = readme[readme.index("## Where things are") : readme.index("## Layout")]
     for family, modules in FAMILIES.items():
         assert f"`{family}-*`" in section or f"`*-{family}-*`" in section
@@ -39,13 +40,13 @@ def test_every_rule_is_emitted_where_the_readme_says() -> None:
     for rule in RULES:
         family = "ENDPOINTS" if "-ENDPOINTS-" in rule or rule == "LAT-E2E" else rule.split("-", 1)[0]
         modules = FAMILIES.get(family)
-        assert modules is not None, f"{rule}: a rule family the README table does not name"
+        assert modules is not None, f"{rule}: a rule family docs/architecture.md does not name"
         if not any(f'"{rule}"' in text[m] for m in modules):
             misplaced.append(rule)
-    assert not misplaced, f"rules not emitted in the modules README names for their family: {misplaced}"
+    assert not misplaced, f"rules not emitted in the modules docs/architecture.md names for their family: {misplaced}"
 
 
-# the table and claim auditors' and the harness's rule families -> the modules the README names for them
+# the table and claim auditors' and the harness's rule families -> the modules docs/architecture.md names for them
 AUDIT_FAMILIES = {
     "TABLE": ("checker/audit/table/checks.py", "checker/audit/table/tree.py"),
     "claim": ("checker/audit/claim/rules.py", "checker/audit/claim/resolve.py"),
@@ -69,7 +70,7 @@ def _audit_family(rule: str) -> str:
 
 
 def _named_in(section: str, rel: str) -> bool:
-    """The README names the module by its path, or (settings) by its name after `loadgen_sut/settings/`."""
+    """docs/architecture.md names the module by its path, or (settings) by its name after `loadgen_sut/settings/`."""
     settings = "loadgen_sut/settings/"
     if rel.startswith(settings):
         return f"`{settings}`" in section and f"`{rel.removeprefix(settings)}`" in section
@@ -77,13 +78,13 @@ def _named_in(section: str, rel: str) -> bool:
 
 
 def test_run_and_audit_rules_are_registered_where_the_readme_says() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = ARCHITECTURE.read_text(encoding="utf-8")
     section = readme[readme.index("## Where things are") : readme.index("## Layout")]
     for rel in (*RUN_FAMILY, *(m for mods in AUDIT_FAMILIES.values() for m in mods)):
-        assert _named_in(section, rel), f"README 'Where things are' does not name {rel}"
+        assert _named_in(section, rel), f"docs/architecture.md 'Where things are' does not name {rel}"
     misplaced = [r for r, i in audit_rules().items() if i.source_file not in AUDIT_FAMILIES[_audit_family(r)]]
     misplaced += [r for r, i in run_rules().items() if i.source_file not in RUN_FAMILY]
-    assert not misplaced, f"rules registered outside the modules README names for their family: {misplaced}"
+    assert not misplaced, f"rules registered outside the modules docs/architecture.md names for their family: {misplaced}"
 
 
 def _literals(root: str) -> Iterator[tuple[str, int, str]]:
@@ -97,7 +98,7 @@ def _literals(root: str) -> Iterator[tuple[str, int, str]]:
 
 def test_every_run_and_audit_rule_id_in_the_source_is_registered() -> None:
     """A rule id written anywhere in the harness or the auditors (an emit site, a hint, a status set) is registered,
-    so the README tables and ``python -m ... RULE`` know every id a finding can carry."""
+    so the rule tables of docs/reference/ and ``python -m ... RULE`` know every id a finding can carry."""
     run, audit = run_rules(), audit_rules()
     unknown = [(f, n, t) for f, n, t in _literals("loadgen_sut") if RUN_ID.match(t) and t not in run]
     unknown += [(f, n, t) for f, n, t in _literals("checker/audit") if AUDIT_ID.match(t) and t not in audit]

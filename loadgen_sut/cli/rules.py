@@ -75,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=list(_FAMILIES),
         help="check: check-submission's; audit: the table and claim auditors'; run: the verdict of a run (default: all)",
     )
-    p_ids.add_argument("--markdown", action="store_true", help="the README's generated table of --family (default check)")
+    p_ids.add_argument("--markdown", action="store_true", help="the generated table of --family (default check) that docs/reference/ holds")
     p_ids.set_defaults(_rules_action=_run_ids)
 
 
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------- ids
 
-# family -> (its rules, its README table); the registry is checker.checks.catalog, the run family's module list is
+# family -> (its rules, its table in docs/reference/); the registry is checker.checks.catalog, the run family's module list is
 # the harness's own (loadgen_sut.run_rules: the checker never imports the harness)
 _FAMILIES: dict[str, tuple[Callable[[], Mapping[str, RuleInfo]], Callable[[], str]]] = {
     "check": (all_rules, rules_markdown),

@@ -1,4 +1,4 @@
-"""The rule registry drives the docs: the README's 'What it checks' table is generated from the registrations, and a
+"""The rule registry drives the docs: the rule tables of docs/reference/ are generated from the registrations, and a
 rule id leads to the module that emits it in one hop."""
 
 from __future__ import annotations
@@ -23,14 +23,16 @@ from checker.findings import Severity
 from rules.messaging import load_messaging
 
 REPO = Path(__file__).resolve().parent.parent.parent
-README = REPO / "README.md"
+# the generated tables (docs/check.md and docs/audit.md link them)
+CHECK_RULES_DOC = REPO / "docs" / "reference" / "check-rules.md"
+AUDIT_RULES_DOC = REPO / "docs" / "reference" / "audit-rules.md"
 
 
-def test_readme_table_is_the_generated_one() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_check_rules_doc_is_the_generated_table() -> None:
+    text = CHECK_RULES_DOC.read_text(encoding="utf-8")
     begin = text.index("<!-- rules:begin")
     body = text[text.index("\n", begin) + 1 : text.index("<!-- rules:end -->")]
-    assert body == rules_markdown(), "README rule table is stale: inference-audit rules ids --markdown"
+    assert body == rules_markdown(), "docs/reference/check-rules.md is stale: inference-audit rules ids --markdown"
 
 
 def test_catalogue_entries_are_complete() -> None:
@@ -66,14 +68,14 @@ def test_severity_and_beyond_come_from_the_registration() -> None:
 def _generated_block(text: str, name: str) -> str:
     """The text between ``<!-- NAME:begin ... -->`` (its own line) and ``<!-- NAME:end -->``."""
     begin = text.find(f"<!-- {name}:begin")
-    assert begin >= 0, f"README has no <!-- {name}:begin --> marker"
+    assert begin >= 0, f"no <!-- {name}:begin --> marker"
     return text[text.index("\n", begin) + 1 : text.index(f"<!-- {name}:end -->")]
 
 
-def test_readme_audit_table_is_the_generated_one() -> None:
-    body = _generated_block(README.read_text(encoding="utf-8"), "audit-rules")
+def test_audit_rules_doc_is_the_generated_table() -> None:
+    body = _generated_block(AUDIT_RULES_DOC.read_text(encoding="utf-8"), "audit-rules")
     assert body == audit_rules_markdown(), (
-        "README audit rule table is stale: inference-audit rules ids --family audit --markdown"
+        "docs/reference/audit-rules.md is stale: inference-audit rules ids --family audit --markdown"
     )
 
 

@@ -1,4 +1,4 @@
-"""The RUN-* rules are registered by the harness modules that emit them: the README's table of them is generated from
+"""The RUN-* rules are registered by the harness modules that emit them: docs/reference/run-rules.md is generated from
 the registrations, a rule id leads to its module in one hop, and emit sites take severity from the registration except
 where the case decides (a trial, a downgrade outside --mode submission)."""
 
@@ -19,15 +19,15 @@ from loadgen_sut.settings import RunMode, loadgen_version_findings
 from rules import load_round
 
 REPO = Path(__file__).resolve().parents[2]
-README = REPO / "README.md"
+RUN_RULES_DOC = REPO / "docs" / "reference" / "run-rules.md"
 
 
-def test_readme_run_table_is_the_generated_one() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_run_rules_doc_is_the_generated_table() -> None:
+    text = RUN_RULES_DOC.read_text(encoding="utf-8")
     begin = text.find("<!-- run-rules:begin")
-    assert begin >= 0, "README has no <!-- run-rules:begin --> marker"
+    assert begin >= 0, "docs/reference/run-rules.md has no <!-- run-rules:begin --> marker"
     body = text[text.index("\n", begin) + 1 : text.index("<!-- run-rules:end -->")]
-    assert body == run_rules_markdown(), "README RUN-* rule table is stale: inference-audit rules ids --family run --markdown"
+    assert body == run_rules_markdown(), "docs/reference/run-rules.md is stale: inference-audit rules ids --family run --markdown"
 
 
 def test_run_entries_are_complete() -> None:
