@@ -36,7 +36,6 @@ or row (pickle).
 
 from __future__ import annotations
 
-import json
 import pickle
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
@@ -47,6 +46,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
+from checker.safe_io import JsonProblem, parse_json
 from loadgen_sut.engines.base import ChatMessage
 from loadgen_sut.engines.tokenizers import Tokenizer
 
@@ -154,8 +154,8 @@ def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as e:
+            yield lineno, parse_json(line)  # bounded: nesting depth, long numbers, repeated keys
+        except JsonProblem as e:
             raise UnusableInput(f"not a JSON object ({e.msg})", str(path), lineno) from e
 
 
@@ -188,8 +188,8 @@ def _isna(v: Any) -> bool:
 
 def _load_json(path: Path, text: str, tokenizer: Tokenizer | None, limit: int | None) -> list[Sample]:
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as e:
+        obj = parse_json(text)
+    except JsonProblem as e:
         raise UnusableInput(f"not valid JSON ({e.msg})", str(path), e.lineno) from e
     if isinstance(obj, list):
         rows: list[Any] = obj

@@ -47,6 +47,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
+from checker.safe_io import JsonProblem, parse_json
 from loadgen_sut.engines.base import ChatMessage, ContentPart
 
 SHOPIFY_PREFIX = "shopify:"
@@ -235,8 +236,8 @@ def _text(rec: Mapping[str, Any], key: str, *, nonempty: bool = False) -> str:
 
 def _json_value(text: str, key: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
+        return parse_json(text)
+    except JsonProblem as e:
         raise ValueError(f"{key} is not JSON text ({e.msg})") from e
 
 

@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from checker.findings import UnusableInput
 from checker.parsers.mllog import DetailLog, parse_detail_file
 from checker.report.output import OutputTarget, json_document, plan_outputs, write_output
+from checker.safe_io import parse_json
 from checker.version import tool_version
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.record import Percentile
@@ -493,7 +494,7 @@ def _read_own_results(path: Path, given: str) -> SweepResult:
     if len(data) > MAX_RESULTS_BYTES:
         raise UnusableInput(not_ours)
     try:
-        obj = json.loads(data.decode("utf-8"))
+        obj = parse_json(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise UnusableInput(not_ours) from None
     if not isinstance(obj, dict) or obj.get("tool") != SWEEP_TOOL:

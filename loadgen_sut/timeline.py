@@ -21,7 +21,6 @@ sample once it completed; a 270,000-sample Server run holds about 13 MB) and wri
 
 from __future__ import annotations
 
-import json
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from checker.findings import UnusableInput
+from checker.safe_io import parse_json
 
 TIMELINE_FILE = "sut_timeline.jsonl"
 TIMELINE_VERSION: Literal[1] = 1
@@ -172,7 +172,7 @@ def parse_timeline(text_lines: Sequence[bytes], where: str) -> Timeline:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw.decode("utf-8"))
+            obj = parse_json(raw.decode("utf-8"))
             if header is None:
                 header = TimelineHeader.model_validate(obj)
             else:

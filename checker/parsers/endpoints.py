@@ -29,6 +29,7 @@ import yaml
 
 from checker.parsers.mllog import MLLOG_PREFIX, DetailLog
 from checker.safe_io import JsonProblem, parse_json
+from checker.safe_yaml import load_yaml, yaml_error
 
 CONFIG_FILES = ("config.yaml", "config.yml")
 RESULT_SUMMARY = "performance/result_summary.json"
@@ -327,9 +328,13 @@ def parse_endpoints(
             problems.append(EndpointsProblem(cfg_name, why or f"{cfg_name} cannot be read"))
         else:
             try:
-                loaded = yaml.safe_load(text)
-            except (yaml.YAMLError, RecursionError, ValueError) as exc:
-                problems.append(EndpointsProblem(cfg_name, f"{cfg_name} is not valid YAML: {str(exc)[:200]}"))
+                loaded = load_yaml(text)  # bounded: no anchors or aliases, YAML 1.2 core scalars, no key twice
+            except yaml.YAMLError as exc:
+                problem, line = yaml_error(exc)
+                where = f" (line {line})" if line is not None else ""
+                problems.append(
+                    EndpointsProblem(cfg_name, f"{cfg_name} is not valid YAML{where}: {problem[:200]}")
+                )
             else:
                 if isinstance(loaded, dict):
                     cfg = loaded

@@ -35,15 +35,17 @@ import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import count
 from pathlib import Path
 from typing import Any
 
-from checker.safe_io import MAX_JSON_DEPTH, JsonProblem, parse_json
+from checker.safe_io import MAX_JSON_DEPTH, MAX_NUMBER_DIGITS, JsonProblem, parse_json, unique_object
 
 MLLOG_PREFIX = ":::MLLOG"
 ENDPTS_PREFIX = ":::ENDPTS"
 
+MAX_PROBLEMS = 10  # malformed lines listed per log; the rest are counted in one more problem
 _KEY_RE = re.compile(r'\s*\{\s*"key"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _FAST_PREFIX = MLLOG_PREFIX + ' {"key": "'
 _FLAG_TAIL = 400  # LoadGen writes the metadata (is_error / is_warning) at the end of each record
@@ -131,7 +133,7 @@ def as_float(v: Any) -> float | None:
         try:
             return float(v)
         except OverflowError:  # an integer beyond the float range: infinite for every check
-            return math.copysign(math.inf, v)
+            return math.inf if v > 0 else -math.inf
     if isinstance(v, float):
         return v
     if isinstance(v, str):
@@ -152,6 +154,7 @@ class DetailLog:
         "_first",
         "_keys",
         "_linenos",
+        "_more",
         "_multi",
         "_objs",
         "_parsed",
@@ -177,7 +180,8 @@ class DetailLog:
         self._objs: dict[int, dict[str, Any]] = {}  # decoded JSON of the well-formed records read so far
         self._parsed: dict[int, MllogRecord] = {}
         self._bad: set[int] = set()
-        self._problems: list[ParseProblem] = []
+        self._problems: list[ParseProblem] = []  # at most MAX_PROBLEMS
+        self._more: list[int] = []  # (count, first line) of the malformed lines beyond MAX_PROBLEMS
         self._error_lines: list[int] = []  # record indices
         self._warning_lines: list[int] = []
         stripped = text.lstrip()
@@ -186,7 +190,7 @@ class DetailLog:
             self._raw = []
         else:
             self._text = ""
-            self._index_slow(text.split("\n"))
+            self._index_slow(text)
         # records flagged as error/warning are parsed now, so a malformed one is reported
         for idx in self._error_lines + self._warning_lines:
             self._parse(idx)
@@ -250,13 +254,21 @@ class DetailLog:
             self._flag(idx, tail if '"metadata"' in tail else text[s:e])
         return True
 
-    def _index_slow(self, lines: list[str]) -> None:
+    def _index_slow(self, text: str) -> None:
         keys, raws, linenos = self._keys, self._raw, []
         first: dict[str, int] = {}
-        for lineno, raw in enumerate(lines, start=1):
-            if not raw.startswith(MLLOG_PREFIX):
+        find, startswith = text.find, text.startswith
+        lineno, s, n = 0, 0, len(text)
+        while s <= n:  # line by line without splitting the text (a log of 30 million empty lines is 30 MB)
+            e = find("\n", s)
+            if e < 0:
+                e = n
+            lineno += 1
+            if not startswith(MLLOG_PREFIX, s, e):
+                s = e + 1
                 continue
-            raw = raw.removesuffix("\r")
+            raw = text[s:e].removesuffix("\r")
+            s = e + 1
             key: str | None = None
             km = _KEY_RE.match(raw, len(MLLOG_PREFIX))
             if km is not None:
@@ -265,7 +277,7 @@ class DetailLog:
                 except ValueError:
                     key = km.group(1)
             if key is None or not raw.rstrip().endswith("}"):
-                self._problems.append(ParseProblem(lineno, _json_problem(raw[len(MLLOG_PREFIX) :])))
+                self._problem(lineno, partial(_json_problem, raw[len(MLLOG_PREFIX) :]))
                 continue
             idx = len(keys)
             keys.append(key)
@@ -275,6 +287,17 @@ class DetailLog:
             self._flag(idx, raw)
         self._linenos = linenos
         self._first = first
+
+    def _problem(self, line: int, message: str | Callable[[], str]) -> None:
+        """Record a malformed line; beyond :data:`MAX_PROBLEMS` only counted (a message given as a function is not
+        even built)."""
+        if len(self._problems) < MAX_PROBLEMS:
+            self._problems.append(ParseProblem(line, message if isinstance(message, str) else message()))
+        elif self._more:
+            self._more[0] += 1
+            self._more[1] = min(self._more[1], line)
+        else:
+            self._more = [1, line]
 
     def _line(self, idx: int) -> int:
         return idx + 1 if self._linenos is None else self._linenos[idx]
@@ -309,13 +332,11 @@ class DetailLog:
             got = _decode_record(s, start, end)
         except JsonProblem as exc:  # malformed, nested too deeply, or a number too long to convert
             self._bad.add(idx)
-            self._problems.append(ParseProblem(self._line(idx), f"malformed :::MLLOG JSON: {exc.msg}"))
+            self._problem(self._line(idx), f"malformed :::MLLOG JSON: {exc.msg}")
             return None
         if not isinstance(got, dict) or not isinstance(got.get("key"), str):
             self._bad.add(idx)
-            self._problems.append(
-                ParseProblem(self._line(idx), ":::MLLOG payload is not a JSON object with a key")
-            )
+            self._problem(self._line(idx), ":::MLLOG payload is not a JSON object with a key")
             return None
         self._objs[idx] = got
         return got
@@ -356,7 +377,13 @@ class DetailLog:
     # ---- generic access -------------------------------------------------------------------------------------
     @property
     def problems(self) -> list[ParseProblem]:
-        return sorted(self._problems, key=lambda p: p.line)
+        """The malformed lines, by line: the first :data:`MAX_PROBLEMS` found, then (when there are more) one
+        problem at the first line not listed saying how many more there are."""
+        out = sorted(self._problems, key=lambda p: p.line)
+        if self._more:
+            more, line = self._more
+            out.append(ParseProblem(line, f"… and {more:,} more malformed line{'s' if more != 1 else ''} (not listed)"))
+        return out
 
     def has(self, key: str) -> bool:
         return key in self._first
@@ -518,8 +545,35 @@ class DetailLog:
         return self.float_value(f"{prefix}{pct:.2f}{suffix}")
 
 
-# the C scanner of a decoder with json.loads' own settings (strict strings; NaN / Infinity accepted)
-_SCAN: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
+# the C scanner of a decoder with json.loads' own settings (strict strings; NaN / Infinity accepted) that refuses
+# a key given twice as parse_json does (the hook costs nothing measurable); a long number is refused after the
+# decode (:func:`_too_long`): a parse_int hook would be called for every integer of every record
+_SCAN: Callable[[str, int], tuple[Any, int]] = getattr(  # noqa: B009
+    json.JSONDecoder(object_pairs_hook=unique_object), "scan_once"
+)
+_MAX_INT = 10**MAX_NUMBER_DIGITS  # an integer this large has more digits than parse_json accepts
+
+
+def _too_long(obj: dict[str, Any]) -> bool:
+    """True when the record's value (or, in a list or object value, one of its numbers) or ``time_ms`` is an
+    integer of more than :data:`MAX_NUMBER_DIGITS` digits: :func:`parse_json` would refuse the record."""
+    v = obj.get("value")
+    if type(v) is int and not -_MAX_INT < v < _MAX_INT:
+        return True
+    t = obj.get("time_ms")
+    if type(t) is int and not -_MAX_INT < t < _MAX_INT:
+        return True
+    if isinstance(v, list | dict):
+        stack: list[Any] = [v]
+        while stack:
+            c = stack.pop()
+            items = c.values() if isinstance(c, dict) else c
+            for x in items:
+                if type(x) is int and not -_MAX_INT < x < _MAX_INT:
+                    return True
+                if isinstance(x, list | dict):
+                    stack.append(x)
+    return False
 _JSON_WS = re.compile(r"[ \t\n\r]*")  # the whitespace json.loads skips around a document
 
 
@@ -539,6 +593,8 @@ def _decode_record(s: str, start: int, end: int) -> Any:
         return parse_json(s[start:end])  # text after the document (or it ran past the record)
     if s.count("[", start, end) + s.count("{", start, end) > MAX_JSON_DEPTH:
         return parse_json(s[start:end])  # parse_json's depth check
+    if isinstance(obj, dict) and _too_long(obj):
+        return parse_json(s[start:end])  # parse_json's refusal of the long number, with its message
     return obj
 
 

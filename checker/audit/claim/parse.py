@@ -5,90 +5,27 @@ million tokens", "geomean across benchmarks", ...). Bad input raises :class:`Unu
 the offending field.
 
 The claim file is read as a regular file under a size cap (a FIFO or ``/dev/zero`` is refused without blocking)
-and parsed by :class:`ClaimLoader`, a safe YAML loader that refuses anchors and aliases (so neither a recursive
-document nor a "billion laughs" expansion can be built), nesting deeper than
-:data:`checker.safe_io.MAX_JSON_DEPTH` and integers beyond Python's 4,300-digit conversion limit.
+and parsed by :func:`checker.safe_yaml.load_yaml`, the bounded YAML reader: no anchors or aliases (so neither a
+recursive document nor a "billion laughs" expansion can be built), bounded nesting and number length, no key
+given twice, YAML 1.2 core scalars (a base-60 ``59:59``, a hex integer or a timestamp stays text).
 """
 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
-from yaml.events import AliasEvent, CollectionStartEvent
 
 from checker.audit.claim.model import Claim, ClaimResultSpec, Derivation, Metric
 from checker.findings import UnusableInput
 from checker.safe_io import MAX_JSON_DEPTH, display_name, read_input_bytes
+from checker.safe_yaml import load_yaml, yaml_error
 from schemas import schema_errors
 
 MAX_CLAIM_BYTES = 4 * 1024 * 1024  # a claim is a few lines of YAML
-
-
-class ClaimYamlError(yaml.YAMLError):
-    """A claim file the safe loader refuses (alias, anchor, nesting, long integer); ``line`` 1-based."""
-
-    def __init__(self, problem: str, line: int | None) -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.line = line
-
-
-class ClaimLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` without anchors/aliases and with bounded nesting: parsing is linear in the file."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = cast(Any, self).peek_event()  # PyYAML's stubs leave it untyped
-        line = event.start_mark.line + 1 if event.start_mark is not None else None
-        if isinstance(event, AliasEvent):
-            raise ClaimYamlError(
-                f"YAML alias *{event.anchor} is not accepted in a claim (anchors and aliases can expand "
-                "without bound); write the value out",
-                line,
-            )
-        anchor = getattr(event, "anchor", None)
-        if anchor is not None:
-            raise ClaimYamlError(
-                f"YAML anchor &{anchor} is not accepted in a claim; write the value out", line
-            )
-        nested = isinstance(event, CollectionStartEvent)
-        if nested:
-            self._depth += 1
-            if self._depth > MAX_JSON_DEPTH:
-                raise ClaimYamlError(f"nested deeper than {MAX_JSON_DEPTH} levels", line)
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            if nested:
-                self._depth -= 1
-
-    def construct_yaml_int(self, node: Any) -> int:
-        try:
-            return super().construct_yaml_int(node)
-        except ValueError as exc:  # more than sys.get_int_max_str_digits() digits
-            raise ClaimYamlError(
-                f"number too long: {str(exc).split(':', 1)[0]}", node.start_mark.line + 1
-            ) from None
-
-
-ClaimLoader.add_constructor("tag:yaml.org,2002:int", ClaimLoader.construct_yaml_int)
-
-
-def load_yaml(text: str) -> Any:
-    """Parse claim YAML (or JSON) with :class:`ClaimLoader`; raises :class:`yaml.YAMLError`."""
-    loader = ClaimLoader(text)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
 
 
 _BASES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -172,30 +109,15 @@ def load_claim_file(path: Path) -> Claim:
         raise UnusableInput(f"cannot read the claim: not UTF-8 text (byte {exc.start})", where) from exc
     try:
         raw = load_yaml(text)
-    except ClaimYamlError as exc:
-        raise UnusableInput(f"invalid YAML: {exc.problem}", where, exc.line) from exc
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise UnusableInput(f"invalid YAML: {getattr(exc, 'problem', exc)}", where, line) from exc
+        problem, line = yaml_error(exc)
+        raise UnusableInput(f"invalid YAML: {problem}", where, line) from exc
     except RecursionError:  # belt and braces: the loader bounds nesting itself
         raise UnusableInput(f"invalid YAML: nested deeper than {MAX_JSON_DEPTH} levels", where) from None
     return claim_from_data(raw, where)
 
 
-def _plain(value: Any) -> Any:
-    """YAML dates and timestamps as ISO text, so the JSON Schema sees only JSON types."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, date | datetime):
-        return value.isoformat()
-    return value
-
-
 def claim_from_data(raw: Any, where: str) -> Claim:
-    raw = _plain(raw)
     if not isinstance(raw, dict):
         raise UnusableInput("a claim is a mapping with at least 'text' (see schemas/claim.json)", where)
     problems = schema_errors(raw, "claim")

@@ -292,7 +292,7 @@ def _guidellm_ignore_eos(backend: dict[str, Any], bench: dict[str, Any]) -> bool
             args = _dig(record, "request_args")
             if isinstance(args, str):
                 try:
-                    args = json.loads(args)
+                    args = parse_json(args)
                 except ValueError:
                     continue
             body = _dig(args, "body")

@@ -282,15 +282,16 @@ def _json_source(path: Path, text: str, column_map: dict[str, str]) -> TableSour
         data = rows_obj
     if not isinstance(data, list) or not data:
         raise UnusableInput("expected a non-empty JSON list of result rows", str(path))
+    if len(data) > MAX_TABLE_ROWS:
+        raise UnusableInput(f"{len(data)} rows, more than {MAX_TABLE_ROWS}; not read", str(path))
     for i, item in enumerate(data, start=1):
         if not isinstance(item, dict):
             raise UnusableInput(f"row {i} is not a JSON object", str(path))
     records: list[dict[str, Any]] = data
-    keys: list[str] = []
+    seen: dict[str, None] = {}  # every column, in order of first appearance (linear in the cells)
     for rec in records:
-        for k in rec:
-            if k not in keys:
-                keys.append(k)
+        seen.update(dict.fromkeys(rec))
+    keys = list(seen)
     spec = detect_format(keys)
     if not column_map and "Performance_Result" in keys and "ID" in keys:
         fmt, columns = (
@@ -342,6 +343,28 @@ def _load_csv(
     return source.header.model_copy(update={"rows": tuple(source.rows())})
 
 
+MAX_TABLE_ROWS = 1_000_000  # a round's table has a few thousand rows
+MAX_CSV_LINE_CHARS = 1 << 20  # a row of a results table is a few hundred characters; a cell at most 128 KiB (csv)
+
+
+def _capped_lines(lines: Iterator[str] | IO[str], path: Path) -> Iterator[str]:
+    """The lines of ``lines``, each read with at most :data:`MAX_CSV_LINE_CHARS` characters held: a longer line
+    (a file of one 10 GB line) is refused with its line number instead of being read whole."""
+    readline = getattr(lines, "readline", None)
+    if readline is None:
+        yield from lines
+        return
+    number = 0
+    while True:
+        line = readline(MAX_CSV_LINE_CHARS)
+        if not line:
+            return
+        number += 1
+        if len(line) >= MAX_CSV_LINE_CHARS and not line.endswith("\n"):
+            raise UnusableInput(f"a line longer than {MAX_CSV_LINE_CHARS} characters", str(path), number)
+        yield line
+
+
 def _csv_source(
     path: Path,
     open_lines: Callable[[], contextlib.AbstractContextManager[Iterator[str] | IO[str]]],
@@ -354,7 +377,7 @@ def _csv_source(
     except csv.Error:
         delimiter = ","
     with open_lines() as lines:
-        header = _csv_header(csv.reader(lines, delimiter=delimiter), path)
+        header = _csv_header(csv.reader(_capped_lines(lines, path), delimiter=delimiter), path)
     if not column_map and {"Organization", "MlperfModel", "Result", "Units"} <= set(header):
         fmt, columns = TableFormat.CHECKER_CSV, {v: k for k, v in CHECKER_CSV_COLUMNS.items() if k in header}
     else:
@@ -362,7 +385,7 @@ def _csv_source(
 
     def rows() -> Iterator[TableRow]:
         with open_lines() as lines:
-            reader = csv.reader(lines, delimiter=delimiter)
+            reader = csv.reader(_capped_lines(lines, path), delimiter=delimiter)
             if _csv_header(reader, path) != header:
                 raise UnusableInput("the table changed while it was read (its header differs)", str(path), 1)
             builder = _RowBuilder(columns)
@@ -376,6 +399,8 @@ def _csv_source(
                     if len(cells) != len(header):
                         raise UnusableInput(f"{len(cells)} cells, header has {len(header)}", str(path), line)
                     count += 1
+                    if count > MAX_TABLE_ROWS:
+                        raise UnusableInput(f"more than {MAX_TABLE_ROWS} rows; not read further", str(path), line)
                     yield builder.build(count, line, dict(zip(header, [once(c) for c in cells], strict=True)))
             except csv.Error as exc:
                 raise UnusableInput(f"malformed CSV: {exc}", str(path), reader.line_num) from exc
