@@ -1256,7 +1256,8 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
                 "baseline_accuracy.txt",
                 "compliance_accuracy.txt",
             ],
-            "calibration_paths": ["calibration.md", "documentation/calibration.md"],
+            # v4.1's checker asks for no calibration document
+            "calibration_paths": [] if v4 else ["calibration.md", "documentation/calibration.md"],
             "network_sut_name_substring": "Network SUT",
             "layout": LAYOUTS[settings["layout"]],
             "cite": check_cite(

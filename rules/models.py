@@ -325,7 +325,7 @@ class StructureRules(Cited):
     compliance_performance_files: tuple[str, ...] = ()
     test01_accuracy_files: tuple[str, ...] = ()
     test01_fallback_accuracy_files: tuple[str, ...] = ()
-    calibration_paths: tuple[str, ...] = ()
+    calibration_paths: tuple[str, ...] = ()  # where a closed/network submitter documents calibration; () = not required
     network_sut_name_substring: str | None = None
     layout: Layout = Field(default_factory=Layout)
 

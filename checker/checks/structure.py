@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from checker.checks.catalog import WARN, RuleInfo, register
 from checker.checks.context import SubmitterContext
@@ -105,20 +106,19 @@ def submitter_findings(sctx: SubmitterContext) -> list[Finding]:
                 )
             )
     out += _other_layout_findings(sctx)
-    if sctx.closed_or_network:
-        paths = r.structure.calibration_paths or ("calibration.md", "documentation/calibration.md")
-        if not any(f"{sub.path}/{p}" in sub.files for p in paths):
-            out.append(
-                Finding(
-                    rule="TREE-CALIBRATION",
-                    severity=Severity.ERROR,
-                    message=f"closed/network submission without {' or '.join(paths)}",
-                    scope=sub.path,
-                    path=sub.path,
-                    source=f"{OLD}: check_results_dir L2404-2418 (fails the submitter's results key)",
-                    fix="document the quantization/calibration in documentation/calibration.md",
-                )
+    paths = r.structure.calibration_paths  # empty: the round's checker asks for no calibration document (v4.1)
+    if sctx.closed_or_network and paths and not any(f"{sub.path}/{p}" in sub.files for p in paths):
+        out.append(
+            Finding(
+                rule="TREE-CALIBRATION",
+                severity=Severity.ERROR,
+                message=f"closed/network submission without {' or '.join(paths)}",
+                scope=sub.path,
+                path=sub.path,
+                source=f"{OLD}: check_results_dir L2404-2418 (fails the submitter's results key)",
+                fix="document the quantization/calibration in documentation/calibration.md",
             )
+        )
     return out
 
 
@@ -222,28 +222,44 @@ def required_scenario_findings(
     bench: Benchmark,
     system_type: str,
     valid: dict[Scenario, bool],
+    trial_only: dict[Scenario, bool] | None = None,
 ) -> list[Finding]:
-    """A18/A19 after the results were checked: ``valid`` maps each present scenario to its verdict."""
+    """A18/A19 after the results were checked: ``valid`` maps each present scenario to its verdict, ``trial_only``
+    to whether its errors are all trial settings' (:attr:`Finding.trial`); a benchmark short of scenarios only
+    through such results is a trial finding too."""
     if not sctx.closed_or_network:
         return []
     sset = bench.scenario_set(system_type)
     if sset is None:
         return []
+    trial_only = trial_only or {}
     path = f"{sctx.sub.path}/results/{system}/{benchmark_dir}"
     out: list[Finding] = []
-    missing = [s.value for s in sset.required if not valid.get(s)]
-    if missing:
+
+    def without_valid(scenarios: Sequence[Scenario]) -> str:
+        """'['X'] present but invalid, ['Y'] missing' for ``scenarios``."""
+        invalid = [s.value for s in scenarios if s in valid]
+        absent = [s.value for s in scenarios if s not in valid]
+        return ", ".join(([f"{invalid} present but invalid"] if invalid else []) + ([f"{absent} missing"] if absent else []))
+
+    def trial_fixes(s: Scenario) -> bool:
+        """``s`` is present and only trial settings' errors keep it from being valid."""
+        return s in valid and trial_only.get(s, False)
+
+    lacking = [s for s in sset.required if not valid.get(s)]
+    if lacking:
         out.append(
             Finding(
                 rule="TREE-REQUIRED-SCENARIOS",
                 severity=Severity.ERROR,
                 message=f"{bench.name} on a {system_type} system does not have all required scenarios with a valid "
-                f"result, missing {missing}",
+                f"result: {without_valid(lacking)}",
                 scope=path,
                 path=path,
                 source=f"{sset.cite or 'required scenarios'}; {OLD}: check_results_dir L2853-2867 (fails the benchmark key; "
                 "rows of valid scenarios stay in the CSV)",
                 fix="submit a valid result for every required scenario",
+                trial=all(trial_fixes(s) for s in lacking),
             )
         )
     if sset.one_of and not any(valid.get(s) for s in sset.one_of):
@@ -251,11 +267,13 @@ def required_scenario_findings(
             Finding(
                 rule="TREE-SERVER-OR-INTERACTIVE",
                 severity=Severity.ERROR,
-                message=f"{bench.name} needs a valid result in at least one of {[s.value for s in sset.one_of]}",
+                message=f"{bench.name} needs a valid result in at least one of {[s.value for s in sset.one_of]}: "
+                f"{without_valid(sset.one_of)}",
                 scope=path,
                 path=path,
                 source=f"{sset.cite or 'one_of scenarios'}; {OLD}: check_results_dir L2869-2874",
                 fix="submit a valid Server or Interactive result",
+                trial=any(trial_fixes(s) for s in sset.one_of),
             )
         )
     return out
