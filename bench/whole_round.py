@@ -401,6 +401,18 @@ def main(argv: list[str] | None = None) -> int:
         f"official: {len(results)} results: {n_valid} valid, {len(results) - n_valid} invalid"
         + (f"  wall {run.wall_s:.1f} s" if run.wall_s is not None else "")
     )
+    absent = absent_files(args.results_mirror, tree) if args.results_mirror else {}
+    if absent:
+        lacking = [
+            r
+            for r in results
+            if r not in log.valid
+            and any(Path(f).name in " ".join(official_lines(log, r)) for f in absent.get(r, ()))
+        ]
+        say(
+            f"data: {len(absent)} results lack files of the published repository here; {len(lacking)} official "
+            "rejections name such a file (this extraction's, not the round's)"
+        )
     if args.write_verdicts is not None:
         write_verdicts(args.write_verdicts, results, log)
         say(f"wrote {args.write_verdicts} ({args.write_verdicts.stat().st_size} bytes)")
@@ -427,7 +439,6 @@ def main(argv: list[str] | None = None) -> int:
             f"result directories only in the tree walk: {only_official[:10]}; only in our report: {only_ours[:10]}"
         )
     deliberate = load_deliberate(args.deliberate or deliberate_path(args.round))
-    absent = absent_files(args.results_mirror, tree) if args.results_mirror else {}
 
     agree = 0
     explained: dict[str, str] = {}  # path -> listing block
