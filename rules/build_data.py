@@ -73,6 +73,12 @@ EXTRA_SOURCES: dict[str, dict[str, str]] = {
         "[128001, 128008, 128009] (<|end_of_text|>, <|eom_id|>, <|eot_id|>); vLLM, which the "
         "llama3.1-8b reference SUT_VLLM.py uses without its own stop ids, stops on all of them",
     },
+    "CHK_HEAD_results": {
+        "path": "mlcommons/inference/tools/submission/submission_checker/results.py",
+        "provenance": "the HEAD checker's summary writer at inference HEAD b66003e1 (ResultExporter.add_result: "
+        "total_accelerators = int(number_of_nodes) * int(accelerators_per_node), lines 104-105); its MODEL_CONFIG "
+        "has version keys v5.0-v6.1, so it never checks a v4.1 tree",
+    },
     "AUDIT_TEST07": {
         "path": "mlcommons/inference/compliance/TEST07/gpt-oss-120b/audit.config",
         "provenance": "TEST07 audit.config at inference HEAD b66003e1 (accuracy_log_sampling_target 990, "
@@ -1209,6 +1215,9 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
             "power_fields": list(SYSTEM_POWER_FIELDS_V4 if v4 else SYSTEM_POWER_FIELDS),
             "valid_status": ["available", "preview", "rdi"],
             "valid_system_types": ["datacenter", "edge", "datacenter,edge", "edge,datacenter"],
+            # the HEAD checker (version keys v5.0-v6.1, not v4.1) int()s these for the summary's total_accelerators
+            "summary_int_fields": [] if v4 else ["number_of_nodes", "accelerators_per_node"],
+            **({} if v4 else {"summary_int_fields_cite": "CHK_HEAD_results:104-105; CHK_HEAD#MODEL_CONFIG"}),
             "cite": check_cite(
                 V4_CITES["system"]
                 if v4

@@ -229,7 +229,7 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
                 beyond_official=True,
             )
         )
-    _check_field_types(d, add)
+    _check_field_types(d, rules.summary_int_fields, add)
     known = set(rules.required_fields) | set(rules.network_fields) | set(rules.power_fields)
     for f in js:
         if f not in known:
@@ -266,10 +266,14 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
     return out
 
 
-def _check_field_types(d: SystemDesc, add: Callable[..., None]) -> None:
-    """SYS-FIELD-TYPE: values the official checkers crash on (or silently misread) while writing the summary."""
+def _check_field_types(d: SystemDesc, int_fields: tuple[str, ...], add: Callable[..., None]) -> None:
+    """SYS-FIELD-TYPE: values the official checkers crash on (or silently misread) while writing the summary.
+
+    ``int_fields``: the counts an official checker of the round converts with int() (the round's
+    ``system.summary_int_fields``; none for v4.1, which no HEAD checker version covers)."""
     js = d.raw
-    for f, count in (("number_of_nodes", d.number_of_nodes), ("accelerators_per_node", d.accelerators_per_node)):
+    counts = {"number_of_nodes": d.number_of_nodes, "accelerators_per_node": d.accelerators_per_node}
+    for f, count in ((f, counts[f]) for f in int_fields if f in counts):
         v = js.get(f)
         if v and count is None:  # not a whole number; an empty one is SYS-EMPTY-FIELDS
             add(

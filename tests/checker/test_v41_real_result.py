@@ -4,6 +4,8 @@ which its LoadGen does not log, is read where the v4.1 checker reads it (the mea
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,22 @@ def test_the_result_is_valid_as_the_official_v41_checker_says() -> None:
     rep = check_tree(ROOT, V41, workers=1)
     (entry,) = rep.results
     assert [f.rule for f in entry.findings if f.severity is Severity.ERROR] == []
+
+
+def test_a_count_no_v41_checker_converts_is_no_crash_value_there(tmp_path: Path) -> None:
+    """accelerators_per_node 'N/A' (published in v4.1 by a CPU-only system, closed/Quanta_Cloud_Technology): the v4.1
+    checker writes it with str() and accepts it; only the HEAD checker, whose versions start at v5.0, int()s it."""
+    root = tmp_path / "tree"
+    shutil.copytree(ROOT, root)
+    system = root / "closed/Cisco/systems/X210c_L40SX2_TRT.json"
+    desc = json.loads(system.read_text(encoding="utf-8"))
+    desc["accelerators_per_node"] = "N/A"
+    system.write_text(json.dumps(desc), encoding="utf-8")
+
+    def field_type(rnd_name: str) -> list[str]:
+        rep = check_tree(root, load_round(rnd_name), workers=1)
+        found = list(rep.findings) + [f for e in rep.results for f in e.findings]
+        return [f.message for f in found if f.rule == "SYS-FIELD-TYPE"]
+
+    assert field_type("v4.1") == []
+    assert any("accelerators_per_node 'N/A' is not a whole number" in m for m in field_type("v5.1"))

@@ -135,6 +135,8 @@ def test_tree_layout_and_files() -> None:
     )
     assert s.calibration_paths == ()  # the v4.1 checker asks for no calibration document
     assert "system_power_only" not in V41.system.power_fields
+    assert V41.system.summary_int_fields == ()  # no v4.1 checker int()s a count
+    assert load_round("v5.1").system.summary_int_fields == ("number_of_nodes", "accelerators_per_node")
     assert V41.acc_patterns["acc"] == r"^accuracy=([\d\.]+).*"  # ACC_PATTERN (CHK_v4.1:538)
     assert V41.accepts_loadgen("4.0") and V41.accepts_loadgen("4.1") and not V41.accepts_loadgen("5.0")
     assert V41.loadgen_runs is None
