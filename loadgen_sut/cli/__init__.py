@@ -9,8 +9,10 @@ comparable, 2 unusable input). The package lives in ``loadgen_sut`` because that
 the dependency graph (loadgen_sut -> checker -> rules): the checker and the rules never import it.
 
 Only the chosen subcommand's module is imported: the harness pulls in LoadGen, nltk and
-rouge-score (seconds of start-up) that ``table``, ``claim``, ``rules`` and ``check`` never need.
-``python -m loadgen_sut.cli`` is the same command without the console script.
+rouge-score (seconds of start-up) that ``table``, ``claim``, ``rules`` and ``check`` never need, and
+``inference-audit --help`` (or ``inference-audit`` alone, which prints the same list of commands) imports none
+(``bench/cli_startup.py`` times it against ``python -c pass``). Every parser shows each option's default in its
+``--help`` (:class:`HelpFormatter`). ``python -m loadgen_sut.cli`` is the same command without the console script.
 """
 
 from __future__ import annotations
@@ -19,8 +21,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
-
-from checker.findings import EXIT_UNUSABLE, UnusableInput
+from typing import Any
 
 # name -> (help, module implementing add_arguments/run)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -39,17 +40,49 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+EXIT_CODES = """exit codes: 0 all valid / comparable (a run: VALID, or a trial that went through)
+            1 something invalid or not comparable
+            2 unusable input (refused before any work)
+            3 an internal error of this tool
+            130 interrupted"""
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs as written; an option's help ends with its default where it has one that its text
+    does not already give (``None``, ``False``, ``[]`` and suppressed defaults are not shown)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        if text is None or not action.option_strings or "default" in text.lower():
+            return text
+        default = action.default
+        if default is None or default is False or default is argparse.SUPPRESS or default == []:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser with :class:`HelpFormatter`; the sub-parsers of its subcommands are of this class too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; with ``only``, just that subcommand's module is imported."""
-    parser = argparse.ArgumentParser(
+    """The argument parser. Only the subcommand ``only`` gets its arguments (its module is imported, nothing else):
+    without it the parser knows the commands' names and one-line help, which is all ``--help`` prints."""
+    parser = Parser(
         prog="inference-audit",
         description="MLPerf Inference compliance and audit toolkit for LLM inference.",
+        epilog=f"'inference-audit COMMAND --help' gives a command's options; README.md and docs/ document them.\n\n"
+        f"{EXIT_CODES}",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     sub.required = True
     for name, (help_text, module_name) in SUBCOMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        if only is None or name == only:
+        p = sub.add_parser(name, help=help_text, description=help_text, epilog=EXIT_CODES)
+        if name == only:
             module = importlib.import_module(module_name)
             module.add_arguments(p)
             p.set_defaults(_run=module.run)
@@ -66,6 +99,15 @@ def _chosen_command(argv: Sequence[str]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if _chosen_command(args_list) is None:  # --help, no command or an unknown one: no subcommand module is imported
+        parser = build_parser()
+        if not args_list:  # the list of commands, as --help gives it
+            parser.print_help(sys.stderr)
+        else:
+            parser.parse_args(args_list)  # the help (exit 0), or a usage error (exit 2)
+        return 2  # argparse's status for a usage error (checker.findings.EXIT_UNUSABLE)
+    from checker.findings import EXIT_UNUSABLE, UnusableInput  # pydantic: not for --help
+
     try:
         parser = build_parser(only=_chosen_command(args_list))  # imports the subcommand: seconds for run
         args = parser.parse_args(args_list)

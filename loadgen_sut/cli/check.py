@@ -29,6 +29,7 @@ from checker.report.summary_csv import render_summary_csv
 from checker.report.terminal import Progress, render_terminal
 from checker.results import CheckReport
 from checker.round_detection import detect_round
+from loadgen_sut.cli import Parser
 from loadgen_sut.cli.rule_filters import parse_filters
 from rules.models import Round
 from rules.registry import UnknownRound, list_rounds, load_round
@@ -217,7 +218,7 @@ def _write_outputs(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG,
         description="Check an MLPerf Inference submission tree against a round's rules.",
         epilog="exit codes: 0 all results valid, 1 some result invalid, 2 unusable input, 3 internal error",

@@ -44,7 +44,6 @@ def _write(target: OutputTarget, doc: dict[str, Any]) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (
         "examples:\n"
         "  inference-audit init system --submitter ACME --system-name 'ACME X1 (8x H200, vLLM)' \\\n"
@@ -59,12 +58,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", default="system.json", help="file to write (a new file; - for stdout; default system.json)"
     )
     p.add_argument("--force", action="store_true", help="overwrite an existing regular file")
-    p.add_argument("--division", choices=["closed", "open", "network"], default="closed")
+    p.add_argument(
+        "--division",
+        choices=["closed", "open", "network"],
+        default="closed",
+        help="the division (network adds the network-mode fields)",
+    )
     p.add_argument("--submitter", default=None, help="your organisation (the submitter directory's name)")
     p.add_argument("--system-name", default=None, help="the system's published name")
-    p.add_argument("--status", choices=["available", "preview", "rdi"], default=None)
     p.add_argument(
-        "--system-type", choices=["datacenter", "edge", "datacenter,edge", "edge,datacenter"], default=None
+        "--status", choices=["available", "preview", "rdi"], default=None, help="availability (default: a field to fill in)"
+    )
+    p.add_argument(
+        "--system-type",
+        choices=["datacenter", "edge", "datacenter,edge", "edge,datacenter"],
+        default=None,
+        help="the system type (default: a field to fill in)",
     )
     p.add_argument(
         "--from-sysinfo",

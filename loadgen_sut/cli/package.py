@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR", help="runs/<run_id>/ directories")
     parser.add_argument("--tree", type=Path, required=True, help="the submission tree to add the results to")
     parser.add_argument("--submitter", required=True, help="submitter (organization) directory name")
-    parser.add_argument("--division", default="closed", choices=["closed", "open"])
+    parser.add_argument("--division", default="closed", choices=["closed", "open"], help="the division the tree is laid out in")
     parser.add_argument("--system", type=Path, default=None, help="your system description JSON (systems/<name>.json)")
     parser.add_argument("--system-name", default=None, help="system directory name (default: the JSON file name)")
     parser.add_argument(

@@ -114,7 +114,6 @@ def validate_arguments(args: argparse.Namespace) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (
         "examples:\n"
         "  inference-audit run --engine simulated --benchmark llama3.1-8b --scenario Server --round v6.1 \\\n"
@@ -161,7 +160,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--deadline-s",
         type=_positive_float,
         default=None,
-        help="wall-clock deadline of each LoadGen test (default: derived from the settings; see the README)",
+        help="wall-clock deadline of each LoadGen test (default: derived from the settings; docs/run.md, 'Run deadline')",
     )
 
     e = parser.add_argument_group("engine")
@@ -169,7 +168,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     e.add_argument("--endpoint", action="append", default=[], help="OpenAI-compatible base URL; repeat for replicas")
     e.add_argument("--tokenizer", type=Path, default=None, help="local tokenizer directory of the served model")
     e.add_argument("--engine-flavor", default="auto", choices=["auto", *FLAVORS], help="request extensions to use")
-    e.add_argument("--api", default="completions", choices=["completions", "chat"])
+    e.add_argument(
+        "--api",
+        default="completions",
+        choices=["completions", "chat"],
+        help="the OpenAI API streamed: /v1/completions, or /v1/chat/completions (chat messages: qwen3-vl's images)",
+    )
     e.add_argument("--max-concurrency", type=_positive_int, default=1024, help="in-flight requests over all endpoints")
     e.add_argument("--request-timeout", type=positive_seconds, default=600.0, help="seconds per request")
     e.add_argument("--idle-timeout", type=positive_seconds, default=60.0, help="seconds without stream data before a request fails")
@@ -185,7 +189,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     s.add_argument("--sim-ttft-ms", default="50", help="TTFT distribution: 50, uniform:A,B, normal:M,SD, lognormal:MED,SIGMA, exp:M")
     s.add_argument("--sim-tpot-ms", default="10", help="time per output token distribution (same forms)")
     s.add_argument("--sim-output-tokens", default="reference", help="output length: 'reference' or a distribution")
-    s.add_argument("--sim-seed", type=int, default=0)
+    s.add_argument("--sim-seed", type=int, default=0, help="seed of the simulated draws (TTFT, TPOT, output lengths)")
     s.add_argument("--sim-max-concurrency", type=_positive_int, default=None, help="emulate N slots (queueing shows in TTFT)")
 
     add_code_execution_arguments(parser)
@@ -198,7 +202,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--system", type=Path, default=None, help="your system description JSON (systems/<name>.json)")
     p.add_argument("--system-name", default=None, help="system directory name (default: the JSON file name)")
     p.add_argument("--submitter", default=None, help="submitter (organization) directory name")
-    p.add_argument("--division", default="closed", choices=["closed", "open"])
+    p.add_argument("--division", default="closed", choices=["closed", "open"], help="the division the tree is laid out in")
     p.add_argument(
         "--tree", type=Path, default=None, help="where to lay out the tree (default: OUT/submission or OUT/trial-submission)"
     )

@@ -36,7 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "  inference-audit score --benchmark deepseek-r1 --round v6.1 --accuracy-log run/mlperf_log_accuracy.json \\\n"
         "      --dataset mlperf_deepseek_r1_dataset_4388_fp8_eval.pkl --tokenizer ./DeepSeek-R1 --accuracy-txt accuracy.txt"
     )
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "--accuracy-log", type=Path, required=True, help="mlperf_log_accuracy.json of an accuracy run"
     )

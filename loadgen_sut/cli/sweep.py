@@ -70,7 +70,6 @@ def _borrow_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = (
         "examples:\n"
         "  inference-audit sweep --engine openai --endpoint http://127.0.0.1:8011 --model token-server \\\n"

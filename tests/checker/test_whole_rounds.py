@@ -111,6 +111,15 @@ def test_official_log_parser_on_real_lines() -> None:
     ]
 
 
+def test_verdict_lines_are_cut_to_size() -> None:
+    res = "closed/S/results/sys/bm/Offline"
+    lines = [f"{res}/accuracy line {i} " + "x" * 300 for i in range(wr.MAX_LINES + 3)]
+    parts = wr.cut(res, lines).split(wr.JOIN)
+    assert len(parts) == wr.MAX_LINES + 1 and parts[-1] == "(+3 more lines)"
+    assert all(p.startswith("<result>/accuracy line ") and len(p) == wr.MAX_LINE_CHARS for p in parts[:-1])
+    assert wr.cut(res, [f"{res} is OK"]) == "<result> is OK"
+
+
 def _whole_tree(round_name: str) -> Path:
     root = os.environ.get("INFERENCE_AUDIT_ROUNDS")
     if not root:
