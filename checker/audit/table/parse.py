@@ -469,6 +469,9 @@ def _text(value: Any) -> str | None:
 
 
 _INT_RE = re.compile(r"^[+-]?\d+(\.0*)?$")
+# a count written as "not applicable": the system description's text, which the v4.1 checker copies into its summary
+# CSV with str() (CHK_v4.1 log_result); published for CPU-only systems (closed/Quanta_Cloud_Technology, v4.1)
+_NOT_APPLICABLE = frozenset({"N/A", "NA"})
 
 
 _CACHE_LIMIT = 200_000  # distinct cells / extras kept once; beyond that, new values are not looked up
@@ -534,6 +537,8 @@ def _row_values(
             if field == "result":
                 values["result_text"] = text
         elif field in _INT_FIELDS:
+            if text.upper() in _NOT_APPLICABLE:
+                continue  # a CPU-only system's accelerators_per_node, as the v4.1 checker copies it: no count
             if not _INT_RE.match(text):
                 problems.append(f"column {col!r}: {text!r} is not an integer")
                 continue
