@@ -39,6 +39,7 @@ import base64
 import io
 import json
 import re
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from enum import Enum
 from pathlib import Path
@@ -47,6 +48,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
+from checker.report.atomic import atomic_file
 from checker.safe_io import JsonProblem, parse_json
 from loadgen_sut.engines.base import ChatMessage, ContentPart
 
@@ -253,6 +255,12 @@ def _endpoints_image(rec: Mapping[str, Any]) -> tuple[str, str]:
     return data, fmt
 
 
+# Largest image decoded (width x height). A catalogue photograph is well below a megapixel or two; a 40-megapixel
+# camera image still passes. Checked from the header before any pixel is decoded: a 35 KB parquet cell can hold a
+# 13000x13000 PNG (1.4 GB once decoded). Pillow's own limit (MAX_IMAGE_PIXELS, 89 megapixels) only warns.
+MAX_IMAGE_PIXELS = 40_000_000
+
+
 def _reencoded_image(image: Any) -> tuple[str, str]:
     """The image as the references send it: decoded and saved again by Pillow in its own format, base64."""
     if not isinstance(image, Mapping):
@@ -275,10 +283,18 @@ def _reencoded_image(image: Any) -> tuple[str, str]:
             "pip install pillow"
         ) from e
     try:
-        with Image.open(io.BytesIO(bytes(raw))) as im:
+        with warnings.catch_warnings():  # Pillow's bomb warning: the size is judged below, before any decode
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            im = Image.open(io.BytesIO(bytes(raw)))  # reads the header only; the pixels are decoded by save
+        with im:
             fmt = im.format
             if not fmt:
                 raise ValueError("Pillow cannot tell the image's format")
+            width, height = im.size
+            if width * height > MAX_IMAGE_PIXELS:
+                raise ValueError(
+                    f"the image is {width}x{height} pixels, more than {MAX_IMAGE_PIXELS:,}; not decoded"
+                )
             buf = io.BytesIO()
             im.save(buf, format=fmt)
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
@@ -394,11 +410,14 @@ def write_endpoints_layout(src: Path, out: Path) -> int:
 
     if out.exists() or out.is_symlink():
         raise UnusableInput("exists already: not replaced", str(out))
+    if not out.parent.is_dir():
+        raise UnusableInput(f"directory {out.parent} does not exist", str(out))
     schema = pa.schema([(c, pa.string()) for c in ENDPOINTS_COLUMNS])
-    tmp = out.with_name(out.name + ".tmp")
     n = 0
+    # written through a random temporary beside OUT (never a fixed name: a planted OUT.tmp or symlink is neither
+    # written through nor removed), linked to OUT when complete (a file that appeared meanwhile is not replaced)
     try:
-        with pq.ParquetWriter(tmp, schema) as writer:
+        with atomic_file(out, replace=False) as fh, pq.ParquetWriter(fh, schema) as writer:
             rows: list[dict[str, str]] = []
             for f, row, endpoints, rec in _records(parquet_files(src)):
                 try:
@@ -423,7 +442,6 @@ def write_endpoints_layout(src: Path, out: Path) -> int:
                     rows = []
             if rows:
                 writer.write_table(pa.Table.from_pylist(rows, schema=schema))
-        tmp.replace(out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    except FileExistsError:
+        raise UnusableInput("appeared while the data set was written: not replaced", str(out)) from None
     return n

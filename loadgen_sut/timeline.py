@@ -29,6 +29,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from checker.findings import UnusableInput
+from checker.report.atomic import atomic_file
 from checker.safe_io import parse_json
 
 TIMELINE_FILE = "sut_timeline.jsonl"
@@ -140,11 +141,9 @@ class TimelineColumns:
 
     def write(self, path: Path, t0_ns: int) -> None:
         """Write ``sut_timeline.jsonl`` (via a temporary beside it, then rename)."""
-        tmp = path.with_name(path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write(TimelineHeader(t0_ns=t0_ns).model_dump_json() + "\n")
-            fh.writelines(self.lines(t0_ns))
-        tmp.replace(path)
+        with atomic_file(path) as fh:
+            fh.write((TimelineHeader(t0_ns=t0_ns).model_dump_json() + "\n").encode("utf-8"))
+            fh.writelines(line.encode("utf-8") for line in self.lines(t0_ns))
 
 
 def timeline_lines(header: TimelineHeader, samples: Iterable[SampleTiming]) -> Iterator[str]:
@@ -155,10 +154,8 @@ def timeline_lines(header: TimelineHeader, samples: Iterable[SampleTiming]) -> I
 
 def write_timeline(path: Path, header: TimelineHeader, samples: Iterable[SampleTiming]) -> None:
     """Write the file (via a temporary beside it, then rename: a reader never sees half a file)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.writelines(timeline_lines(header, samples))
-    tmp.replace(path)
+    with atomic_file(path) as fh:
+        fh.writelines(line.encode("utf-8") for line in timeline_lines(header, samples))
 
 
 def parse_timeline(text_lines: Sequence[bytes], where: str) -> Timeline:

@@ -16,7 +16,7 @@ table, a claim), and two reports naming the same file.
 :func:`write_output` writes a report: a temporary file with a random name beside the target, created with
 ``O_CREAT | O_EXCL`` (``tempfile.mkstemp``: a name planted there, a symlink included, is never followed),
 written and fsynced, then renamed over the target (``--force``) or hard-linked to the new name (so a file
-that appeared meanwhile is not replaced). On any error the temporary file is removed, the target is left as
+that appeared meanwhile is not replaced): :func:`checker.report.atomic.atomic_file`, the one atomic writer. On any error the temporary file is removed, the target is left as
 it was, and :class:`UnusableInput` says why (``--csv FILE: cannot write (No space left on device)``).
 :func:`write_output_stream` does the same with the report given as an iterator of byte chunks (a large report,
 ``table --json``, is never held whole; :func:`json_item` renders its pieces as :func:`json_document` would).
@@ -24,18 +24,17 @@ it was, and :class:`UnusableInput` says why (``--csv FILE: cannot write (No spac
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from checker.findings import UnusableInput
+from checker.report.atomic import atomic_file
 from checker.safe_io import file_kind
 
 STDOUT = "-"
@@ -185,12 +184,6 @@ def _judge(
     return OutputTarget(option, given, path, replace=st is not None, identity=identity)
 
 
-def _new_file_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 def write_output(target: OutputTarget, data: bytes) -> None:
     """Write ``data`` to ``target`` (see the module docstring); :class:`UnusableInput` when it cannot."""
     write_output_stream(target, (data,))
@@ -204,7 +197,6 @@ def write_output_stream(target: OutputTarget, chunks: Iterable[bytes]) -> None:
         _write_stdout_chunks(chunks)
         return
     path = target.path
-    directory = str(path.parent) or "."
     try:
         st: os.stat_result | None = os.lstat(path)
     except FileNotFoundError:
@@ -217,59 +209,16 @@ def write_output_stream(target: OutputTarget, chunks: Iterable[bytes]) -> None:
             raise _refuse(target.option, target.given, f"is now {kind}; not written")
         if not target.replace:
             raise _refuse(target.option, target.given, "appeared while the command ran; not replaced")
-    mode = stat.S_IMODE(st.st_mode) if st is not None else _new_file_mode()
-    tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-        try:
-            os.fchmod(fd, mode)
+        with atomic_file(path, replace=target.replace) as fh:
             for data in chunks:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if target.replace:
-            os.replace(tmp, path)
-        else:
-            _link_new(tmp, path)
-        tmp = None
-        _fsync_dir(directory)
+                fh.write(data)
     except OSError as exc:
         if exc.errno == errno.EEXIST:
             raise _refuse(
                 target.option, target.given, "appeared while the command ran; not replaced"
             ) from exc
         raise _refuse(target.option, target.given, f"cannot write ({exc.strerror or exc})") from exc
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-
-def _link_new(tmp: str, path: Path) -> None:
-    """Give the written temporary file its new name, failing (EEXIST) if the name was taken meanwhile."""
-    try:
-        os.link(tmp, path, follow_symlinks=False)
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
-            raise
-        # a file system without hard links: rename, after one last look that the name is still free
-        if os.path.lexists(path):
-            raise OSError(errno.EEXIST, os.strerror(errno.EEXIST), str(path)) from exc
-        os.rename(tmp, path)
-        return
-    os.unlink(tmp)
-
-
-def _fsync_dir(directory: str) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def _write_stdout_chunks(chunks: Iterable[bytes]) -> None:

@@ -61,6 +61,7 @@ from checker.parsers.accuracy_log import (
     accuracy_log_hash,
     parse_accuracy_log,
 )
+from checker.report.atomic import write_atomic
 from loadgen_sut.datasets import Dataset
 from loadgen_sut.scoring.code_exec import CodeExecution
 from loadgen_sut.scoring.deepseek import SubsetScore
@@ -529,6 +530,4 @@ def accuracy_txt(score: AccuracyScore, log_hash: str) -> str:
 def write_accuracy_txt(score: AccuracyScore, path: Path, accuracy_log: Path) -> None:
     """Write ``accuracy.txt`` with the ``hash=`` (SHA-256) of ``accuracy_log`` as the truncation script computes it."""
     text = accuracy_txt(score, accuracy_log_hash(accuracy_log))
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, text.encode("utf-8"))  # a random temporary beside it, then renamed

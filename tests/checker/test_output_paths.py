@@ -413,18 +413,18 @@ def test_failed_write_keeps_the_old_file_and_no_temporary(
 ) -> None:
     target = tmp_path / "r.out"
     target.write_text("previous report")
-    real_write = os.write
+    real_fsync = os.fsync
 
-    def full(fd: int, data: Any) -> int:
+    def full(fd: int) -> None:  # the disk fills up: the temporary file's data cannot be stored
         if os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith(".r.out."):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real_write(fd, data)
+        real_fsync(fd)
 
     if not os.path.isdir("/proc/self/fd"):
         pytest.skip("needs /proc")
-    monkeypatch.setattr(os, "write", full)
+    monkeypatch.setattr(os, "fsync", full)
     o = run_writer(writer, str(target), ("--force",))
-    monkeypatch.setattr(os, "write", real_write)
+    monkeypatch.setattr(os, "fsync", real_fsync)
     assert o.code == 2, o
     assert "No space left on device" in o.err and str(target) in o.err and "Traceback" not in o.err
     assert target.read_text() == "previous report"
