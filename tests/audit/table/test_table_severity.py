@@ -226,3 +226,40 @@ def test_inference_on_a_datacenter_system_is_an_error(audit, v51_tree: Path, tmp
         f for f in audit("table", str(edge), "--tree", str(tmp_path / "edge" / "tree")).findings("TABLE-REDERIVE")
         if "only an edge system" in f["message"]
     ]  # fmt: skip
+
+
+HEAD_V51_SUMMARY = Path(__file__).resolve().parent / "fixtures" / "head-checker-v5.1-summary.csv.gz"
+
+
+def test_head_checker_summary_of_the_whole_v51_tree_has_no_error(audit, v51_tree: Path, tmp_path: Path) -> None:
+    """The HEAD checker's own summary of the whole v5.1 tree (1,413 rows; fixtures/make_head_v51_summary.sh): its
+    Interactive, lower-case and power rows, its Tokens/s for llama3.1-8b Interactive. Was 1,297 errors with
+    --tree (375 TABLE-INFERRED, 876 TABLE-SCENARIO, 19 TABLE-DUPLICATE, 19 TABLE-REDERIVE, 8 TABLE-UNITS)."""
+    import gzip
+
+    table = tmp_path / "summary.csv"
+    table.write_bytes(gzip.decompress(HEAD_V51_SUMMARY.read_bytes()))
+    run = audit("table", str(table), "--round", "v5.1", "--tree", str(v51_tree))
+    assert run.findings(severity="error") == [], run.out
+    assert run.report is not None and run.report["table"]["rows"] == 1413
+    assert len(run.findings("TABLE-INFERRED-CHECKER", "warning")) == 375
+    assert len(run.findings("TABLE-SCENARIO-CASE", "warning")) == 876
+    assert run.report["tree_counts"]["match"] == 58  # the rows whose directories are in ../shared, lower-case too
+    assert run.findings("TABLE-REDERIVE") == []
+
+
+def test_tokens_per_second_is_the_unit_of_the_value(v51_tree: Path, tmp_path: Path) -> None:
+    """llama3.1-8b Interactive: the v5.1.1 checker writes Queries/s over a tokens/s value (a warning), the HEAD checker
+    Tokens/s (SPECIAL_UNIT_DICT, whatever the round): no error; a unit that is neither is one."""
+    rows = json.loads((v51_tree / "summary_results.json").read_text(encoding="utf-8"))
+    row = next(r for r in rows if (r["Model"], r["Scenario"]) == ("llama3.1-8b", "Interactive"))
+
+    def units(value: str) -> list[Finding]:
+        path = tmp_path / "summary_results.json"
+        path.write_text(json.dumps([{**row, "Performance_Units": value}]), encoding="utf-8")
+        return [f for f in check_table(load_table(path), load_round("v5.1")) if f.rule == "TABLE-UNITS"]
+
+    assert row["Performance_Units"] == "Queries/s"
+    assert [f.severity for f in units("Queries/s")] == [Severity.WARNING]
+    assert units("Tokens/s") == []
+    assert [f.severity for f in units("Samples/s")] == [Severity.ERROR]
