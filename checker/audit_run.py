@@ -24,6 +24,9 @@ from dataclasses import dataclass
 
 from checker.parsers.mllog import DetailLog
 
+# the start of the problem that says the QSL was not the test's data set (the compliance check marks a smaller one
+# as a trial's partial data set)
+SHORT_QSL = "the QSL held"
 AUDIT_CONFIG_MESSAGE = "Found Audit Config file (audit.config)"  # loadgen.cc StartTest, logged as a warning
 PERFORMANCE_MODE = "PerformanceOnly"
 
@@ -93,7 +96,7 @@ def audit_run_problems(report: AuditRunReport, sample_count: int | None) -> list
             )
         if report.qsl_total is not None and report.qsl_total != sample_count:
             out.append(
-                f"the QSL held {report.qsl_total} samples (qsl_reported_total_count); the test's data set has "
+                f"{SHORT_QSL} {report.qsl_total} samples (qsl_reported_total_count); the test's data set has "
                 f"{sample_count}"
             )
     if report.concatenate:

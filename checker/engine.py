@@ -190,6 +190,7 @@ def check_submitter(
             level += bm_f
             copied = copied_sys + [f for f in bm_f if f.severity is Severity.ERROR]
             verdicts: dict[Scenario, bool] = {}
+            trial_only: dict[Scenario, bool] = {}
             errors_so_far = 0
             for scen_dir in scen_dirs:
                 rd = ResultDir(division, name, system, bm_dir, scen_dir)
@@ -231,11 +232,12 @@ def check_submitter(
                 errors_so_far += _error_categories(found)
                 if scen is not None:
                     kept = filter_findings(found, select, ignore) if select or ignore else found
-                    valid = not any(f.severity is Severity.ERROR for f in kept)
-                    verdicts[scen] = verdicts.get(scen, False) or valid
+                    errors = [f for f in kept if f.severity is Severity.ERROR]
+                    verdicts[scen] = verdicts.get(scen, False) or not errors
+                    trial_only[scen] = trial_only.get(scen, True) and all(f.trial for f in errors)
                 sctx.files.forget_logs()
             if bench is not None and system_type is not None:
-                level += required_scenario_findings(sctx, system, bm_dir, bench, system_type, verdicts)
+                level += required_scenario_findings(sctx, system, bm_dir, bench, system_type, verdicts, trial_only)
     tree.close()
     return entries, level
 

@@ -48,6 +48,9 @@ class Finding(BaseModel):
     source: str | None = None
     fix: str | None = None
     beyond_official: bool = False
+    # an error a full-length run with the round's official settings and data set does not have (a trial's short
+    # duration, few queries or partial data set): the reports group these apart from the real problems
+    trial: bool = False
 
     def location(self) -> str:
         if self.path is None:

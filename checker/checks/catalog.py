@@ -69,6 +69,9 @@ class RuleInfo:
     severity: Severity = Severity.ERROR
     official: str | None = None  # official behaviour where this tool's verdict differs
     beyond: bool = False
+    # its findings are what trial settings produce (a short run, few queries or samples, a partial data set): a
+    # full-length run with the round's official settings and data set does not have them (Finding.trial)
+    trial: bool = False
     module: str = ""  # the registering module (set by register)
 
     @property
@@ -134,9 +137,10 @@ def registered_finding(
     line: int | None = None,
     source: str | None = None,
     fix: str | None = None,
+    trial: bool | None = None,
 ) -> Finding:
-    """A finding of a registered ``rule``; severity and "beyond official" default to its registration (pass them
-    only where they depend on the case)."""
+    """A finding of a registered ``rule``; severity, "beyond official" and "trial" default to its registration (pass
+    them only where they depend on the case)."""
     info = registered(rule)
     return Finding(
         rule=rule,
@@ -149,6 +153,7 @@ def registered_finding(
         source=source,
         fix=fix,
         beyond_official=info.beyond if beyond_official is None else beyond_official,
+        trial=info.trial if trial is None else trial,
     )
 
 

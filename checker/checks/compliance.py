@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from itertools import repeat
 
-from checker.audit_run import audit_run_report
+from checker.audit_run import SHORT_QSL, audit_run_report
 from checker.checks.catalog import WARN, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.latency import latency_checks
@@ -670,8 +670,10 @@ def _test07_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
     pattern = getattr(bm, "test07_score_pattern", None) or DEFAULT_SCORE_PATTERN
     src = "compliance/TEST07/run_verification.py (score = first --score-pattern match; pass = score >= threshold)"
 
-    def add(rule: str, msg: str, path: str, fix: str) -> None:
-        out.append(ctx.finding(rule, f"TEST07: {msg}", path=path, source=src, fix=fix, beyond_official=True))
+    def add(rule: str, msg: str, path: str, fix: str, trial: bool = False) -> None:
+        out.append(
+            ctx.finding(rule, f"TEST07: {msg}", path=path, source=src, fix=fix, beyond_official=True, trial=trial)
+        )
 
     if threshold is None:
         out.append(
@@ -743,8 +745,17 @@ def _test07_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
                 log,
                 "run TEST07 with its audit.config (accuracy_log_sampling_target, min_query_count, "
                 "performance_issue_unique) on its data set",
+                trial=_partial_test_data_set(ctx, tdir, need),
             )
     return out
+
+
+def _partial_test_data_set(ctx: ResultContext, tdir: str, need: int) -> bool:
+    """The test's performance run held fewer samples in its QSL than the test's data set (a trial's partial data set),
+    which is why its accuracy log holds fewer."""
+    log = ctx.files.detail(f"{tdir}/performance/run_1/mlperf_log_detail.txt")[0]
+    qsl = None if log is None else log.int_value("qsl_reported_total_count")
+    return qsl is not None and qsl < need
 
 
 def _entry_count(ctx: ResultContext, rel: str) -> int | str | None:
@@ -767,9 +778,9 @@ def _test09_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
     src = "compliance/TEST09/run_verification.py (4-byte ids per sample, mean over logged samples, bounds inclusive)"
     rel = f"{tdir}/accuracy/mlperf_log_accuracy.json"
 
-    def finding(rule: str, msg: str, fix: str, line: int | None = None) -> Finding:
+    def finding(rule: str, msg: str, fix: str, line: int | None = None, trial: bool = False) -> Finding:
         return ctx.finding(
-            rule, f"TEST09: {msg}", path=rel, line=line, source=src, fix=fix, beyond_official=True
+            rule, f"TEST09: {msg}", path=rel, line=line, source=src, fix=fix, beyond_official=True, trial=trial
         )
 
     if low is None or high is None:
@@ -827,6 +838,7 @@ def _test09_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
                 + (" (truncated)" if log.truncated else "")
                 + (f"; TEST09 logs all {need}" if need else ""),
                 "run TEST09 with its audit.config and submit its whole accuracy log",
+                trial=not log.truncated and need is not None and _partial_test_data_set(ctx, tdir, need),
             )
         )
     if not res.passed:
@@ -870,9 +882,10 @@ def _audit_run(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
     fix = f"run {test} with compliance/{test}/{ctx.mlperf_model}/audit.config in LoadGen's working directory and submit "
     fix += f"its performance/run_1 logs as compliance/{test}/run_verification.py copies them"
 
-    def finding(msg: str, line: int | None = None, severity: Severity | None = None) -> Finding:
+    def finding(msg: str, line: int | None = None, severity: Severity | None = None, trial: bool = False) -> Finding:
         return ctx.finding(
-            "COMPL-AUDIT-RUN", f"{test}: {msg}", path=rel, line=line, source=_AUDIT_RUN_SOURCE, fix=fix, severity=severity
+            "COMPL-AUDIT-RUN", f"{test}: {msg}", path=rel, line=line, source=_AUDIT_RUN_SOURCE, fix=fix, severity=severity,
+            trial=trial,
         )
 
     if not ctx.exists_file(rel):  # the official checker does not require it (nor this tool TEST06's): a warning
@@ -892,11 +905,13 @@ def _audit_run(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
         "LoadGen did not log": None,
         "effective_test_mode": log.line_of("effective_test_mode"),
         "effective_accuracy_log_sampling_target": log.line_of("effective_accuracy_log_sampling_target"),
-        "the QSL held": log.line_of("qsl_reported_total_count"),
+        SHORT_QSL: log.line_of("qsl_reported_total_count"),
         "effective_sample_concatenate_permutation": log.line_of("effective_sample_concatenate_permutation"),
     }
+    short = rep.qsl_total is not None and need is not None and rep.qsl_total < need  # a trial's partial data set
     for problem in rep.problems(need):
-        out.append(finding(problem, next((ln for k, ln in lines.items() if problem.startswith(k)), None)))
+        line = next((ln for k, ln in lines.items() if problem.startswith(k)), None)
+        out.append(finding(problem, line, trial=short and problem.startswith(SHORT_QSL)))
     queries = log.int_value("generated_query_count")
     per_query = log.int_value("generated_samples_per_query")
     acc = f"{tdir}/accuracy/mlperf_log_accuracy.json"

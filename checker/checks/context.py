@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from checker.checks.catalog import registered
+from checker.checks.catalog import registered_finding
 from checker.findings import Finding, Severity
 from checker.parsers.endpoints import (
     ACCURACY_RESULTS,
@@ -182,19 +182,21 @@ class ResultContext:
         source: str | None = None,
         fix: str | None = None,
         beyond_official: bool | None = None,
+        trial: bool | None = None,
     ) -> Finding:
-        """A finding of ``rule``; severity and "beyond the official checker" default to its registration."""
-        info = registered(rule)
-        return Finding(
-            rule=rule,
-            severity=info.severity if severity is None else severity,
-            message=message,
+        """A finding of ``rule`` about this result; severity, "beyond the official checker" and "trial" default to its
+        registration."""
+        return registered_finding(
+            rule,
+            message,
+            severity=severity,
+            beyond_official=beyond_official,
+            trial=trial,
             result=self.rd.path,
             path=path,
             line=line,
             source=source,
             fix=fix,
-            beyond_official=info.beyond if beyond_official is None else beyond_official,
         )
 
     def log_finding(

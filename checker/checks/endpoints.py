@@ -43,8 +43,14 @@ RULES = register(
     RuleInfo("PERF-ENDPOINTS-MODEL", "D21", "benchmark not allowed as an endpoints result"),
     RuleInfo("PERF-ENDPOINTS-RULES-DATA", "-", "endpoints rule data missing from the round's rules data; not checked", WARN, beyond=True),
     RuleInfo("PERF-ENDPOINTS-INCOMPLETE", "-", "endpoints performance run not complete", beyond=True),
-    RuleInfo("PERF-ENDPOINTS-DURATION", "-", "endpoints performance run shorter than the round's minimum", beyond=True),
-    RuleInfo("PERF-ENDPOINTS-SAMPLES", "-", "endpoints Offline run issued fewer samples than the minimum", beyond=True),
+    RuleInfo(
+        "PERF-ENDPOINTS-DURATION", "-", "endpoints performance run shorter than the round's minimum", beyond=True,
+        trial=True,
+    ),
+    RuleInfo(
+        "PERF-ENDPOINTS-SAMPLES", "-", "endpoints Offline run issued fewer samples than the minimum", beyond=True,
+        trial=True,
+    ),
     RuleInfo("PERF-ENDPOINTS-CONFIG", "-", "endpoints config.yaml disagrees with the scenario or the round", beyond=True),
     RuleInfo("PERF-ENDPOINTS-UNITS", "-", "endpoints result reported in the round's unit, not queries/s", INFO, beyond=True),
     RuleInfo(

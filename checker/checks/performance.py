@@ -29,14 +29,14 @@ RULES = register(
         official="trusts num_errors only; is_error records with num_errors 0 are missed (beyond)",
     ),
     RuleInfo("PERF-EQUAL-ISSUE", "D5", "equal-issue mode off where required"),
-    RuleInfo("PERF-SAMPLE-COUNT", "D6", "performance sample count below the benchmark's"),
+    RuleInfo("PERF-SAMPLE-COUNT", "D6", "performance sample count below the benchmark's", trial=True),
     RuleInfo("PERF-SEEDS", "D7", "RNG seeds differ from the round's"),
     RuleInfo("PERF-SCENARIO", "D8", "effective_scenario unreadable"),
     RuleInfo(
-        "PERF-MIN-QUERIES", "D12", "min query count below the benchmark's (non early-stopping scenarios)"
+        "PERF-MIN-QUERIES", "D12", "min query count below the benchmark's (non early-stopping scenarios)", trial=True
     ),
-    RuleInfo("PERF-OFFLINE-SPQ", "D13", "Offline samples per query below the minimum"),
-    RuleInfo("PERF-MIN-DURATION", "D14", "min duration below 600 s"),
+    RuleInfo("PERF-OFFLINE-SPQ", "D13", "Offline samples per query below the minimum", trial=True),
+    RuleInfo("PERF-MIN-DURATION", "D14", "min duration below 600 s", trial=True),
     RuleInfo("PERF-NETWORK-SUT", "D18", "network division SUT name lacks 'Network SUT'"),
     RuleInfo("PERF-LOADGEN-VERSION", "-", "LoadGen version not accepted for the round", WARN, beyond=True),
     RuleInfo(

@@ -50,6 +50,7 @@ class Counts:
     errors: int
     warnings: int
     infos: int
+    trial_errors: int = 0  # errors a full-length run with the official settings and data set does not have
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -59,11 +60,16 @@ class Counts:
             "errors": self.errors,
             "warnings": self.warnings,
             "infos": self.infos,
+            "trial_errors": self.trial_errors,
         }
 
 
 def counts(report: CheckReport) -> Counts:
-    severities = Counter(f.severity for f in all_findings(report))
+    severities: Counter[Severity] = Counter()
+    trial = 0
+    for f in all_findings(report):
+        severities[f.severity] += 1
+        trial += f.trial and f.severity is Severity.ERROR
     valid = sum(1 for r in report.results if r.valid)
     return Counts(
         results=len(report.results),
@@ -72,6 +78,7 @@ def counts(report: CheckReport) -> Counts:
         errors=severities[Severity.ERROR],
         warnings=severities[Severity.WARNING],
         infos=severities[Severity.INFO],
+        trial_errors=trial,
     )
 
 

@@ -23,7 +23,8 @@ def _one_line(text: str) -> str:
 
 
 def finding_line(f: Finding) -> str:
-    parts = [f"{f.location()} [{f.rule}] {_MARK[f.severity]}: {f.message}"]
+    mark = _MARK[f.severity] + (" (trial setting)" if f.trial and f.severity is Severity.ERROR else "")
+    parts = [f"{f.location()} [{f.rule}] {mark}: {f.message}"]
     if f.fix:
         parts.append(f" — fix: {f.fix}")
     if f.source:
@@ -35,11 +36,12 @@ def finding_line(f: Finding) -> str:
 
 def _verdict_line(r: ResultEntry) -> str:
     n_err = sum(1 for f in r.findings if f.severity is Severity.ERROR)
+    n_trial = sum(1 for f in r.findings if f.severity is Severity.ERROR and f.trial)
     n_warn = sum(1 for f in r.findings if f.severity is Severity.WARNING)
     verdict = "VALID  " if r.valid else "INVALID"
     extra = []
     if n_err:
-        extra.append(f"{n_err} error(s)")
+        extra.append(f"{n_err} error(s)" + (f", {n_trial} of them from trial settings" if n_trial else ""))
     if n_warn:
         extra.append(f"{n_warn} warning(s)")
     tail = f"  ({', '.join(extra)})" if extra else ""
@@ -94,10 +96,17 @@ def render_summary(report: CheckReport, *, quiet: bool = False) -> list[str]:
             lines.append("  findings per rule:")
             for rule, severity, n in rules:
                 lines.append(f"    {rule:<28} {_MARK[severity]:<8} {n:>5}")
+        if c.trial_errors:
+            lines.append(
+                f"  trial settings: {c.trial_errors} of the {c.errors} errors are what a trial's short run, few "
+                "queries or samples, or partial data set produce (marked 'trial setting'); a full-length run with the "
+                "round's official settings and data set does not have them. The other errors are real problems."
+            )
     verdict = {0: "all results valid", 1: "submission has errors", 2: "input could not be checked"}[code]
+    trial = f" ({c.trial_errors} from trial settings)" if c.trial_errors else ""
     lines.append(
         f"{c.results} results: {c.valid} valid, {c.invalid} invalid; "
-        f"{c.errors} error(s), {c.warnings} warning(s), {c.infos} note(s) — {verdict} (exit {code})"
+        f"{c.errors} error(s){trial}, {c.warnings} warning(s), {c.infos} note(s) — {verdict} (exit {code})"
     )
     return lines
 

@@ -64,14 +64,14 @@ BEYOND: dict[str, tuple[str, re.Pattern[str]]] = {
     "TREE-REQUIRED-SCENARIOS": (
         "inference_rules.adoc: a submission must include a valid result of every required scenario of the "
         "benchmark (v5.1.1 check_results_dir L2853-2867)",
-        re.compile(r"does not have all required scenarios with a valid result, missing \["),
+        re.compile(r"does not have all required scenarios with a valid result: \[.*\] (present but invalid|missing)"),
     ),
     # the same for "one of Server or Interactive": v5.1.1 fails the benchmark when neither is valid (L2869-2874);
     # HEAD's loader only checks that one of the directories exists (loader.py check_scenarios)
     "TREE-SERVER-OR-INTERACTIVE": (
         "inference_rules.adoc: a datacenter LLM submission needs a valid Server or Interactive result "
         "(v5.1.1 check_results_dir L2869-2874)",
-        re.compile(r"needs a valid result in at least one of \['Server', 'Interactive'\]$"),
+        re.compile(r"needs a valid result in at least one of \['Server', 'Interactive'\]: \[.*\] (present but invalid|missing)$"),
     ),
     # the official checkers name a short accuracy run once (ACC-DATASET), and HEAD not at all for gpt-oss-120b
     # (see test_gpt_oss_short_accuracy_run_passes_the_official_data_set_check); this tool says how many samples the
