@@ -458,7 +458,8 @@ class RowChecker:
         compares the directory's name with the log's effective_scenario case-sensitively; its exception
         ``("server", "interactive")`` is in lower case and never matches LoadGen's ``Server``)."""
         causes = []
-        if scenario is Scenario.INTERACTIVE:
+        bare = row.accuracy is not None and bare_accuracy(row.accuracy) is not None  # an endpoints score
+        if scenario is Scenario.INTERACTIVE and not bare:
             causes.append(
                 "an Interactive result is a run of LoadGen's Server scenario: 'Interactive' differs from the log's "
                 "'Server' and the exception ('server', 'interactive') is written in lower case, so it never applies"
@@ -469,7 +470,6 @@ class RowChecker:
                 f"differs from LoadGen's '{scenario.value}'"
             )
         if bench is not None and bench.name in self.round.endpoints_allowed_models:
-            bare = row.accuracy is not None and bare_accuracy(row.accuracy) is not None
             causes.append(
                 ("it is an MLPerf Endpoints result (its accuracy is the endpoints score alone)" if bare else
                  f"{bench.name} may be an MLPerf Endpoints result (--tree tells)")
