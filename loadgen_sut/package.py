@@ -27,10 +27,10 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from checker.findings import UnusableInput
-from checker.safe_io import read_input_json
+from checker.safe_io import file_kind, read_input_json
 from loadgen_sut.mlperf_conf import MLPERF_CONF_FILE, compiled_mlperf_conf
 from loadgen_sut.record import RunRecord
 from loadgen_sut.settings import TestSettingsModel, installed_loadgen_version
@@ -60,15 +60,45 @@ class PackageResult:
     written: list[Path] = field(default_factory=list)
 
 
-def truncate_accuracy_log(src: Path, dst: Path, limit_bytes: int) -> bool:
-    """Copy, truncating as the official tool does when ``src`` is ``limit_bytes`` or larger."""
-    if not src.is_file():  # a FIFO or device is never read
-        raise UnusableInput("expected LoadGen output is missing", path=str(src))
-    data = src.read_bytes()
-    if len(data) < limit_bytes:
-        dst.write_bytes(data)
-        return False
-    dst.write_bytes(data[:VIEWABLE_BYTES] + b"\n\n...\n\n" + data[-VIEWABLE_BYTES:])
+def open_run_file(src: Path, run_dir: Path | None = None) -> tuple[BinaryIO, int]:
+    """A file of a run, opened for copying into a tree, and its size: only a regular file is read (a FIFO, device
+    or directory is refused without blocking), never through a symbolic link (``O_NOFOLLOW``: the target of a
+    link, a file outside the run, is never copied), and with ``run_dir`` only when its directory lies inside it."""
+    if run_dir is not None:
+        real_run, real_parent = os.path.realpath(run_dir), os.path.realpath(src.parent)
+        if real_parent != real_run and not real_parent.startswith(real_run + os.sep):
+            raise UnusableInput(
+                f"lies outside the run directory {run_dir} (through a symbolic link); not copied", path=str(src)
+            )
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(src, flags)
+    except FileNotFoundError:
+        raise UnusableInput("expected LoadGen output is missing", path=str(src)) from None
+    except OSError as exc:
+        if os.path.islink(src):
+            raise UnusableInput(
+                "is a symbolic link: only regular files of the run are copied (its target is not)", path=str(src)
+            ) from None
+        raise UnusableInput(f"cannot read ({exc.strerror or exc})", path=str(src)) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise UnusableInput(f"is {file_kind(st.st_mode)}, not a regular file; not copied", path=str(src))
+    return os.fdopen(fd, "rb"), st.st_size
+
+
+def truncate_accuracy_log(src: Path, dst: Path, limit_bytes: int, run_dir: Path | None = None) -> bool:
+    """Copy, truncating as the official tool does when ``src`` is ``limit_bytes`` or larger (streamed: only the
+    first and last :data:`VIEWABLE_BYTES` of a large log are read)."""
+    fh, size = open_run_file(src, run_dir)
+    with fh, open(dst, "xb") as out:
+        if size < limit_bytes:
+            shutil.copyfileobj(fh, out)
+            return False
+        head = fh.read(VIEWABLE_BYTES)
+        fh.seek(max(size - VIEWABLE_BYTES, 0))
+        out.write(head + b"\n\n...\n\n" + fh.read(VIEWABLE_BYTES))
     return True
 
 
@@ -442,12 +472,13 @@ class _Staging:
         path.write_text(text, encoding="utf-8")
         self.files.append(rel)
 
-    def copy(self, src: Path, rel: str) -> None:
-        if not src.is_file():
-            raise UnusableInput("expected LoadGen output is missing", path=str(src))
+    def copy(self, src: Path, rel: str, run_dir: Path) -> None:
+        """Copy ``src``, a regular file inside ``run_dir`` (:func:`open_run_file`), to ``rel`` of the tree."""
+        fh, _ = open_run_file(src, run_dir)
         dst = self.root / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dst)
+        with fh, open(dst, "xb") as out:
+            shutil.copyfileobj(fh, out)
         self.files.append(rel)
 
     def install(self, new_dirs: list[str], shared_files: list[str]) -> list[Path]:
@@ -610,14 +641,14 @@ def _stage_run(
     result = lay.result_path(loc)
     perf = _test_dir(run_dir, tests["performance"].directory)
     for f in rnd.structure.performance_run_files:
-        stage.copy(perf / f, f"{result}/performance/run_1/{f}")
+        stage.copy(perf / f, f"{result}/performance/run_1/{f}", run_dir)
     acc = _test_dir(run_dir, tests["accuracy"].directory)
     for f in ("mlperf_log_summary.txt", "mlperf_log_detail.txt", "accuracy.txt"):
-        stage.copy(acc / f, f"{result}/accuracy/{f}")
+        stage.copy(acc / f, f"{result}/accuracy/{f}", run_dir)
     acc_log = f"{result}/accuracy/mlperf_log_accuracy.json"
     (stage.root / acc_log).parent.mkdir(parents=True, exist_ok=True)
     truncate_accuracy_log(
-        acc / "mlperf_log_accuracy.json", stage.root / acc_log, rnd.structure.max_accuracy_log_bytes
+        acc / "mlperf_log_accuracy.json", stage.root / acc_log, rnd.structure.max_accuracy_log_bytes, run_dir
     )
     stage.files.append(acc_log)
     has_compliance = False
@@ -635,6 +666,7 @@ def _stage_run(
             stage.copy(
                 sources.get(rel, src / rel.removeprefix("performance/run_1/")),
                 f"{lay.compliance_path(loc)}/{test}/{rel}",
+                run_dir,
             )
     meas = lay.measurements_path(loc)
     settings = tests["performance"].loadgen_settings or record.settings

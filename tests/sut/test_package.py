@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sut_helpers import sim_engine, trial
@@ -179,19 +180,19 @@ def test_failed_packaging_leaves_nothing_and_a_rerun_works(
     """Disk full while staging, Ctrl-C while moving into place: no partial tree, no staging left, rerun works."""
     _, outs = trial_tree
     tree = tmp_path / "tree"
-    real_copy = shutil.copyfile
+    real_copy = shutil.copyfileobj
     calls = {"n": 0}
 
-    def full_disk(src: object, dst: object) -> object:
+    def full_disk(src: Any, dst: Any, *args: Any) -> None:
         calls["n"] += 1
         if calls["n"] == 4:
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real_copy(src, dst)  # type: ignore[arg-type]
+        real_copy(src, dst, *args)
 
-    monkeypatch.setattr(shutil, "copyfile", full_disk)
+    monkeypatch.setattr(shutil, "copyfileobj", full_disk)
     with pytest.raises(UnusableInput, match="nothing was written"):
         _package(outs[0], tree)
-    monkeypatch.setattr(shutil, "copyfile", real_copy)
+    monkeypatch.setattr(shutil, "copyfileobj", real_copy)
     assert _files(tree) == [] and _files(tmp_path) == []  # no tree, no staging directory beside it
 
     real_link = os.link
@@ -220,3 +221,43 @@ def test_missing_implementation_fields_are_refused_before_the_run(tmp_path: Path
         plan_package(req, rnd, "llama3.1-8b", "Offline", simulated=False, model="served-model")
     assert "weight_data_types" in str(exc.value) and "--implementation-json" in str(exc.value)
     assert "init implementation" in str(exc.value)
+
+
+@pytest.mark.parametrize("kind", ["file-link", "dir-link", "fifo"])
+def test_package_copies_only_regular_files_inside_the_run(
+    trial_tree: tuple[Path, list[RunOutcome]], tmp_path: Path, kind: str
+) -> None:
+    """A symbolic link inside the run directory (to a file, or a test's subdirectory leading out of it) is never
+    followed: the file outside is not copied into the tree; a FIFO is refused without blocking."""
+    _, outs = trial_tree
+    run_dir = tmp_path / "run"
+    shutil.copytree(outs[0].run_dir, run_dir, symlinks=True)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside the run")
+    perf = run_dir / next(t.directory for t in outs[0].record.tests if t.name == "performance")
+    if kind == "file-link":
+        target = perf / "mlperf_log_summary.txt"
+        target.unlink()
+        target.symlink_to(secret)
+        why = "symbolic link"
+    elif kind == "dir-link":
+        tests = {t.name: t for t in outs[0].record.tests}
+        test = next(n for n in ("TEST06", "TEST07", "TEST09", "TEST01") if n in tests)
+        verification = run_dir / tests[test].directory / "verification"
+        outside = tmp_path / "elsewhere"
+        shutil.copytree(verification, outside) if verification.is_dir() else outside.mkdir()
+        shutil.rmtree(verification, ignore_errors=True)
+        verification.symlink_to(outside)
+        why = "outside the run directory"
+    else:
+        target = perf / "mlperf_log_summary.txt"
+        target.unlink()
+        os.mkfifo(target)
+        why = "not a regular file"
+    tree = tmp_path / "tree"
+    rnd = load_round(outs[0].record.round)
+    req = PackageRequest(tree=tree, division="closed", submitter="Demo", system_json=None)
+    with pytest.raises(UnusableInput, match=why):
+        package_run(outs[0].record, run_dir, rnd, req)
+    assert not any(p.read_bytes() == b"outside the run" for p in tmp_path.rglob("*") if p.is_file() and tree in p.parents)
+    assert _files(tree) == []
