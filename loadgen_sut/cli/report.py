@@ -24,6 +24,7 @@ codes: 0 written, 2 unusable input (not one of these; a path refused).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -99,12 +100,26 @@ def _run_page(args: argparse.Namespace, run_dir: Path, record: Path | None = Non
     from loadgen_sut.report.run_page import run_page
 
     record_path = record or run_dir / RECORD_FILE
-    inputs = [record_path, *(p for p in run_dir.glob("*/*") if p.is_file())]
+    inputs = [record_path, *_run_files(run_dir)]
     (target,) = plan_outputs([("--html", args.html)], force=args.force, inputs=inputs)
     view = load_run(record or run_dir)
     write_output(target, run_page(view, link_dir=target.link_dir))
     _say(target, f"run {view.record.run_id}, {view.record.verdict.status}")
     return EXIT_OK
+
+
+_MAX_RUN_FILES = 100_000  # a run directory holds a few dozen files
+
+
+def _run_files(run_dir: Path) -> list[Path]:
+    """Every file below the run directory, at any depth (a page may read any of them, so none may be replaced by
+    it); symlinked directories are not entered."""
+    files: list[Path] = []
+    for root, _, names in os.walk(run_dir):
+        files += (Path(root) / n for n in names)
+        if len(files) > _MAX_RUN_FILES:
+            raise UnusableInput(f"more than {_MAX_RUN_FILES} files: not a run directory", display_name(str(run_dir)))
+    return files
 
 
 def _sweep_page(args: argparse.Namespace, path: Path, data: object) -> int:

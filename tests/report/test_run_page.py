@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -195,6 +196,15 @@ def test_report_command_finds_the_run_and_refuses_what_it_must(invalid_run: Real
     assert main(["report", str(invalid_run.run_dir), "--html", str(invalid_run.run_dir / "run-record.json"),
                  "--force"]) == 2  # fmt: skip
     assert main(["report", str(invalid_run.run_dir), "--html", str(tmp_path)]) == 2
+    # a file at any depth of the run directory may be read for the page (a record can name a test directory
+    # one level deeper): none is replaced, even with --force
+    run_copy = tmp_path / "run-copy"
+    shutil.copytree(invalid_run.run_dir, run_copy)
+    deep = run_copy / "performance" / "deeper" / "mlperf_log_detail.txt"
+    deep.parent.mkdir(parents=True)
+    deep.write_text("a log")
+    assert main(["report", str(run_copy), "--html", str(deep), "--force"]) == 2
+    assert deep.read_text() == "a log"
     assert main(["report", str(tmp_path / "nothing"), "--html", str(tmp_path / "x.html")]) == 2
     (tmp_path / "bad.json").write_text('{"tool": "someone else"}')
     assert main(["report", str(tmp_path / "bad.json"), "--html", str(tmp_path / "x.html")]) == 2
