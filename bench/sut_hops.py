@@ -79,9 +79,9 @@ class Stamps:
             return f
 
         def first_token(orig: Any) -> Any:
-            def f(qid: int, arr: Any) -> None:  # LoadGenSUT._send_first_token: just before FirstTokenComplete
-                self.ftc[qid] = time.time_ns()
-                orig(qid, arr)
+            def f(sut: Any, sample: Any, arr: Any) -> None:  # LoadGenSUT._send_first_token: before FirstTokenComplete
+                self.ftc[sample.qid] = time.time_ns()
+                orig(sut, sample, arr)
 
             return f
 

@@ -37,16 +37,19 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from checker.checks.catalog import RuleInfo, register, registered_finding
 from checker.findings import Finding
-from loadgen_sut.record import ClientDiagnostics, LagStats
+from loadgen_sut.record import ClientDiagnostics, LagStats, WorkerDiagnostics
 from loadgen_sut.settings import TestSettingsModel
 from loadgen_sut.timeline import NOT_MEASURED, TimelineColumns
 from rules.models import Scenario
+
+if TYPE_CHECKING:
+    from loadgen_sut.client_workers import WorkerPool
 
 # an ERROR of this rule makes the run CLIENT_BOUND, never VALID (loadgen_sut.record.verdict_status)
 RULES = register(
@@ -269,15 +272,7 @@ def diagnostics(
         loop_cpu = (after.loop_thread[0] - before.loop_thread[0]) / 1e9 / wall_s
         w0, w1 = before.loop_thread[1], after.loop_thread[1]
         loop_wait = None if w0 is None or w1 is None else (w1 - w0) / 1e9 / wall_s
-    busy: tuple[float, ...] = ()
-    if before.machine is not None and after.machine is not None:
-        shares = []
-        for cpu in after.cpus:
-            if cpu in before.machine and cpu in after.machine:
-                b = after.machine[cpu][0] - before.machine[cpu][0]
-                t = after.machine[cpu][1] - before.machine[cpu][1]
-                shares.append(round(b / t, 4) if t > 0 else 0.0)
-        busy = tuple(shares)
+    busy = _busy_shares(before, after)
     return ClientDiagnostics(
         dispatch_lag=lag_stats(dispatch_lags_ns(columns)),
         receive_lag=None if probes.receive_lags_ns is None else lag_stats(probes.receive_lags_ns),
@@ -292,6 +287,96 @@ def diagnostics(
         involuntary_context_switches=int(r1.ru_nivcsw - r0.ru_nivcsw),
         machine_cpu_busy=busy,
         machine_cpu_saturated=(min(busy) >= SATURATED_BUSY) if busy else None,
+    )
+
+
+def _busy_shares(before: CpuSnapshot, after: CpuSnapshot) -> tuple[float, ...]:
+    if before.machine is None or after.machine is None:
+        return ()
+    shares = []
+    for cpu in after.cpus:
+        if cpu in before.machine and cpu in after.machine:
+            b = after.machine[cpu][0] - before.machine[cpu][0]
+            t = after.machine[cpu][1] - before.machine[cpu][1]
+            shares.append(round(b / t, 4) if t > 0 else 0.0)
+    return tuple(shares)
+
+
+def pool_diagnostics(pool: WorkerPool, before: CpuSnapshot, after: CpuSnapshot) -> ClientDiagnostics:
+    """The test's :class:`ClientDiagnostics` with ``--client-workers``: each worker's (its report and its rows of the
+    timeline), and in total: the lags over every worker, the CPU of the LoadGen process and every worker together,
+    the loop thread's share that of the busiest worker. ``before``/``after``: the LoadGen process's snapshots, its
+    reporter thread watched."""
+    wall_s = max(1e-9, (after.wall_ns - before.wall_ns) / 1e9)
+    r0, r1 = before.rusage, after.rusage
+    lg_cpu_s = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    reporter = None
+    if before.loop_thread is not None and after.loop_thread is not None:
+        reporter = (after.loop_thread[0] - before.loop_thread[0]) / 1e9 / wall_s
+    columns = pool.timeline
+    lags = dispatch_lags_ns(columns)
+    which = np.frombuffer(pool.timeline_workers, dtype=np.int8) if len(columns) else np.zeros(0, np.int8)
+    dispatched = (np.frombuffer(columns.dispatched, dtype=np.int64) != NOT_MEASURED) if len(columns) else which == 0
+    lag_worker = which[dispatched]
+    workers: list[WorkerDiagnostics] = []
+    loop_all: list[int] = []
+    receive_all: list[int] = []
+    have_receive = False
+    cpu_total = lg_cpu_s
+    interval_ms = PROBE_INTERVAL_MS
+    for w in pool.workers:
+        rep = w.report or {}
+        receive = rep.get("receive_lags_ns")
+        loop_lags = rep.get("loop_lags_ns")
+        cpu = rep.get("process_cpu_s")
+        if isinstance(cpu, (int, float)):
+            cpu_total += cpu
+        if isinstance(loop_lags, list):
+            loop_all += loop_lags
+        if isinstance(receive, list):
+            receive_all += receive
+            have_receive = True
+        if isinstance(rep.get("probe_interval_ms"), (int, float)):
+            interval_ms = float(rep["probe_interval_ms"])
+        w_wall = rep.get("wall_s")
+        workers.append(
+            WorkerDiagnostics(
+                worker=w.index,
+                pid=w.proc.pid,
+                samples=w.sent,
+                died=w.died,
+                dispatch_lag=lag_stats(lags[lag_worker == w.index]),
+                receive_lag=lag_stats(receive) if isinstance(receive, list) else None,
+                loop_lag=lag_stats(loop_lags) if isinstance(loop_lags, list) else None,
+                process_cpu_s=cpu if isinstance(cpu, (int, float)) else None,
+                process_cpu_cores=(cpu / w_wall) if isinstance(cpu, (int, float)) and w_wall else None,
+                loop_thread_cpu_fraction=rep.get("loop_thread_cpu_fraction"),
+                loop_thread_wait_fraction=rep.get("loop_thread_wait_fraction"),
+                involuntary_context_switches=rep.get("involuntary_context_switches"),
+            )
+        )
+    loop_cpus = [x.loop_thread_cpu_fraction for x in workers if x.loop_thread_cpu_fraction is not None]
+    waits = [x.loop_thread_wait_fraction for x in workers if x.loop_thread_wait_fraction is not None]
+    switches = int(r1.ru_nivcsw - r0.ru_nivcsw) + sum(x.involuntary_context_switches or 0 for x in workers)
+    busy = _busy_shares(before, after)
+    return ClientDiagnostics(
+        dispatch_lag=lag_stats(lags),
+        receive_lag=lag_stats(receive_all) if have_receive else None,
+        loop_lag=lag_stats(loop_all),
+        probe_interval_ms=interval_ms,
+        wall_s=wall_s,
+        process_cpu_s=cpu_total,
+        process_cpu_cores=cpu_total / wall_s,
+        usable_cpus=len(after.cpus),
+        loop_thread_cpu_fraction=max(loop_cpus) if loop_cpus else None,
+        loop_thread_wait_fraction=max(waits) if waits else None,
+        involuntary_context_switches=switches,
+        machine_cpu_busy=busy,
+        machine_cpu_saturated=(min(busy) >= SATURATED_BUSY) if busy else None,
+        client_workers=len(pool.workers),
+        workers=tuple(workers),
+        loadgen_process_cpu_s=lg_cpu_s,
+        reporter_thread_cpu_fraction=reporter,
     )
 
 
@@ -331,7 +416,21 @@ def client_bound_reasons(diag: ClientDiagnostics, settings: TestSettingsModel | 
             reasons.append(f"{name} p99 {lag.p99_ms:.1f} ms (n={lag.count}) >= {limit_ms:.1f} ms ({why})")
     loop_cpu = diag.loop_thread_cpu_fraction
     if loop_cpu is not None and loop_cpu >= LOOP_CPU_SATURATED:
-        reasons.append(f"the event-loop thread was busy {loop_cpu:.0%} of one core (>= {LOOP_CPU_SATURATED:.0%})")
+        where = "the busiest client worker's event-loop thread" if diag.client_workers else "the event-loop thread"
+        reasons.append(f"{where} was busy {loop_cpu:.0%} of one core (>= {LOOP_CPU_SATURATED:.0%})")
+    reporter = diag.reporter_thread_cpu_fraction
+    if reporter is not None and reporter >= LOOP_CPU_SATURATED:
+        reasons.append(
+            f"the LoadGen process's reporting thread was busy {reporter:.0%} of one core (>= {LOOP_CPU_SATURATED:.0%})"
+        )
+    for w in diag.workers:  # one slow worker's tail can hide in the merged lags
+        for name, lag in (("dispatch lag", w.dispatch_lag), ("event-loop lag", w.loop_lag), ("receive lag", w.receive_lag)):
+            if name == "dispatch lag" and settings is not None and settings.loadgen_scenario is Scenario.OFFLINE:
+                continue
+            if lag is None or lag.p99_ms is None or (lag.count if name == "dispatch lag" else probe_slots) < MIN_COUNT:
+                continue
+            if lag.p99_ms >= limit_ms and not any(r.startswith(name) for r in reasons):
+                reasons.append(f"client worker {w.worker}: {name} p99 {lag.p99_ms:.1f} ms (n={lag.count}) >= {limit_ms:.1f} ms")
     return reasons
 
 

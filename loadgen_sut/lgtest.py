@@ -32,13 +32,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from checker.findings import Finding, UnusableInput
 from checker.parsers.mllog import parse_detail_file
-from loadgen_sut.client_diag import CpuSnapshot, LoopProbes, diagnostics
+from loadgen_sut.client_diag import CpuSnapshot, LoopProbes, diagnostics, pool_diagnostics
+from loadgen_sut.client_workers import WorkerPool, WorkerStartError
 from loadgen_sut.datasets import Dataset, load_dataset
-from loadgen_sut.engines.base import EngineUnavailable, GenerationRequest
+from loadgen_sut.engines.base import Engine, EngineUnavailable, GenerationRequest
 from loadgen_sut.engines.factory import EngineSpec, build_engine, build_tokenizer
 from loadgen_sut.engines.simulated import simulated_answers, simulated_vocabulary
+from loadgen_sut.engines.tokenizers import Tokenizer
 from loadgen_sut.progress import Progress
-from loadgen_sut.record import LengthStats, Percentile, ProcessDataset, SutResult
+from loadgen_sut.record import LengthStats, Percentile, ProcessDataset, SutResult, TestStatus
 from loadgen_sut.settings import (
     OptionalSetting,
     SettingsError,
@@ -127,7 +129,7 @@ def deadline_margins(deadline_s: float) -> tuple[float, float]:
 class _Watchdog:
     """Calls ``sut.expire`` at ``at`` (time.monotonic) unless stopped first."""
 
-    def __init__(self, sut: LoadGenSUT, at: float, reason: str) -> None:
+    def __init__(self, sut: LoadGenSUT | WorkerPool, at: float, reason: str) -> None:
         self._sut, self._at, self._reason = sut, at, reason
         self._stop = threading.Event()
         self.fired = False
@@ -159,7 +161,8 @@ def _write(out: Path, result: SutResult) -> None:
     tmp.replace(out / RESULT_FILE)
 
 
-def _requests(dataset: Dataset, gen: GenerationSpec) -> dict[int, GenerationRequest]:
+def requests_of(dataset: Dataset, gen: GenerationSpec) -> dict[int, GenerationRequest]:
+    """The test's requests by sample position (what LoadGen's QSL index names)."""
     return {
         pos: GenerationRequest(
             sample_index=s.index,
@@ -177,6 +180,23 @@ def _requests(dataset: Dataset, gen: GenerationSpec) -> dict[int, GenerationRequ
         )
         for pos, s in enumerate(dataset.samples)
     }
+
+
+def load_test_data(spec: TestSpec, engine_spec: EngineSpec) -> tuple[Dataset, Tokenizer | None]:
+    """The test's data set and the engine's tokenizer. Raises ``UnusableInput``."""
+    tokenizer = build_tokenizer(engine_spec, [])
+    dataset = load_dataset(spec.dataset, tokenizer=tokenizer, limit=spec.dataset_limit)
+    if engine_spec.kind == "simulated" and engine_spec.tokenizer_dir is None:
+        tokenizer = build_tokenizer(engine_spec, simulated_vocabulary(dataset))
+    return dataset, tokenizer
+
+
+def load_engine(spec: TestSpec, engine_spec: EngineSpec) -> tuple[Dataset, Engine]:
+    """The test's data set and its engine (not started), built from ``engine_spec`` (a client worker's share of the
+    test's engine: its endpoints and concurrency). Raises ``UnusableInput``."""
+    dataset, tokenizer = load_test_data(spec, engine_spec)
+    references = simulated_answers(dataset)  # what the simulated engine answers (other engines ignore it)
+    return dataset, build_engine(engine_spec, tokenizer, references)
 
 
 def read_back_from_log(actual: TestSettingsModel, detail: Path, missing: tuple[OptionalSetting, ...]) -> TestSettingsModel:
@@ -223,13 +243,12 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         print(f"inference-audit: error: {exc}", file=sys.stderr)
         return EXIT_SETUP
 
+    workers = spec.engine.client_workers
     try:
-        tokenizer = build_tokenizer(spec.engine, [])
-        dataset = load_dataset(spec.dataset, tokenizer=tokenizer, limit=spec.dataset_limit)
-        if spec.engine.kind == "simulated" and spec.engine.tokenizer_dir is None:
-            tokenizer = build_tokenizer(spec.engine, simulated_vocabulary(dataset))
-        references = simulated_answers(dataset)  # what the simulated engine answers (other engines ignore it)
-        engine = build_engine(spec.engine, tokenizer, references)
+        if workers:
+            dataset, _ = load_test_data(spec, spec.engine)
+        else:
+            dataset, engine = load_engine(spec, spec.engine)
     except UnusableInput as exc:
         _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
         print(f"inference-audit: error: {exc}", file=sys.stderr)
@@ -237,30 +256,55 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
     if not dataset.samples:
         _write(workdir, result.model_copy(update={"status": "setup_error", "error": f"dataset {spec.dataset!r} has no samples"}))
         return EXIT_SETUP
-    requests = _requests(dataset, spec.generation)
-
     try:
-        loop_thread = LoopThread()
-    except ValueError as exc:  # INFERENCE_AUDIT_EVENT_LOOP names no loop this machine has
+        ts = to_loadgen(spec.settings, Path(spec.user_conf))
+    except SettingsError as exc:
         _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
         print(f"inference-audit: error: {exc}", file=sys.stderr)
         return EXIT_SETUP
+    actual = from_loadgen(ts, spec.settings.scenario, spec.settings.conf_model, fallback=spec.settings)
+    mismatches: list[Finding] = compare_with_loadgen(spec.settings, actual, spec.round_name)
+    report_first_token = actual.use_token_latencies and actual.loadgen_scenario.value != "Offline"
+
     start_timeout = spec.engine_start_timeout_s
     if expire_at is not None:  # the engine must be up before the deadline's grace begins
         start_timeout = max(0.1, min(start_timeout, expire_at - time.monotonic()))
-    try:
-        loop_thread.run(engine.start(), timeout_s=start_timeout)
-    except (EngineUnavailable, TimeoutError) as exc:
-        loop_thread.stop()
-        msg = str(exc) or f"engine did not start within {start_timeout:g} s"
-        _write(workdir, result.model_copy(update={"status": "engine_unavailable", "error": msg}))
-        print(f"inference-audit: engine unavailable: {msg}", file=sys.stderr)
-        return EXIT_ENGINE_UNAVAILABLE
+    pool: WorkerPool | None = None
+    loop_thread: LoopThread | None = None
+    if workers:
+        pool = WorkerPool(spec, report_first_token=report_first_token)
+        try:
+            pool.start(start_timeout)
+        except WorkerStartError as exc:
+            unavailable = exc.status == "engine_unavailable"
+            _write(workdir, result.model_copy(update={"status": exc.status if unavailable else "setup_error", "error": str(exc)}))
+            print(f"inference-audit: {'engine unavailable' if unavailable else 'error'}: {exc}", file=sys.stderr)
+            return EXIT_ENGINE_UNAVAILABLE if unavailable else EXIT_SETUP
+        ids_available = pool.ids_available
+    else:
+        try:
+            loop_thread = LoopThread()
+        except ValueError as exc:  # INFERENCE_AUDIT_EVENT_LOOP names no loop this machine has
+            _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
+            print(f"inference-audit: error: {exc}", file=sys.stderr)
+            return EXIT_SETUP
+        try:
+            loop_thread.run(engine.start(), timeout_s=start_timeout)
+        except (EngineUnavailable, TimeoutError) as exc:
+            loop_thread.stop()
+            msg = str(exc) or f"engine did not start within {start_timeout:g} s"
+            _write(workdir, result.model_copy(update={"status": "engine_unavailable", "error": msg}))
+            print(f"inference-audit: engine unavailable: {msg}", file=sys.stderr)
+            return EXIT_ENGINE_UNAVAILABLE
+        ids_available = engine.ids_available
 
     logs_ids = spec.generation.response_format == "token_ids"  # a text response logs the engine's text, no ids
-    if (spec.settings.mode is TestMode.ACCURACY_ONLY or spec.audit) and logs_ids and not engine.ids_available:
-        loop_thread.run(engine.close(), timeout_s=30)
-        loop_thread.stop()
+    if (spec.settings.mode is TestMode.ACCURACY_ONLY or spec.audit) and logs_ids and not ids_available:
+        if pool is not None:
+            pool.close()
+        elif loop_thread is not None:
+            loop_thread.run(engine.close(), timeout_s=30)
+            loop_thread.stop()
         msg = (
             f"the {spec.name} test logs output token ids, but this engine returns none and no tokenizer "
             "was given: pass --tokenizer DIR (the served model's tokenizer)"
@@ -269,18 +313,6 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         print(f"inference-audit: error: {msg}", file=sys.stderr)
         return EXIT_SETUP
 
-    engine.prepare(requests)  # encode every request now, not on LoadGen's issue path
-    try:
-        ts = to_loadgen(spec.settings, Path(spec.user_conf))
-    except SettingsError as exc:
-        loop_thread.run(engine.close(), timeout_s=30)
-        loop_thread.stop()
-        _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
-        print(f"inference-audit: error: {exc}", file=sys.stderr)
-        return EXIT_SETUP
-    actual = from_loadgen(ts, spec.settings.scenario, spec.settings.conf_model, fallback=spec.settings)
-    mismatches: list[Finding] = compare_with_loadgen(spec.settings, actual, spec.round_name)
-
     log_out = lg.LogOutputSettings()
     log_out.outdir = str(workdir)
     log_out.copy_summary_to_stdout = False
@@ -288,13 +320,20 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
     log_settings.log_output = log_out
     log_settings.enable_trace = False
 
-    sut = LoadGenSUT(
-        engine,
-        requests.__getitem__,
-        report_first_token=actual.use_token_latencies and actual.loadgen_scenario.value != "Offline",
-        loop_thread=loop_thread,
-        response_format=spec.generation.response_format,
-    )
+    sut: LoadGenSUT | WorkerPool
+    if pool is not None:
+        sut = pool
+    else:
+        assert loop_thread is not None
+        requests = requests_of(dataset, spec.generation)
+        engine.prepare(requests)  # encode every request now, not on LoadGen's issue path
+        sut = LoadGenSUT(
+            engine,
+            requests.__getitem__,
+            report_first_token=report_first_token,
+            loop_thread=loop_thread,
+            response_format=spec.generation.response_format,
+        )
     n = len(dataset.samples)
     perf_count = min(n, actual.performance_sample_count or n)
     qsl = lg.ConstructQSL(n, perf_count, lambda _s: None, lambda _s: None)
@@ -310,8 +349,14 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
     tighten_timer_slack()
     slack_ns = timer_slack_ns()
     probes = LoopProbes()  # client self-diagnostics (loadgen_sut/client_diag.py)
-    loop_thread.call(probes.install, timeout_s=10)
-    cpu_before = CpuSnapshot.take(loop_thread.native_id)
+    if pool is not None:
+        pool.begin()  # each worker installs its probes
+        watched_tid = pool.reporter_native_id
+    else:
+        assert loop_thread is not None
+        loop_thread.call(probes.install, timeout_s=10)
+        watched_tid = loop_thread.native_id
+    cpu_before = CpuSnapshot.take(watched_tid)
     t0_ns = time.perf_counter_ns()  # the timeline's t0
     t0 = time.perf_counter()
     watchdog = None
@@ -319,34 +364,44 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         watchdog = _Watchdog(sut, expire_at, f"the {spec.name} test's deadline of {spec.deadline_s:g} s is near")
         watchdog.start()
     progress.start()
-    status = "finished"
+    status: TestStatus = "finished"
     error = None
     try:
         lg.StartTestWithLogSettings(sut_handle, qsl, ts, log_settings, AUDIT_CONFIG)
     except Exception as exc:  # pragma: no cover - LoadGen raises only on misuse
         status, error = "loadgen_error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
     wall_s = time.perf_counter() - t0
-    cpu_after = CpuSnapshot.take(loop_thread.native_id)
+    cpu_after = CpuSnapshot.take(watched_tid)
     if watchdog is not None:
         watchdog.stop()
     progress.stop()
     usage1 = resource.getrusage(resource.RUSAGE_SELF)
-    try:
-        loop_thread.call(probes.remove, timeout_s=10)
-    except Exception as exc:  # a stuck loop: the probes die with the process
-        print(f"inference-audit: could not stop the client probes: {exc}", file=sys.stderr)
-    if sut.expired is not None and status == "finished":
+    close_timeout = 30.0 if close_by is None else max(0.5, min(30.0, (close_by - time.monotonic()) / 2))
+    if pool is not None:
+        pool.finish(close_timeout)  # each worker's diagnostics and engine info
+    else:
+        assert loop_thread is not None
+        try:
+            loop_thread.call(probes.remove, timeout_s=10)
+        except Exception as exc:  # a stuck loop: the probes die with the process
+            print(f"inference-audit: could not stop the client probes: {exc}", file=sys.stderr)
+    if pool is not None and pool.died is not None and status == "finished":
+        status, error = "client_worker_died", pool.died
+    elif sut.expired is not None and status == "finished":
         status = "deadline"
         error = (
             f"{sut.expired}: {sut.expired_samples} sample(s) still outstanding or issued after it were completed as "
             "failed so that LoadGen could finish"
         )
-    close_timeout = 30.0 if close_by is None else max(0.5, min(30.0, (close_by - time.monotonic()) / 2))
-    try:
-        loop_thread.run(engine.close(), timeout_s=close_timeout)
-    except Exception as exc:  # closing must not lose the result
-        error = (error or "") + f" engine close: {type(exc).__name__}: {exc}"
-    loop_thread.stop()
+    if pool is not None:
+        pool.close()
+    else:
+        assert loop_thread is not None
+        try:
+            loop_thread.run(engine.close(), timeout_s=close_timeout)
+        except Exception as exc:  # closing must not lose the result
+            error = (error or "") + f" engine close: {type(exc).__name__}: {exc}"
+        loop_thread.stop()
     sut.destroy()
     lg.DestroyQSL(qsl)
     columns = sut.timeline_columns()  # one line per issued sample, beside LoadGen's logs
@@ -356,7 +411,14 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
     except OSError as exc:  # the result must still be written
         timeline = None
         error = (error or "") + f" timeline not written: {exc.strerror or exc}"
-    client = diagnostics(columns, probes, cpu_before, cpu_after)
+    cpu_s = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)
+    if pool is not None:
+        client = pool_diagnostics(pool, cpu_before, cpu_after)
+        cpu_s = client.process_cpu_s  # the LoadGen process and its workers: the whole client
+        engine_info, event_loop = pool.engine_info(), pool.event_loop()
+    else:
+        client = diagnostics(columns, probes, cpu_before, cpu_after)
+        engine_info, event_loop = engine.info(), loop_thread.kind if loop_thread is not None else None
     # what Python could not read back, from the log, compared again; not for a compliance test, whose
     # audit.config changes settings on purpose after FromConfig (6.0.x's read-back, too, is before it)
     if missing and not spec.audit:
@@ -364,7 +426,6 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         mismatches = compare_with_loadgen(spec.settings, actual, spec.round_name)
 
     stats = sut.stats
-    cpu_s = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)
     ttft = percentile_with_count(stats.ttft_ms, 99)
     tpot = percentile_with_count(stats.tpot_ms, 99)
     out_lens = stats.output_lengths
@@ -372,8 +433,8 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         test=spec.name,
         status=status,
         error=error,
-        engine=engine.info(),
-        event_loop=loop_thread.kind,
+        engine=engine_info,
+        event_loop=event_loop,
         issue_timer_slack_ns=slack_ns,
         gc_frozen_objects=gc.get_freeze_count(),
         dataset=ProcessDataset(name=dataset.name, samples=n, simulated=bool(dataset.simulated)),

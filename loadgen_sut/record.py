@@ -94,6 +94,24 @@ class LagStats(_Frozen):
     count: int = 0
 
 
+class WorkerDiagnostics(_Frozen):
+    """One HTTP client worker process of a test (``--client-workers``, ``loadgen_sut/client_workers.py``). None where
+    not measured (a worker that died sent no report)."""
+
+    worker: int
+    pid: int | None = None
+    samples: int  # handed to it by the LoadGen process
+    died: str | None = None  # why it ended before the test did (None: it did not)
+    dispatch_lag: LagStats  # of its samples: LoadGen's issue -> the request on the worker's socket (the hop included)
+    receive_lag: LagStats | None = None
+    loop_lag: LagStats | None = None
+    process_cpu_s: float | None = None
+    process_cpu_cores: float | None = None
+    loop_thread_cpu_fraction: float | None = None
+    loop_thread_wait_fraction: float | None = None
+    involuntary_context_switches: int | None = None
+
+
 class ClientDiagnostics(_Frozen):
     """How the client (the SUT process: LoadGen's threads, its event loop, the engine client) kept up during one
     LoadGen test, measured by the test process (``loadgen_sut/client_diag.py`` says how; docs/run.md "Client
@@ -112,6 +130,12 @@ class ClientDiagnostics(_Frozen):
     involuntary_context_switches: int | None = None  # of the process over the test (getrusage)
     machine_cpu_busy: tuple[float, ...] = ()  # per usable CPU: busy share over the test (/proc/stat), any process
     machine_cpu_saturated: bool | None = None  # every usable CPU at least 95 % busy
+    # --client-workers N: the lags above over every worker, the CPU of the LoadGen process and its workers together,
+    # the loop thread's share that of the busiest worker; each worker's own below
+    client_workers: int = 0  # HTTP client worker processes (0: the client ran in the LoadGen process)
+    workers: tuple[WorkerDiagnostics, ...] = ()
+    loadgen_process_cpu_s: float | None = None  # the LoadGen process alone (with workers)
+    reporter_thread_cpu_fraction: float | None = None  # its one thread that reports to LoadGen, share of one core
 
 
 class TestRecord(_Frozen):
@@ -136,7 +160,9 @@ class TestRecord(_Frozen):
     client: ClientDiagnostics | None = None  # None: not measured (an older record, or the test did not run)
 
 
-TestStatus = Literal["setup", "setup_error", "engine_unavailable", "finished", "loadgen_error", "deadline", "crashed"]
+TestStatus = Literal[
+    "setup", "setup_error", "engine_unavailable", "finished", "loadgen_error", "deadline", "client_worker_died", "crashed"
+]
 
 
 class ProcessDataset(_Frozen):

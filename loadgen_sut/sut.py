@@ -251,7 +251,7 @@ class LoadGenSUT:
         make_request: Callable[[int], GenerationRequest],
         *,
         report_first_token: bool,
-        loop_thread: LoopThread,
+        loop_thread: LoopThread | None,
         response_format: str = TOKEN_IDS,
     ) -> None:
         if response_format not in RESPONSE_FORMATS:
@@ -284,6 +284,7 @@ class LoadGenSUT:
 
     def issue(self, ids: list[int], indices: list[int]) -> None:
         """LoadGen issue thread: hand over and return at once."""
+        assert self._lt is not None, "issue() needs the loop thread (a client worker calls _start_batch on its loop)"
         self._lt.loop.call_soon_threadsafe(self._start_batch, ids, indices, time.perf_counter_ns())
 
     def flush(self) -> None:
@@ -292,6 +293,7 @@ class LoadGenSUT:
     def expire(self, reason: str, timeout_s: float = 10.0) -> int:
         """From any thread but the loop's: complete every outstanding sample as failed (kind ``deadline``), and
         every sample issued from now on at once. Returns how many were outstanding."""
+        assert self._lt is not None, "expire() needs the loop thread (a client worker calls _expire on its loop)"
         fut: Future[int] = Future()
 
         def _do() -> None:
@@ -317,7 +319,7 @@ class LoadGenSUT:
     # ------------------------------------------------------------------ loop side
 
     def _start_batch(self, ids: list[int], indices: list[int], issued_ns: int) -> None:
-        loop = self._lt.loop
+        loop = asyncio.get_running_loop()
         self.stats.issued += len(ids)
         for qid, idx in zip(ids, indices, strict=True):
             sample = _Sample(qid, idx, issued_ns)
@@ -354,7 +356,7 @@ class LoadGenSUT:
                 sample.bad_output = f"first token: {exc}"
         sample.partial = token_ids if sample.bad_output is None else ()
         if self._report_ft:
-            self._send_first_token(sample.qid, arr)
+            self._send_first_token(sample, arr)
         self.stats.first_tokens += 1
         self.stats.ttft_ms.append((sample.ft_ns - sample.issued_ns) / 1e6)
 
@@ -382,10 +384,18 @@ class LoadGenSUT:
             raise BadOutput("the engine returned no output text and cannot decode its ids (a text response needs one)")
         return text_response(text)
 
-    @staticmethod
-    def _send_first_token(qid: int, arr: np.ndarray) -> None:
+    def _send_first_token(self, sample: _Sample, arr: np.ndarray) -> None:
+        """Hand LoadGen the first token (a client worker process overrides it: the event goes to the LoadGen process)."""
         ptr = arr.ctypes.data if arr.size else 0
-        lg.FirstTokenComplete([lg.QuerySampleResponse(qid, ptr, arr.nbytes)])
+        lg.FirstTokenComplete([lg.QuerySampleResponse(sample.qid, ptr, arr.nbytes)])
+
+    def _hand_over(self, sample: _Sample, arr: np.ndarray, n_tokens: int, ok: bool, now_ns: int) -> None:
+        """Hand LoadGen the completed sample (a client worker process overrides it, as :meth:`_send_first_token`)."""
+        ptr = arr.ctypes.data if arr.size else 0
+        try:
+            lg.QuerySamplesComplete([lg.QuerySampleResponse(sample.qid, ptr, arr.nbytes, n_tokens)])
+        except Exception:  # pragma: no cover - converted above; never leave LoadGen waiting
+            lg.QuerySamplesComplete([lg.QuerySampleResponse(sample.qid, 0, 0, 0)])
 
     def _complete(self, sample: _Sample, arr: np.ndarray, n_tokens: int, ok: bool, now_ns: int) -> bool:
         """Hand LoadGen the (already converted) response, once: False when the sample was done already.
@@ -409,18 +419,17 @@ class LoadGenSUT:
             self.stats.duplicate_completions += 1
             return False
         del self._inflight[sample.qid]
-        ptr = arr.ctypes.data if arr.size else 0
-        try:
-            lg.QuerySamplesComplete([lg.QuerySampleResponse(sample.qid, ptr, arr.nbytes, n_tokens)])
-        except Exception:  # pragma: no cover - converted above; never leave LoadGen waiting
-            lg.QuerySamplesComplete([lg.QuerySampleResponse(sample.qid, 0, 0, 0)])
+        self._hand_over(sample, arr, n_tokens, ok, now_ns)
         self.stats.completed += 1
         return True
 
-    def _record_failure(self, idx: int, err: EngineError) -> None:
-        self._count_failure(idx, err.kind.value, err.message, err.endpoint)
+    def _record_failure(self, sample: _Sample, err: EngineError) -> None:
+        self._count_failure(sample, err.kind.value, err.message, err.endpoint)
 
-    def _count_failure(self, idx: int, kind: str, message: str, endpoint: str | None = None) -> None:
+    def _count_failure(self, sample: _Sample, kind: str, message: str, endpoint: str | None = None) -> None:
+        if sample.failure is None:
+            sample.failure = (kind, message, endpoint)
+        idx = sample.idx
         s = self.stats
         s.failed += 1
         s.failures_by_kind[kind] += 1
@@ -430,7 +439,6 @@ class LoadGenSUT:
             )
 
     async def _run_sample(self, sample: _Sample, events: AsyncIterator[GenerationEvent]) -> None:
-        idx = sample.idx
         try:
             async for ev in events:
                 if sample.done:  # completed meanwhile (the deadline): nothing more to hand LoadGen
@@ -442,22 +450,22 @@ class LoadGenSUT:
                     break
                 elif isinstance(ev, Failed):
                     if not sample.done:
-                        self._record_failure(idx, ev.error)
+                        self._record_failure(sample, ev.error)
                         self._fail_complete(sample, ev.partial_token_ids or sample.partial)
                     break
         except asyncio.CancelledError:
             if not sample.done:
-                self._record_failure(idx, EngineError(kind=ErrorKind.ENGINE, message="cancelled at shutdown"))
+                self._record_failure(sample, EngineError(kind=ErrorKind.ENGINE, message="cancelled at shutdown"))
                 self._fail_complete(sample, sample.partial)
             raise
         except Exception as exc:  # an engine bug must not hang LoadGen: fail the sample visibly
             if not sample.done:
-                self._record_failure(idx, EngineError(kind=ErrorKind.ENGINE, message=f"{type(exc).__name__}: {exc}"))
+                self._record_failure(sample, EngineError(kind=ErrorKind.ENGINE, message=f"{type(exc).__name__}: {exc}"))
                 self._fail_complete(sample, sample.partial)
         finally:
             if not sample.done:
                 self._record_failure(
-                    idx, EngineError(kind=ErrorKind.TRUNCATED, message="engine stream ended without a terminal event")
+                    sample, EngineError(kind=ErrorKind.TRUNCATED, message="engine stream ended without a terminal event")
                 )
                 self._fail_complete(sample, sample.partial)
 
@@ -476,6 +484,7 @@ class LoadGenSUT:
             self._fail_sample(sample, BAD_OUTPUT, str(exc))
             return
         now_ns = time.perf_counter_ns()
+        sample.retokenized = not ev.ids_from_engine
         if not self._complete(sample, arr, n_tokens, True, now_ns):
             return
         s = self.stats
@@ -492,7 +501,7 @@ class LoadGenSUT:
         """Count a failure of ``kind`` and complete the sample with what it got (nothing when that is unusable)."""
         if sample.done:
             return
-        self._count_failure(sample.idx, kind, message)
+        self._count_failure(sample, kind, message)
         self._fail_complete(sample, sample.partial)
 
     def _fail_complete(self, sample: _Sample, partial: Sequence[int]) -> None:
@@ -510,7 +519,7 @@ class LoadGenSUT:
         if not sample.ft_sent:
             sample.ft_sent = True
             if self._report_ft:
-                self._send_first_token(sample.qid, arr[:1])
+                self._send_first_token(sample, arr[:1])
         self._complete(sample, arr, int(arr.size), False, time.perf_counter_ns())
 
     def timeline_columns(self) -> TimelineColumns:
@@ -529,7 +538,19 @@ class LoadGenSUT:
 class _Sample:
     """One issued sample's state on the loop thread (times: ``perf_counter_ns``, ``NOT_MEASURED`` until known)."""
 
-    __slots__ = ("bad_output", "dispatched_ns", "done", "ft_ns", "ft_sent", "idx", "issued_ns", "partial", "qid")
+    __slots__ = (
+        "bad_output",
+        "dispatched_ns",
+        "done",
+        "failure",
+        "ft_ns",
+        "ft_sent",
+        "idx",
+        "issued_ns",
+        "partial",
+        "qid",
+        "retokenized",
+    )
 
     def __init__(self, qid: int, idx: int, issued_ns: int) -> None:
         self.qid = qid
@@ -541,6 +562,8 @@ class _Sample:
         self.partial: Sequence[int] = ()
         self.done = False  # completed to LoadGen (exactly once)
         self.bad_output: str | None = None
+        self.failure: tuple[str, str, str | None] | None = None  # the first failure counted: (kind, message, endpoint)
+        self.retokenized = False  # its ids are the tokenizer's, not the engine's
 
     def dispatched(self) -> None:
         """The engine's ``on_dispatch`` callback (the last call counts: a request re-sent on a fresh connection)."""

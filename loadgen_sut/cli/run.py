@@ -14,6 +14,7 @@ from checker.report.outcome import exit_code
 from checker.report.output import plan_outputs, write_output
 from checker.report.terminal import render_terminal
 from loadgen_sut.cli.code_exec_args import add_code_execution_arguments, code_execution_from_args
+from loadgen_sut.client_workers import default_client_workers, usable_cpus
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.engines.openai_http import FLAVORS
 from loadgen_sut.package import PackageRequest, package_run, plan_package, read_implementation_json
@@ -175,6 +176,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the OpenAI API streamed: /v1/completions, or /v1/chat/completions (chat messages: qwen3-vl's images)",
     )
     e.add_argument("--max-concurrency", type=_positive_int, default=1024, help="in-flight requests over all endpoints")
+    e.add_argument(
+        "--client-workers",
+        type=_client_workers,
+        default=None,
+        metavar="N",
+        help="HTTP client worker processes beside LoadGen's (0: the client runs in LoadGen's process); default for "
+        "--engine openai: min(usable cores - 1, 8), 0 when that is under 2 (docs/client-workers.md)",
+    )
     e.add_argument("--request-timeout", type=positive_seconds, default=600.0, help="seconds per request")
     e.add_argument("--idle-timeout", type=positive_seconds, default=60.0, help="seconds without stream data before a request fails")
     e.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
@@ -216,8 +225,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _client_workers(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of worker processes, 0 or more")
+    return n
+
+
 def engine_spec(args: argparse.Namespace) -> EngineSpec:
     kind = ENGINE_KINDS[args.engine]
+    workers = args.client_workers
+    if workers is None:
+        workers = default_client_workers(usable_cpus()) if kind == "openai" else 0
     model = args.model
     if model is None:
         if kind == "simulated":
@@ -234,6 +256,7 @@ def engine_spec(args: argparse.Namespace) -> EngineSpec:
         request_timeout_s=args.request_timeout,
         idle_timeout_s=args.idle_timeout,
         max_concurrency=args.max_concurrency,
+        client_workers=workers,
         api_key_env=args.api_key_env,
         device=args.device,
         dtype=args.dtype,

@@ -38,6 +38,7 @@ class EngineSpec(BaseModel):
     probe_timeout_s: float = 30.0  # GET /v1/models at start, the whole exchange
     max_concurrency: int = 1024
     api_key_env: str | None = None
+    client_workers: int = 0  # HTTP client worker processes (0: the client runs in the LoadGen process)
     # transformers
     device: str = "cpu"
     dtype: str = "auto"
@@ -66,6 +67,10 @@ class EngineSpec(BaseModel):
             Distribution.parse(self.sim_tpot_ms, "--sim-tpot-ms")
             if self.sim_output_tokens != "reference":
                 Distribution.parse(self.sim_output_tokens, "--sim-output-tokens")
+        if self.client_workers < 0:
+            raise UnusableInput(f"--client-workers {self.client_workers}: 0 (in-process client) or more")
+        if self.client_workers and self.kind == "transformers":
+            raise UnusableInput("--client-workers: the transformers engine runs in the LoadGen process (use 0)")
         if self.tokenizer_dir and not Path(self.tokenizer_dir).is_dir():
             raise UnusableInput("tokenizer directory not found", path=self.tokenizer_dir)
         if self.kind == "transformers" and not Path(self.model).is_dir():
