@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from checker.findings import Finding, Severity
+from checker.report.atomic import write_atomic
 from loadgen_sut.engines.base import EngineInfo
 from loadgen_sut.settings import Override, TestSettingsModel
 
@@ -392,9 +393,9 @@ def detect_hardware() -> Hardware:
 
 
 def write_record(record: RunRecord, path: Path) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    """Write the run record through a random temporary beside it (:mod:`checker.report.atomic`: never a fixed
+    ``.tmp`` name, so a planted file or symlink is neither written through nor removed)."""
+    write_atomic(path, (record.model_dump_json(indent=2) + "\n").encode("utf-8"))
 
 
 def record_json_schema() -> dict[str, Any]:

@@ -104,3 +104,17 @@ def test_timeline_and_accuracy_txt_writers_use_random_temporaries(tmp_path: Path
     write_timeline(path, TimelineHeader(t0_ns=0), [])
     assert victim.read_text() == "the user's file" and path.read_text().startswith("{")
     assert os.path.islink(tmp_path / "sut_timeline.jsonl.tmp")
+
+
+def test_run_record_writer_uses_a_random_temporary(tmp_path: Path) -> None:
+    from loadgen_sut.record import RECORD_FILE, RunRecord, write_record
+
+    fixture = Path(__file__).parents[1] / "audit/fixtures/peers/inference-audit-0.1.0/server-50qps" / RECORD_FILE
+    record = RunRecord.model_validate_json(fixture.read_bytes())
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's file")
+    (tmp_path / "run-record.tmp").symlink_to(victim)  # the fixed name the writer used to write through
+    path = tmp_path / RECORD_FILE
+    write_record(record, path)
+    assert RunRecord.model_validate_json(path.read_bytes()) == record
+    assert victim.read_text() == "the user's file" and path.is_file() and not path.is_symlink()
