@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from checker.findings import Finding, UnusableInput
 from checker.parsers.mllog import parse_detail_file
+from checker.report.atomic import write_atomic
 from loadgen_sut.client_diag import CpuSnapshot, LoopProbes, diagnostics, pool_diagnostics
 from loadgen_sut.client_workers import WorkerPool, WorkerStartError
 from loadgen_sut.datasets import Dataset, load_dataset
@@ -156,9 +157,9 @@ class _Watchdog:
 
 
 def _write(out: Path, result: SutResult) -> None:
-    tmp = out / (RESULT_FILE + ".tmp")
-    tmp.write_text(json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(out / RESULT_FILE)
+    """Write sut_result.json through the one atomic writer (a random temporary beside it, then renamed)."""
+    text = json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    write_atomic(out / RESULT_FILE, text.encode("utf-8"))
 
 
 def requests_of(dataset: Dataset, gen: GenerationSpec) -> dict[int, GenerationRequest]:
