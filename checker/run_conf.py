@@ -5,7 +5,7 @@ keys: a 4.x detail log has no ``effective_sample_concatenate_permutation``. For 
 one its configuration files give, which the submission copies into its measurement directory; the v4.1 checker reads
 equal-issue mode from exactly there (``check_measurement_dir``, CHK_v4.1:2444-2488: mlperf.conf, then user.conf).
 
-The files are read as LoadGen reads them (:func:`loadgen_sut.settings.user_conf.parse_user_conf_text`): per file the
+The files are read as LoadGen reads them (:func:`checker.parsers.loadgen_conf.parse_user_conf_text`): per file the
 most specific pattern wins (``model.Scenario``, ``*.Scenario``, ``model.*``, ``*.*``; within one pattern the last
 line), and user.conf, loaded after mlperf.conf, overrides it where it sets the key.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from checker.checks.context import ResultContext
-from loadgen_sut.settings.user_conf import ConfEntry, parse_user_conf_text
+from checker.parsers.loadgen_conf import ConfEntry, parse_user_conf_text
 
 CONF_FILES = ("mlperf.conf", "user.conf")  # LoadGen's load order: the later file overrides
 

@@ -1,6 +1,11 @@
-"""``user.conf`` as LoadGen reads it: ``model.Scenario.key = value`` lines (whitespace-separated tokens,
-lookup order ``model.Scenario`` > ``*.Scenario`` > ``model.*`` > ``*.*``), the lines LoadGen would reject or silently
-ignore, and each value as LoadGen turns it into a number (C's strtoull/strtod, multipliers, wrapping).
+"""``user.conf`` and ``mlperf.conf`` as LoadGen reads them: ``model.Scenario.key = value`` lines (whitespace-separated
+tokens, lookup order ``model.Scenario`` > ``*.Scenario`` > ``model.*`` > ``*.*``), the lines LoadGen would reject or
+silently ignore, and each value as LoadGen turns it into a number (C's strtoull/strtod, multipliers, wrapping).
+
+One parser for both sides: the harness plans a run's settings from the user's user.conf (``loadgen_sut.settings``;
+``loadgen_sut/settings/user_conf.py`` turns the :class:`ConfProblem` records into its RUN-CONF-* findings), the
+checker reads a submission's measurement conf files where a LoadGen release did not log the setting
+(:mod:`checker.run_conf`).
 """
 
 from __future__ import annotations
@@ -11,25 +16,17 @@ from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
-from checker.checks.catalog import WARN, RuleInfo, register, registered_finding
-from checker.findings import Finding, UnusableInput
-from loadgen_sut.settings.modes import _NS_PER_MS, _Frozen
+from pydantic import BaseModel, ConfigDict
+
+from checker.findings import UnusableInput
 from rules.models import Scenario
 
-# ERRORs refuse --mode submission; the other modes run with them as WARNINGs (loadgen_sut.runner.preflight)
-RULES = register(
-    __name__,
-    RuleInfo(
-        "RUN-CONF-SYNTAX", "-", "user.conf: a line LoadGen rejects or silently ignores (WARNING outside --mode "
-        "submission)",
-    ),
-    RuleInfo(
-        "RUN-CONF-NUMBER", "-", "user.conf: several values on a line, or a number LoadGen reads otherwise than "
-        "written (WARNING outside --mode submission)",
-    ),
-    RuleInfo("RUN-CONF-SCENARIO", "-", "user.conf: a scenario that matches nothing (LoadGen is case-sensitive)", WARN),
-    RuleInfo("RUN-CONF-UNKNOWN-KEY", "-", "user.conf: a key LoadGen does not read", WARN),
-)
+_NS_PER_MS = 1_000_000
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
 
 # --------------------------------------------------------------------------------------------
 # user.conf
@@ -49,12 +46,23 @@ class ConfEntry(_Frozen):
         return f"{self.model}.{self.scenario}.{self.key} = {self.value}"
 
 
+class ConfProblem(_Frozen):
+    """A line LoadGen would reject (error_invalid_config: the whole file), silently ignore, or read otherwise than
+    written. ``kind`` is SYNTAX, NUMBER (several values), SCENARIO (matches no scenario) or UNKNOWN-KEY."""
+
+    kind: str
+    message: str
+    path: str | None
+    line: int
+    fix: str | None = None
+
+
 class UserConf(_Frozen):
     """A parsed user.conf: its entries (in file order) and lines LoadGen would mishandle."""
 
     path: str | None
     entries: tuple[ConfEntry, ...] = ()
-    problems: tuple[Finding, ...] = ()
+    problems: tuple[ConfProblem, ...] = ()
 
     def lookup(self, model: str, scenario: str, key: str) -> ConfEntry | None:
         """LoadGen's lookup order; within one pattern the last line wins (it fills a map)."""
@@ -99,7 +107,7 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
     (:func:`loadgen_value`); that is judged when the settings are planned.
     """
     entries: list[ConfEntry] = []
-    problems: list[Finding] = []
+    problems: list[ConfProblem] = []
     for line_nr, line in enumerate(text.split("\n"), start=1):
         tokens = _tokens(line)
         if not tokens or tokens[0] == "#":
@@ -108,8 +116,8 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
             continue  # 'key # ...': LoadGen stops at the '#' before any '='
         if "=" in tokens[0] and tokens[0] != "=" and len(tokens) == 1:
             problems.append(
-                registered_finding(
-                    rule="RUN-CONF-SYNTAX",
+                ConfProblem(
+                    kind="SYNTAX",
                     message=f"{tokens[0]!r}: LoadGen needs spaces around '=' ('key = value'); it would ignore this line",
                     fix="write 'model.Scenario.key = value'",
                     path=path,
@@ -119,8 +127,8 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
             continue
         if len(tokens) >= 2 and tokens[1] != "=":
             problems.append(
-                registered_finding(
-                    rule="RUN-CONF-SYNTAX",
+                ConfProblem(
+                    kind="SYNTAX",
                     message=f"expected 'key = value', got {line.strip()!r} (LoadGen logs error_invalid_config "
                     "and rejects the whole file)",
                     fix="comments need '# ' with a space; settings need 'model.Scenario.key = value'",
@@ -131,8 +139,8 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
             continue
         if len(tokens) < 3:
             problems.append(
-                registered_finding(
-                    rule="RUN-CONF-SYNTAX",
+                ConfProblem(
+                    kind="SYNTAX",
                     message=f"{line.strip()!r}: no value; LoadGen silently ignores this line",
                     fix="comments need '# ' with a space; settings need 'model.Scenario.key = value'",
                     path=path,
@@ -149,8 +157,8 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
                 else f"value {bad[0]!r} is not an integer or a number"
             )
             problems.append(
-                registered_finding(
-                    rule="RUN-CONF-SYNTAX",
+                ConfProblem(
+                    kind="SYNTAX",
                     message=f"{key}: {what} (LoadGen logs error_invalid_config and rejects the whole file)",
                     fix="one number per line; comments on lines of their own",
                     path=path,
@@ -161,8 +169,8 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
         value = values[-1]
         if len(values) > 1:
             problems.append(
-                registered_finding(
-                    rule="RUN-CONF-NUMBER",
+                ConfProblem(
+                    kind="NUMBER",
                     message=f"{key}: {len(values)} values {' '.join(values)!r}: LoadGen keeps only the last, {value}",
                     fix="one value per line",
                     path=path,
@@ -172,8 +180,8 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
         parts = key.rsplit(".", 2)
         if len(parts) != 3 or not all(parts):
             problems.append(
-                registered_finding(
-                    rule="RUN-CONF-SYNTAX",
+                ConfProblem(
+                    kind="SYNTAX",
                     message=f"{key!r}: keys are 'model.Scenario.key' (model may be '*')",
                     path=path,
                     line=line_nr,
@@ -183,8 +191,8 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
         model, scenario, name = parts
         if scenario != "*" and scenario not in {s.value for s in Scenario}:
             problems.append(
-                registered_finding(
-                    rule="RUN-CONF-SCENARIO",
+                ConfProblem(
+                    kind="SCENARIO",
                     message=f"{key!r}: scenario {scenario!r} matches nothing (LoadGen is case-sensitive: "
                     "SingleStream, MultiStream, Server, Offline)",
                     path=path,
@@ -193,8 +201,8 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
             )
         if name not in KNOWN_KEYS:
             problems.append(
-                registered_finding(
-                    rule="RUN-CONF-UNKNOWN-KEY",
+                ConfProblem(
+                    kind="UNKNOWN-KEY",
                     message=f"{key!r}: LoadGen does not read key {name!r}",
                     path=path,
                     line=line_nr,

@@ -5,7 +5,8 @@ The official ``mlperf.conf`` values are compiled into the installed LoadGen whee
 ``<model>-interactive`` keys).
 
 - :mod:`~loadgen_sut.settings.modes`: run modes and LoadGen test modes;
-- :mod:`~loadgen_sut.settings.user_conf`: the user.conf parser and its numbers as LoadGen reads them;
+- :mod:`~loadgen_sut.settings.user_conf`: the user.conf lines LoadGen would mishandle as RUN-CONF-* findings (the
+  parser and its numbers as LoadGen reads them: :mod:`checker.parsers.loadgen_conf`, shared with the checker);
 - :mod:`~loadgen_sut.settings.plan`: the ``TestSettings`` mirror, the official settings of a round, the plan and
   the judgement of overrides;
 - :mod:`~loadgen_sut.settings.preflight`: checks before a run (LoadGen release, overrides of a mode);
@@ -17,6 +18,51 @@ The names below are re-exported so ``from loadgen_sut.settings import X`` names 
 
 from __future__ import annotations
 
+from checker.parsers.loadgen_conf import (
+    AUDIT_KEYS as AUDIT_KEYS,
+)
+from checker.parsers.loadgen_conf import (
+    FREE_KEYS as FREE_KEYS,
+)
+from checker.parsers.loadgen_conf import (
+    KNOWN_KEYS as KNOWN_KEYS,
+)
+from checker.parsers.loadgen_conf import (
+    SEED_KEYS as SEED_KEYS,
+)
+from checker.parsers.loadgen_conf import (
+    ConfEntry as ConfEntry,
+)
+from checker.parsers.loadgen_conf import (
+    ConfNumber as ConfNumber,
+)
+from checker.parsers.loadgen_conf import (
+    KeyType as KeyType,
+)
+from checker.parsers.loadgen_conf import (
+    UserConf as UserConf,
+)
+from checker.parsers.loadgen_conf import (
+    c_strtod as c_strtod,
+)
+from checker.parsers.loadgen_conf import (
+    c_strtoull as c_strtoull,
+)
+from checker.parsers.loadgen_conf import (
+    key_type as key_type,
+)
+from checker.parsers.loadgen_conf import (
+    load_user_conf as load_user_conf,
+)
+from checker.parsers.loadgen_conf import (
+    loadgen_accepts_number as loadgen_accepts_number,
+)
+from checker.parsers.loadgen_conf import (
+    loadgen_value as loadgen_value,
+)
+from checker.parsers.loadgen_conf import (
+    parse_user_conf_text as parse_user_conf_text,
+)
 from loadgen_sut.settings.binding import (
     OPTIONAL_LOADGEN_SETTINGS as OPTIONAL_LOADGEN_SETTINGS,
 )
@@ -94,49 +140,4 @@ from loadgen_sut.settings.preflight import (
 )
 from loadgen_sut.settings.preflight import (
     override_findings as override_findings,
-)
-from loadgen_sut.settings.user_conf import (
-    AUDIT_KEYS as AUDIT_KEYS,
-)
-from loadgen_sut.settings.user_conf import (
-    FREE_KEYS as FREE_KEYS,
-)
-from loadgen_sut.settings.user_conf import (
-    KNOWN_KEYS as KNOWN_KEYS,
-)
-from loadgen_sut.settings.user_conf import (
-    SEED_KEYS as SEED_KEYS,
-)
-from loadgen_sut.settings.user_conf import (
-    ConfEntry as ConfEntry,
-)
-from loadgen_sut.settings.user_conf import (
-    ConfNumber as ConfNumber,
-)
-from loadgen_sut.settings.user_conf import (
-    KeyType as KeyType,
-)
-from loadgen_sut.settings.user_conf import (
-    UserConf as UserConf,
-)
-from loadgen_sut.settings.user_conf import (
-    c_strtod as c_strtod,
-)
-from loadgen_sut.settings.user_conf import (
-    c_strtoull as c_strtoull,
-)
-from loadgen_sut.settings.user_conf import (
-    key_type as key_type,
-)
-from loadgen_sut.settings.user_conf import (
-    load_user_conf as load_user_conf,
-)
-from loadgen_sut.settings.user_conf import (
-    loadgen_accepts_number as loadgen_accepts_number,
-)
-from loadgen_sut.settings.user_conf import (
-    loadgen_value as loadgen_value,
-)
-from loadgen_sut.settings.user_conf import (
-    parse_user_conf_text as parse_user_conf_text,
 )

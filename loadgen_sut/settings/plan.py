@@ -9,8 +9,7 @@ from typing import Any
 
 from checker.checks.catalog import registered_finding
 from checker.findings import Finding, UnusableInput
-from loadgen_sut.settings.modes import _NS_PER_MS, TestMode, _Frozen
-from loadgen_sut.settings.user_conf import (
+from checker.parsers.loadgen_conf import (
     AUDIT_KEYS,
     FREE_KEYS,
     SEED_KEYS,
@@ -20,6 +19,8 @@ from loadgen_sut.settings.user_conf import (
     key_type,
     loadgen_value,
 )
+from loadgen_sut.settings.modes import _NS_PER_MS, TestMode, _Frozen
+from loadgen_sut.settings.user_conf import conf_findings
 from rules.models import Benchmark, Round, Scenario, Seeds
 
 # --------------------------------------------------------------------------------------------
@@ -372,7 +373,7 @@ def plan_settings(
         official=official,
         effective=effective,
         overrides=tuple(overrides),
-        conf_problems=(*user_conf.problems, *number_problems),
+        conf_problems=(*conf_findings(user_conf), *number_problems),
         conf_path=user_conf.path,
     )
 

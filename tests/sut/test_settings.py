@@ -24,6 +24,7 @@ from loadgen_sut.settings import (
     parse_user_conf_text,
     plan_settings,
 )
+from loadgen_sut.settings.user_conf import conf_findings
 from rules import load_round
 from rules.models import Scenario
 
@@ -41,7 +42,7 @@ def test_user_conf_tokenizer_matches_loadgen_rules() -> None:
         "*.Server.target_qps = 3\n*.server.min_duration = 5\n*.Server.bogus_key = 1\n*.Server.min_duration = abc\n",
         "u.conf",
     )
-    msgs = {(f.line, f.rule) for f in uc.problems}
+    msgs = {(f.line, f.rule) for f in conf_findings(uc)}
     assert (2, "RUN-CONF-SYNTAX") in msgs  # k=v without spaces: LoadGen ignores it silently
     assert (3, "RUN-CONF-SYNTAX") in msgs  # '#nospace' is read as a key -> error_invalid_config
     assert (6, "RUN-CONF-SCENARIO") in msgs  # scenario names are case-sensitive
