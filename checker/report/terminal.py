@@ -1,7 +1,8 @@
 """The terminal report: a verdict line per result with its findings, then a summary.
 
-Finding lines read ``path:line [RULE] message — fix: ...  (source)`` so editors and CI logs can
-jump to the file.
+Finding lines read ``path:line [RULE] severity: message — fix: ...`` so editors and CI logs can jump to the file;
+``verbose`` adds each finding's citation (``(source)``, and whether the rule goes beyond the official checker), which
+the JSON, JUnit and HTML reports always carry.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ def _one_line(text: str) -> str:
     return "".join(ch if ch.isprintable() else " " for ch in text.replace("\n", " "))
 
 
-def finding_line(f: Finding) -> str:
+def finding_line(f: Finding, *, verbose: bool = True) -> str:
     mark = _MARK[f.severity] + (" (trial setting)" if f.trial and f.severity is Severity.ERROR else "")
     parts = [f"{f.location()} [{f.rule}] {mark}: {f.message}"]
     if f.fix:
         parts.append(f" — fix: {f.fix}")
-    if f.source:
+    if verbose and f.source:
         parts.append(f"  ({f.source})")
-    if f.beyond_official:
+    if verbose and f.beyond_official:
         parts.append("  [beyond the official checker]")
     return _one_line("".join(parts))
 
@@ -53,10 +54,12 @@ def render_terminal(
     *,
     quiet: bool = False,
     round_detection: str | None = None,
+    verbose: bool = False,
 ) -> str:
     """The whole terminal report.
 
-    ``quiet`` prints only invalid results (with their findings), tree-level errors and the summary.
+    ``quiet`` prints only invalid results (with their findings), tree-level errors and the summary; ``verbose``
+    prints each finding's citation too.
     """
     lines: list[str] = []
     header = f"check-submission ({report.tool_version}): round {report.round}, {report.root}"
@@ -68,7 +71,7 @@ def render_terminal(
     if tree:
         lines.append("")
         lines.append("Tree, submitter and system findings:")
-        lines.extend(f"  {finding_line(f)}" for f in tree)
+        lines.extend(f"  {finding_line(f, verbose=verbose)}" for f in tree)
     shown = [r for r in report.results if not quiet or not r.valid]
     if shown:
         lines.append("")
@@ -77,7 +80,7 @@ def render_terminal(
         for f in r.findings:
             if quiet and f.severity is not Severity.ERROR:
                 continue
-            lines.append(f"    {finding_line(f)}")
+            lines.append(f"    {finding_line(f, verbose=verbose)}")
     if lines:
         lines.append("")
     lines.extend(render_summary(report, quiet=quiet))

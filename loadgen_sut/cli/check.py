@@ -82,6 +82,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--quiet", "-q", action="store_true", help="print only invalid results, errors and the final line"
     )
     parser.add_argument(
+        "--verbose", "-v", action="store_true",
+        help="print each finding's citation (the rule text or LoadGen key behind it; the reports always hold it)",
+    )
+    parser.add_argument(
         "--progress", action="store_true", help="show progress on stderr even when it is not a terminal"
     )
     parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
@@ -167,7 +171,7 @@ def _run(args: argparse.Namespace) -> int:
     # a report written to stdout (``--json -``) keeps stdout to itself: the terminal report goes to stderr
     terminal = sys.stderr if any_to_stdout(outputs) else sys.stdout
     try:
-        terminal.write(render_terminal(report, quiet=args.quiet, round_detection=round_note))
+        terminal.write(render_terminal(report, quiet=args.quiet, round_detection=round_note, verbose=args.verbose))
         terminal.flush()
     except BrokenPipeError:  # the reader went away (``| head``): the verdict still stands
         if terminal is sys.stdout:

@@ -233,3 +233,27 @@ def test_write_atomic_keeps_the_mode_or_follows_the_umask(tmp_path: Path) -> Non
     kept.chmod(0o640)
     write_atomic(kept, b"new")
     assert stat.S_IMODE(kept.stat().st_mode) == 0o640
+
+
+def test_terminal_findings_are_short_and_verbose_adds_the_citations() -> None:
+    """Issue 23: finding lines stay short on a terminal; --verbose (and every report) carries the citation."""
+    f = Finding(
+        rule="ACC-DATASET",
+        severity=Severity.ERROR,
+        message="the accuracy run covered 32 samples",
+        result="closed/X/results/s/b/Offline",
+        path="closed/X/results/s/b/Offline/accuracy/mlperf_log_detail.txt",
+        line=7,
+        fix="run the accuracy mode over the full data set",
+        source="inference_rules.adoc (RULES_HEAD:474-475)",
+        beyond_official=True,
+    )
+    entry = ResultEntry(
+        path=f.result or "", division="closed", submitter="X", system="s", benchmark="b", mlperf_model=None,
+        scenario="Offline", findings=(f,),
+    )
+    report = CheckReport(root=".", round="v5.1", tool_version="0", results=(entry,))
+    short, verbose = render_terminal(report), render_terminal(report, verbose=True)
+    assert "— fix: run the accuracy mode over the full data set" in short
+    assert "RULES_HEAD" not in short and "[beyond the official checker]" not in short
+    assert "(inference_rules.adoc (RULES_HEAD:474-475))  [beyond the official checker]" in verbose
