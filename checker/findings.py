@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from enum import Enum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from checker.printable import MAX_SHOWN_CHARS, printable
 
 
 class Severity(str, Enum):
@@ -51,6 +53,15 @@ class Finding(BaseModel):
     # an error a full-length run with the round's official settings and data set does not have (a trial's short
     # duration, few queries or partial data set): the reports group these apart from the real problems
     trial: bool = False
+
+    @field_validator("message", "fix")
+    @classmethod
+    def _bounded(cls, text: str | None) -> str | None:
+        """A message quoting an input is cut at :data:`~checker.printable.MAX_SHOWN_CHARS` characters (a 15 MB
+        string in a result file makes neither a 15 MB terminal line nor a 90 MB page)."""
+        if text is None or len(text) <= MAX_SHOWN_CHARS:
+            return text
+        return printable(text, MAX_SHOWN_CHARS, lines=True)
 
     def location(self) -> str:
         if self.path is None:
@@ -99,4 +110,5 @@ class UnusableInput(Exception):
         self.path = path
         self.line = line
         where = f"{path}:{line}: " if path and line else (f"{path}: " if path else "")
-        super().__init__(f"{where}{message}")
+        # printed as is by every command: printable, bounded (checker.printable), whatever the input held
+        super().__init__(printable(f"{where}{message}", lines=True))

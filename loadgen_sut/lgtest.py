@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from checker.findings import Finding, UnusableInput
 from checker.parsers.mllog import parse_detail_file
+from checker.printable import printable
 from checker.report.atomic import write_atomic
 from loadgen_sut.client_diag import CpuSnapshot, LoopProbes, diagnostics, pool_diagnostics
 from loadgen_sut.client_workers import WorkerPool, WorkerStartError
@@ -146,7 +147,7 @@ class _Watchdog:
         try:
             n = self._sut.expire(self._reason)
         except Exception as exc:  # the loop is gone or stuck: the runner's SIGKILL ends the test
-            print(f"inference-audit: deadline: could not complete the outstanding samples: {exc}", file=sys.stderr)
+            print(printable(f"inference-audit: deadline: could not complete the outstanding samples: {exc}"), file=sys.stderr)
             return
         print(f"inference-audit: {self._reason}: {n} outstanding sample(s) completed as failed", file=sys.stderr)
 
@@ -235,13 +236,13 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
             else f"{spec.name} needs {AUDIT_CONFIG} in {workdir}"
         )
         _write(workdir, result.model_copy(update={"status": "setup_error", "error": msg}))
-        print(f"inference-audit: error: {msg}", file=sys.stderr)
+        print(printable(f"inference-audit: error: {msg}"), file=sys.stderr)
         return EXIT_SETUP
     try:  # before the engine starts: a setting this LoadGen release lacks but the run needs refuses it
         missing = require_loadgen_settings(spec.settings, unavailable_loadgen_settings())
     except SettingsError as exc:
         _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
-        print(f"inference-audit: error: {exc}", file=sys.stderr)
+        print(printable(f"inference-audit: error: {exc}"), file=sys.stderr)
         return EXIT_SETUP
 
     workers = spec.engine.client_workers
@@ -252,7 +253,7 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
             dataset, engine = load_engine(spec, spec.engine)
     except UnusableInput as exc:
         _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
-        print(f"inference-audit: error: {exc}", file=sys.stderr)
+        print(printable(f"inference-audit: error: {exc}"), file=sys.stderr)
         return EXIT_SETUP
     if not dataset.samples:
         _write(workdir, result.model_copy(update={"status": "setup_error", "error": f"dataset {spec.dataset!r} has no samples"}))
@@ -261,7 +262,7 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         ts = to_loadgen(spec.settings, Path(spec.user_conf))
     except SettingsError as exc:
         _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
-        print(f"inference-audit: error: {exc}", file=sys.stderr)
+        print(printable(f"inference-audit: error: {exc}"), file=sys.stderr)
         return EXIT_SETUP
     actual = from_loadgen(ts, spec.settings.scenario, spec.settings.conf_model, fallback=spec.settings)
     mismatches: list[Finding] = compare_with_loadgen(spec.settings, actual, spec.round_name)
@@ -279,7 +280,7 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         except WorkerStartError as exc:
             unavailable = exc.status == "engine_unavailable"
             _write(workdir, result.model_copy(update={"status": exc.status if unavailable else "setup_error", "error": str(exc)}))
-            print(f"inference-audit: {'engine unavailable' if unavailable else 'error'}: {exc}", file=sys.stderr)
+            print(printable(f"inference-audit: {'engine unavailable' if unavailable else 'error'}: {exc}"), file=sys.stderr)
             return EXIT_ENGINE_UNAVAILABLE if unavailable else EXIT_SETUP
         ids_available = pool.ids_available
     else:
@@ -287,7 +288,7 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
             loop_thread = LoopThread()
         except ValueError as exc:  # INFERENCE_AUDIT_EVENT_LOOP names no loop this machine has
             _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
-            print(f"inference-audit: error: {exc}", file=sys.stderr)
+            print(printable(f"inference-audit: error: {exc}"), file=sys.stderr)
             return EXIT_SETUP
         try:
             loop_thread.run(engine.start(), timeout_s=start_timeout)
@@ -295,7 +296,7 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
             loop_thread.stop()
             msg = str(exc) or f"engine did not start within {start_timeout:g} s"
             _write(workdir, result.model_copy(update={"status": "engine_unavailable", "error": msg}))
-            print(f"inference-audit: engine unavailable: {msg}", file=sys.stderr)
+            print(printable(f"inference-audit: engine unavailable: {msg}"), file=sys.stderr)
             return EXIT_ENGINE_UNAVAILABLE
         ids_available = engine.ids_available
 
@@ -311,7 +312,7 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
             "was given: pass --tokenizer DIR (the served model's tokenizer)"
         )
         _write(workdir, result.model_copy(update={"status": "setup_error", "error": msg}))
-        print(f"inference-audit: error: {msg}", file=sys.stderr)
+        print(printable(f"inference-audit: error: {msg}"), file=sys.stderr)
         return EXIT_SETUP
 
     log_out = lg.LogOutputSettings()
@@ -385,7 +386,7 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         try:
             loop_thread.call(probes.remove, timeout_s=10)
         except Exception as exc:  # a stuck loop: the probes die with the process
-            print(f"inference-audit: could not stop the client probes: {exc}", file=sys.stderr)
+            print(printable(f"inference-audit: could not stop the client probes: {exc}"), file=sys.stderr)
     if pool is not None and pool.died is not None and status == "finished":
         status, error = "client_worker_died", pool.died
     elif sut.expired is not None and status == "finished":
@@ -484,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         spec = TestSpec.model_validate_json(spec_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        print(f"inference-audit: error: {spec_path}: {exc}", file=sys.stderr)
+        print(printable(f"inference-audit: error: {spec_path}: {exc}"), file=sys.stderr)
         return 2
     try:
         return run_test(spec, Path.cwd(), started)

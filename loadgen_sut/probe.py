@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from checker.findings import UnusableInput
+from checker.printable import printable
 from loadgen_sut.settings import (
     TestSettingsModel,
     conf_applied_fields,
@@ -59,15 +60,15 @@ def _loadgen_read_back(settings: TestSettingsModel, conf_path: Path) -> int:
     try:
         ts = to_loadgen(settings, conf_path)  # refuses a setting the run needs and this release lacks
     except (OSError, ValueError, UnusableInput) as exc:
-        print(f"inference-audit: error: {exc}", file=sys.stderr)
+        print(printable(f"inference-audit: error: {exc}"), file=sys.stderr)
         return EXIT_SETUP
     for line in unavailable_text(require_loadgen_settings(settings, unavailable_loadgen_settings(ts))):
-        print(f"inference-audit: note: {line}", file=sys.stderr)
+        print(printable(f"inference-audit: note: {line}"), file=sys.stderr)
     actual = from_loadgen(ts, settings.scenario, settings.conf_model, fallback=settings)
     try:
         diffs = planned_mismatches(settings, actual, conf_path)
     except UnusableInput as exc:
-        print(f"inference-audit: error: {exc}", file=sys.stderr)
+        print(printable(f"inference-audit: error: {exc}"), file=sys.stderr)
         return EXIT_SETUP
     if diffs:
         print(
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = TestSettingsModel.model_validate_json(Path(args[0]).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        print(f"inference-audit: error: {exc}", file=sys.stderr)
+        print(printable(f"inference-audit: error: {exc}"), file=sys.stderr)
         return EXIT_SETUP
     return _in_child(settings, Path(args[1]))
 

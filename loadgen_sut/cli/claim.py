@@ -24,6 +24,7 @@ from checker.audit.table.parse import load_table
 from checker.audit.table.round import detect_round
 from checker.checks.catalog import audit_rules
 from checker.findings import Finding, UnusableInput, filter_findings, rule_matches
+from checker.printable import printable
 from checker.report.output import FORCE_HELP, check_not_inputs, json_document, plan_outputs, write_output
 from loadgen_sut.cli.rule_filters import parse_filters
 from rules import UnknownRound, latest_round, load_round
@@ -157,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     )
     text_out = sys.stderr if any(t.to_stdout for t in outputs) else sys.stdout  # stdout holds the JSON
     for line in render_text(audit, verbose=args.verbose):
-        print(line, file=text_out)
+        print(printable(line, None), file=text_out)  # the claim's text, labels and paths come from inputs
     for target in outputs:
         if target.option == "--html":
             from checker.report.html.claim_page import claim_page  # matplotlib: only when a page is asked for

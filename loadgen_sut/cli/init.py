@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.findings import EXIT_OK, UnusableInput
+from checker.printable import printable
 from checker.report.output import OutputTarget, plan_outputs, write_output
 from loadgen_sut.describe import (
     IMPLEMENTATION_HINTS,
@@ -105,9 +106,9 @@ def _report(tpl: Template, where: str, schema: str) -> None:
     if tpl.to_review:
         print("review these values read from this host:", file=err)
         for f, src in tpl.to_review.items():
-            print(f"  {f} = {json.dumps(tpl.doc[f], ensure_ascii=False)}  ({src})", file=err)
+            print(printable(f"  {f} = {json.dumps(tpl.doc[f], ensure_ascii=False)}  ({src})"), file=err)
     for note in tpl.notes:
-        print(f"note: {note}", file=err)
+        print(printable(f"note: {note}"), file=err)
     left = len(schema_errors(tpl.doc, schema))
     print(
         f"schemas/{schema}.json: {left} problem(s) left" if left else f"schemas/{schema}.json: valid",

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.findings import EXIT_OK, UnusableInput
+from checker.printable import printable
 from checker.report.output import FORCE_HELP, OutputTarget, plan_outputs, write_output
 from checker.safe_io import display_name
 from loadgen_sut.record import RECORD_FILE
@@ -53,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _say(target: OutputTarget, what: str) -> None:
     if not target.to_stdout:
-        print(f"HTML report ({what}): {target.given}", file=sys.stderr)
+        print(printable(f"HTML report ({what}): {target.given}"), file=sys.stderr)  # what: the record's run id
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from checker.findings import EXIT_INVALID, EXIT_OK, Severity, UnusableInput
 from checker.parsers.accuracy_log import TokenDtype, accuracy_log_hash
+from checker.printable import printable
 from checker.report.output import FORCE_HELP, plan_outputs, write_output
 from loadgen_sut.cli.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.datasets import load_dataset
@@ -108,13 +109,13 @@ def run(args: argparse.Namespace) -> int:
         args.accuracy_log, dataset, bench, detokenize, dtype=TokenDtype(args.dtype), code_execution=code
     )
     for line in _summary(score):
-        print(line, file=out)
+        print(printable(line), file=out)
     scenario = Scenario.parse(args.scenario) if args.scenario else None
     if args.scenario and scenario is None:
         raise UnusableInput(f"unknown scenario {args.scenario!r} (Offline, Server, Interactive, SingleStream)")
     findings = score.findings(bench, scenario=scenario)
     for f in findings:
-        print(f"  {f.severity.value.upper():7} {f.rule}: {f.message}", file=out)
+        print(printable(f"  {f.severity.value.upper():7} {f.rule}: {f.message}"), file=out)
     for target in outputs:
         text = accuracy_txt(score, accuracy_log_hash(args.accuracy_log))
         write_output(target, text.encode("utf-8"))

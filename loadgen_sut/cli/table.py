@@ -26,6 +26,7 @@ from checker.audit.table.round import detect_round
 from checker.audit.table.tree import DEFAULT_REL_TOL, TreeCheck
 from checker.checks.catalog import audit_rules
 from checker.findings import UnusableInput
+from checker.printable import printable
 from checker.report.output import FORCE_HELP, plan_outputs, write_output, write_output_stream
 from loadgen_sut.cli.rule_filters import parse_filters
 from rules import UnknownRound, load_round
@@ -140,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     audit = TableAudit(header, rnd.name, how, findings, summary, args.rel_tol, count, row_spool=records)
     text_out = sys.stderr if any(t.to_stdout for t in outputs + html) else sys.stdout  # stdout holds the report
     for line in render_text(audit, verbose=args.verbose):
-        print(line, file=text_out)
+        print(printable(line, None), file=text_out)  # cells and paths come from the table
     for target in outputs:
         write_output_stream(target, report_chunks(audit))
         if not target.to_stdout:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
 from checker.parsers.accuracy_log import TokenDtype
+from checker.printable import printable
 from loadgen_sut.compliance import TEST06, verify_test06_run
 from rules.models import Benchmark
 from rules.registry import UnknownBenchmark, UnknownRound, find_benchmark, latest_round
@@ -57,6 +58,6 @@ def run(args: argparse.Namespace) -> int:
     benchmark = _benchmark(args)
     result = verify_test06_run(log, args.eos_token_id, args.out, dtype=TokenDtype(args.dtype), benchmark=benchmark)
     for line in result.verify_accuracy_lines():
-        print(line)
+        print(printable(line))
     print(f"{TEST06}: {'PASSED' if result.passed else 'FAILED'} ({args.out / 'verify_accuracy.txt'})")
     return EXIT_OK if result.passed else EXIT_INVALID

@@ -18,8 +18,15 @@ from urllib.parse import quote
 _NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _URL_ATTRS = frozenset({"href", "src", "action", "formaction", "xlink:href", "poster", "srcset"})
-# characters that may not appear in HTML text at all (C0 controls but tab / line feed / carriage return)
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# characters that may not appear in HTML text at all (C0 controls but tab / line feed / carriage return, C1
+# controls), and the bidirectional controls (U+061C, U+200E-200F, U+202A-202E, U+2066-2069), which reorder the text
+# around them (an RLO in a file name can make "fdp.exe" read "exe.pdf"): each is shown as its escape, \xNN / \uNNNN
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(m: re.Match[str]) -> str:
+    c = ord(m.group(0))
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
 
 class Markup(str):
@@ -33,12 +40,12 @@ AttrValue = str | int | float | bool | None
 
 
 def esc(value: object) -> Markup:
-    """``value`` as HTML text: Markup unchanged, anything else ``str()``-ed, control characters shown as ``\\xNN``,
-    lone surrogates (undecodable file names) replaced."""
+    """``value`` as HTML text: Markup unchanged, anything else ``str()``-ed, control and bidirectional characters
+    shown as ``\\xNN`` / ``\\uNNNN``, lone surrogates (undecodable file names) replaced."""
     if isinstance(value, Markup):
         return value
     text = str(value)
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+    text = _CONTROL.sub(_shown, text)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: bytes of an undecodable name (surrogateescape) or stray ones
