@@ -230,7 +230,7 @@ def check_accuracy(ctx: ResultContext) -> list[Finding]:
     out += _hash_format(ctx, scan, txt)
     out += _accuracy_log_checks(ctx, scan, sev, open_note)
     out += _accuracy_detail_checks(ctx, _scored_samples(tr.text))
-    out += _extra_files(ctx)
+    out += _extra_files(ctx, sev, open_note)
     return out
 
 
@@ -568,7 +568,9 @@ def _accuracy_sample_counts(
     return out
 
 
-def _extra_files(ctx: ResultContext) -> list[Finding]:
+def _extra_files(ctx: ResultContext, sev: Severity, open_note: str) -> list[Finding]:
+    """E10; like every accuracy check, a warning in the open division once accuracy.txt gave a metric (E11: the
+    official checkers take the result, "accuracy not valid but taken for open", v5.1.1 L2656-2662, CHK_v4.1:2023-2029)."""
     bm = ctx.benchmark
     if bm is None or not bm.extra_accuracy_files:
         return []
@@ -583,7 +585,8 @@ def _extra_files(ctx: ResultContext) -> list[Finding]:
             out.append(
                 ctx.finding(
                     "ACC-EXTRA-FILES",
-                    f"{ctx.mlperf_model} accuracy must include {sub_dir}/ with {list(ids)}: {what}",
+                    f"{ctx.mlperf_model} accuracy must include {sub_dir}/ with {list(ids)}: {what}{open_note}",
+                    severity=sev,
                     path=d,
                     source=f"REQUIRED_ACC_BENCHMARK; {OLD}: check_extra_files L1297 via L2611-2628",
                     fix=f"copy the listed {sub_dir} from the accuracy run into accuracy/{sub_dir}/",

@@ -12,7 +12,9 @@ from functools import lru_cache
 from checker.checks.catalog import INFO, WARN, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.findings import Finding, Severity
+from checker.parsers.loadgen_conf import loadgen_value
 from checker.parsers.mllog import DetailLog, SummaryLog, as_float
+from checker.run_conf import measured_conf_setting
 from rules.models import Scenario
 
 # the rules this module emits (the registry: checker/checks/catalog.py)
@@ -299,12 +301,20 @@ def detail_log_checks(
     eff_scen = Scenario.parse(eff_scen_s) if eff_scen_s else None
     if bm is None:
         return out
-    # D5 equal issue
-    if bm.equal_issue_required and not _is_true(log.value("effective_sample_concatenate_permutation")):
+    # D5 equal issue. LoadGen before 5.0 does not log the setting: the run used what the measurement directory's
+    # mlperf.conf and user.conf set, where the v4.1 checker reads it (check_measurement_dir CHK_v4.1:2444-2488)
+    logged = log.value("effective_sample_concatenate_permutation")
+    conf = measured_conf_setting(ctx, "sample_concatenate_permutation") if logged is None else None
+    from_conf = conf is not None and loadgen_value(conf.entry.key, conf.entry.value, Scenario.OFFLINE).flag_on
+    if bm.equal_issue_required and not (_is_true(logged) or from_conf):
+        where = "" if logged is not None else (
+            f" (not logged; the measurement conf files set {conf.where})" if conf
+            else " (not logged, and the measurement conf files do not set it)"
+        )
         add(
             "PERF-EQUAL-ISSUE",
             f"{ctx.mlperf_model} requires equal-issue mode but effective_sample_concatenate_permutation is "
-            f"{log.value('effective_sample_concatenate_permutation')!r}",
+            f"{logged!r}{where}",
             "effective_sample_concatenate_permutation",
             f"{OLD}: check_performance_dir L1597-1605 (Config.requires_equal_issue)",
             "use the round's mlperf.conf (sample_concatenate_permutation = 1)",
@@ -601,8 +611,9 @@ def _tokens_rate(log: DetailLog) -> tuple[str, float, str, float] | None:
 
 
 def _issued_samples(log: DetailLog) -> int | None:
-    """The samples a performance run issued (generated_query_count x generated_samples_per_query)."""
-    q, n = log.int_value("generated_query_count"), log.int_value("generated_samples_per_query")
+    """The samples a performance run measured: result_query_count x the samples per query LoadGen generated
+    (LoadGen 4.x logs an Offline run's generated_query_count as the queries it generated, of which it issues one)."""
+    q, n = log.int_value("result_query_count"), log.int_value("generated_samples_per_query")
     return q * n if q and n and q > 0 and n > 0 else None
 
 

@@ -8,8 +8,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
 from checker.checks.context import FileCache, ResultContext, SubmitterContext
 from checker.engine import check_tree
 from checker.findings import Severity
@@ -66,11 +64,6 @@ def test_equal_issue_mode_is_read_from_the_measurement_conf_files() -> None:
     assert measured_conf_setting(ctx, "no_such_key") is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PERF-EQUAL-ISSUE reads only the detail log, which LoadGen 4.x does not write the key into; "
-    "checker/checks/performance.py is to fall back to checker.run_conf.measured_conf_setting",
-)
 def test_the_result_is_valid_as_the_official_v41_checker_says() -> None:
     rep = check_tree(ROOT, V41, workers=1)
     (entry,) = rep.results
