@@ -14,7 +14,9 @@ official line.
 
 from __future__ import annotations
 
+import posixpath
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 
 from checker.audit.report_common import FindingLog
@@ -69,7 +71,7 @@ RULES = register(
     ),
 )
 
-RESULT_ID = re.compile(r"^(\d+)\.(\d+)-(\d{4})$")  # LBL-03: published form, e.g. 5.1-0001
+RESULT_ID = re.compile(r"^([0-9]+)\.([0-9]+)-([0-9]{4})$")  # LBL-03: published form, e.g. 5.1-0001 (ASCII digits)
 POWER_UNITS = ("Watts", "millijoules")
 SUITES = ("datacenter", "edge")
 _LATENCY_SCENARIOS = (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM)
@@ -687,20 +689,20 @@ class RowChecker:
         keys: list[tuple[str, ...]] = []
         kind = "power " if row.units in POWER_UNITS else ""
         if row.location:
-            keys.append((kind + "location", row.location.strip("/").lower()))
+            keys.append((kind + "location", _same_path(row.location)))
         if row.benchmark and row.scenario and (row.id or row.platform):
             # Open entries may run several models for one benchmark: the model run is part of the key
             model = (row.used_model or row.benchmark).lower()
             keys.append(
                 (
                     kind + "entry",
-                    (row.division or "").lower()
+                    _same_text(row.division or "")
                     + "|"
-                    + (row.id or row.submitter or "")
+                    + _same_text(row.id or row.submitter or "")
                     + "|"
-                    + (row.platform or row.system or ""),
-                    row.benchmark.lower() + "|" + model,
-                    row.scenario.lower(),
+                    + _same_text(row.platform or row.system or ""),
+                    _same_text(row.benchmark) + "|" + _same_text(model),
+                    _same_text(row.scenario),
                 )
             )
         return keys
@@ -912,6 +914,23 @@ class TableChecks:
                 return _exact_duplicates(self.checker, rows_again)
             out.append(finding.model_copy(update={"message": finding.message + label}))  # the label ends it
         return out
+
+
+def _same_text(text: str) -> str:
+    """The form two cells of one result share however they are written: NFKC (full-width letters, ligatures),
+    format characters dropped (zero-width spaces and joiners, bidi controls, soft hyphens), runs of white space
+    as one space, case folded."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+        text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    return " ".join(text.split()).casefold()
+
+
+def _same_path(location: str) -> str:
+    """A result directory however it is written: :func:`_same_text`, then ``/./``, repeated and surrounding
+    slashes and ``a/../`` collapsed as a path."""
+    text = _same_text(location).replace("\\", "/").strip("/")
+    return posixpath.normpath(text) if text else text
 
 
 def _exact_duplicates(checker: RowChecker, rows: Callable[[], Iterable[TableRow]]) -> list[Finding]:
