@@ -208,8 +208,10 @@ def _open_regular(path: Path) -> tuple[BinaryIO, int]:
 
 
 def _hash_fh(fh: BinaryIO, path: Path) -> str:
+    """SHA-256 of the whole file (from its start, wherever ``fh`` was)."""
     h = hashlib.sha256()
     try:
+        fh.seek(0)
         for block in iter(lambda: fh.read(4096), b""):
             h.update(block)
     except OSError as e:
@@ -318,11 +320,16 @@ def _entry_from_obj(obj: object, path: Path, index: int, line: int | None) -> Ac
     )
 
 
+MAX_LINE_CHARS = 16 * 1024 * 1024  # one entry a line; a 32k-token output is 256 KiB of hex
+
+
 def _iter_lines(path: Path, fh: BinaryIO) -> Iterator[tuple[int, str]]:
+    """The lines, none held longer than :data:`MAX_LINE_CHARS` characters (a longer one, as a sparse file of NUL
+    bytes, comes as pieces that are not LoadGen's layout: the whole-file path then refuses the file by size)."""
     fh.seek(0)
     f = io.TextIOWrapper(fh, encoding="utf-8", errors="strict", newline="")
     try:
-        yield from enumerate(f, start=1)
+        yield from enumerate(iter(lambda: f.readline(MAX_LINE_CHARS), ""), start=1)
     except UnicodeDecodeError as e:
         raise _bad(path, f"not UTF-8 text ({e.reason})") from e
     except OSError as e:
@@ -417,7 +424,7 @@ def parse_accuracy_log(path: Path, *, max_json_bytes: int = DEFAULT_MAX_JSON_BYT
 
 
 def _parse_open(path: Path, fh: BinaryIO, size: int, max_json_bytes: int) -> AccuracyLog:
-    digest = _hash_fh(fh, path)
+    """Parse, then hash (a file that is not an accuracy log is refused before it is read whole)."""
     limit = 2 * TRUNCATE_VIEWABLE_CHARS + len(TRUNCATE_SEPARATOR)
     if size <= 4 * limit:  # UTF-8 may take up to 4 bytes per character
         fh.seek(0)
@@ -426,16 +433,13 @@ def _parse_open(path: Path, fh: BinaryIO, size: int, max_json_bytes: int) -> Acc
         except UnicodeDecodeError as e:
             raise _bad(path, f"not UTF-8 text ({e.reason})") from e
         if is_truncated_text(text):
+            entries = _parse_truncated(path, text)
             return AccuracyLog(
-                path=str(path),
-                size_bytes=size,
-                sha256=digest,
-                truncated=True,
-                entries=tuple(_parse_truncated(path, text)),
+                path=str(path), size_bytes=size, sha256=_hash_fh(fh, path), truncated=True, entries=tuple(entries)
             )
-    entries = _parse_line_layout(path, fh)
-    if entries is None:
-        entries = _parse_whole_json(path, fh, size, max_json_bytes)
+    parsed = _parse_line_layout(path, fh)
+    if parsed is None:
+        parsed = _parse_whole_json(path, fh, size, max_json_bytes)
     return AccuracyLog(
-        path=str(path), size_bytes=size, sha256=digest, truncated=False, entries=tuple(entries)
+        path=str(path), size_bytes=size, sha256=_hash_fh(fh, path), truncated=False, entries=tuple(parsed)
     )

@@ -334,3 +334,28 @@ def test_check_many_malformed_lines_give_a_bounded_report(
     assert code == 1 and len(on_log) == MAX_PROBLEMS + 1
     assert "199,990 more malformed lines" in on_log[-1]["message"]
     assert (tmp_path / "report.json").stat().st_size < 1 << 20
+
+
+# ---- accuracy logs ----------------------------------------------------------------------------------------
+def test_a_sparse_50_gb_accuracy_log_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    from checker.parsers.accuracy_log import parse_accuracy_log
+
+    log = tmp_path / "mlperf_log_accuracy.json"
+    with log.open("wb") as fh:
+        fh.truncate(50 * 2**30)  # 50 GB of NUL bytes, no block on disk
+    with bounded(seconds=10.0, megabytes=200.0), pytest.raises(UnusableInput, match="refusing a whole-file"):
+        parse_accuracy_log(log)
+
+
+def test_verify_test06_on_a_sparse_log_exits_2_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from loadgen_sut.cli import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    with (run / "mlperf_log_accuracy.json").open("wb") as fh:
+        fh.truncate(50 * 2**30)
+    t0 = time.perf_counter()
+    code = main(["verify", "TEST06", str(run), "--out", str(tmp_path / "out"), "--benchmark", "llama3.1-8b"])
+    assert time.perf_counter() - t0 < 10.0
+    err = capsys.readouterr().err
+    assert code == 2 and "mlperf_log_accuracy.json" in err and "Traceback" not in err, err
