@@ -183,8 +183,9 @@ def _num(v: Any) -> float | None:
 
 
 def _int(v: Any) -> int | None:
+    """A whole number (NaN, an infinity or a fraction: None)."""
     n = _num(v)
-    return int(n) if n is not None and n == int(n) else None
+    return int(n) if n is not None and n.is_integer() else None
 
 
 def _str(v: Any) -> str | None:
@@ -574,7 +575,7 @@ def _aiperf_family(path: Path, data: dict[str, Any], tool: PeerTool) -> PeerRun:
         warmup=_str(warm),
         run_id=_str(run_id or _meta(merged, "run_id")),
         ignore_eos=ignore_eos,
-        requests_completed=int(count) if count is not None else None,
+        requests_completed=_int(count),
         output_throughput_tps=_num(_dig(data, "output_token_throughput", "avg")),
         request_throughput_rps=_num(_dig(data, "request_throughput", "avg")),
         goodput=_num(_dig(goodput, "avg")) if isinstance(goodput, dict) else _num(goodput),
