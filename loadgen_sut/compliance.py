@@ -7,7 +7,7 @@ TEST09 (mean output length in performance mode) - each a performance-mode LoadGe
 TEST06 (LLM output consistency) is a performance-mode LoadGen run with TEST06's ``audit.config``
 in the working directory: LoadGen then logs about 100 sampled responses to
 ``mlperf_log_accuracy.json``. :func:`verify_test06_run` re-verifies them with
-:func:`checker.test06.verify_test06` and writes ``<out_dir>/verify_accuracy.txt`` in the official
+:func:`checker.compliance.test06.verify_test06` and writes ``<out_dir>/verify_accuracy.txt`` in the official
 format, which the submission checker reads (``First token check pass: True`` etc.), plus a
 ``verify_accuracy_details.txt`` with the per-sample reasons, and copies the log to
 ``<out_dir>/accuracy/`` as the official script does.
@@ -21,7 +21,7 @@ over the logged samples, as the official script's is, with the threshold of the 
 
 TEST09 (:func:`verify_test09_run`): ``compliance/TEST09/run_verification.py`` counts each logged sample's 4-byte
 token ids, and passes when the mean lies within the audit.config bounds; it writes ``verify_output_len.txt``
-(statistics, then the verification results). The same text is written from :func:`checker.test09.verify_test09`.
+(statistics, then the verification results). The same text is written from :func:`checker.compliance.test09.verify_test09`.
 
 The TEST07/TEST09 logs are not copied (they hold every sample: tens of MB); the packager copies them into the tree.
 """
@@ -35,13 +35,13 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.audit_run import audit_run_report
+from checker.compliance.audit_run import audit_run_report
+from checker.compliance.test06 import Test06Result, verify_test06
+from checker.compliance.test07 import DEFAULT_SCORE_PATTERN, SUMMARY_MARK
+from checker.compliance.test09 import Test09Result, token_length, verify_test09
 from checker.findings import UnusableInput
 from checker.parsers.accuracy_log import ACCURACY_LOG_NAME, TokenDtype, parse_accuracy_log
 from checker.parsers.mllog import parse_detail_file
-from checker.test06 import Test06Result, verify_test06
-from checker.test07 import DEFAULT_SCORE_PATTERN, SUMMARY_MARK
-from checker.test09 import Test09Result, token_length, verify_test09
 from loadgen_sut.datasets import Dataset
 from loadgen_sut.record import Test07Record, Test09Record
 from loadgen_sut.scoring.code_exec import CodeExecution
@@ -358,7 +358,7 @@ def verify_test07_run(
     the threshold and score pattern are the rules data's (``Benchmark.test07_accuracy_threshold`` /
     ``test07_score_pattern``). An evaluation that cannot run (no evaluator, a log that does not parse, an output for a
     sample the data set lacks) gives no score and ``TEST FAIL``, with the reason in the file and the record.
-    ``detail_log``: the run's ``mlperf_log_detail.txt``, judged against the audit.config (:mod:`checker.audit_run`).
+    ``detail_log``: the run's ``mlperf_log_detail.txt``, judged against the audit.config (:mod:`checker.compliance.audit_run`).
     ``detokenize`` / ``detokenize_special``: as :func:`~loadgen_sut.scoring.score.score_accuracy` takes them.
     """
     threshold = benchmark.test07_accuracy_threshold

@@ -278,7 +278,7 @@ class Test07Record(_Frozen):
     simulated: bool
     evaluation_error: str | None = None  # why the accuracy evaluation produced no score
     audit_config: str  # the audit.config text LoadGen read
-    audit_problems: tuple[str, ...] = ()  # what the detail log shows against the audit.config (checker.audit_run)
+    audit_problems: tuple[str, ...] = ()  # what the detail log shows against the audit.config (checker.compliance.audit_run)
     verify_file: str  # verify_accuracy.txt, relative to the run directory
 
 

@@ -22,7 +22,7 @@ FAMILIES = {
     "PERF": ("checker/checks/performance.py", "checker/checks/inferred.py"),
     "LAT": ("checker/checks/latency.py",),
     "ACC": ("checker/checks/accuracy.py",),
-    "COMPL": ("checker/checks/compliance.py", "checker/test06.py"),
+    "COMPL": ("checker/checks/compliance.py",),
     "INFER": ("checker/checks/inferred.py",),
     "ENDPOINTS": ("checker/checks/endpoints.py",),
     "POWER": ("checker/checks/power.py",),

@@ -7,32 +7,30 @@ Only for closed/network (the official checker skips open). Sets ``ctx.computed.c
 from __future__ import annotations
 
 import re
-from itertools import repeat
 
-from checker.audit_run import SHORT_QSL, audit_run_report
 from checker.checks.catalog import WARN, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.latency import latency_checks
 from checker.checks.performance import detail_log_checks, load_detail
-from checker.findings import Finding, Severity, UnusableInput
-from checker.parsers.accuracy_log import (
-    TRUNCATE_SEPARATOR,
-    TRUNCATE_SEPARATOR_CRLF,
-    TokenDtype,
-    parse_accuracy_log,
+from checker.compliance.audit_run import (
+    AUDIT_RUN_SAMPLES,
+    AUDIT_RUN_SOURCE,
+    SHORT_QSL,
+    audit_run_report,
+    logged_entries,
 )
-from checker.test06 import (
-    MAX_SAMPLES_FACTOR,
-    OFFICIAL_DEFAULT_EOS_TOKEN_ID,
-    OFFICIAL_SAMPLING_TARGET,
-    Test06Check,
+from checker.compliance.test06 import (
     detect_token_dtype,
-    eos_pair_suffixes,
+    fix_for,
+    screen_bytes,
+    screen_text,
     token_settings_of,
     verify_test06,
 )
-from checker.test07 import DEFAULT_SCORE_PATTERN, parse_verify_accuracy
-from checker.test09 import reported_mean, verify_test09
+from checker.compliance.test07 import DEFAULT_SCORE_PATTERN, parse_verify_accuracy
+from checker.compliance.test09 import reported_mean, verify_test09
+from checker.findings import Finding, Severity, UnusableInput
+from checker.parsers.accuracy_log import TokenDtype, parse_accuracy_log
 from rules.models import Scenario
 
 # the rules this module emits (the registry: checker/checks/catalog.py)
@@ -377,174 +375,8 @@ def _test06(ctx: ResultContext, tdir: str) -> list[Finding]:
     return out
 
 
-def _hex_field(line: str, name: str) -> bytes | None:
-    """The bytes of the hex string ``"<name>" : "..."`` in a LoadGen accuracy-log line; None when absent or not pure
-    hex (``bytes.fromhex`` skips whitespace, so the length check rejects it)."""
-    tag = f'"{name}" : "'
-    i = line.find(tag)
-    if i < 0:
-        return None
-    i += len(tag)
-    j = line.find('"', i)
-    if j < 0:
-        return None
-    try:
-        raw = bytes.fromhex(line[i:j])
-    except ValueError:
-        return None
-    return raw if 2 * len(raw) == j - i else None
-
-
-def _test06_screen(
-    text: str, scenario: Scenario, eos_ids: tuple[int, ...] = (OFFICIAL_DEFAULT_EOS_TOKEN_ID,)
-) -> bool:
-    """True when every logged sample certainly passes :func:`checker.test06.verify_test06` (int32 ids, the official
-    EOS id): a screen over LoadGen's line layout and the raw bytes, without decoding a token. Anything unusual
-    returns False and the log goes through the full parser and verifier, which give the verdict and the per-sample
-    reasons."""
-    lines = text.split("\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if len(lines) < 3 or lines[0].strip() != "[" or lines[-1].strip() != "]":
-        return False
-    entries = lines[1:-1]
-    if len(entries) > MAX_SAMPLES_FACTOR * OFFICIAL_SAMPLING_TARGET:
-        return False
-    first_token_needed = scenario is not Scenario.OFFLINE
-    eos2 = eos_pair_suffixes(eos_ids)
-    for raw in entries:
-        ln = raw.strip()
-        if not ln.startswith('{ "seq_id" : ') or not (ln.endswith(" }") or ln.endswith(" },")):
-            return False
-        data = _hex_field(ln, "data")
-        first = _hex_field(ln, "token_data")
-        k = ln.find('"token_count" : ')
-        if data is None or k < 0:
-            return False
-        if ln.count('" : ') != 4 + (first is not None):
-            return False  # another key, or a field spelled otherwise
-        digits = ln[k + len('"token_count" : ') :].rstrip(",").rstrip("}").strip()
-        if not digits.isdigit() or len(data) % 4:
-            return False
-        try:
-            if len(data) // 4 != int(digits):
-                return False
-        except ValueError:  # 4,301 digits or more, or a digit int() does not read ("²"): the full parser decides
-            return False
-        if data.endswith(eos2):
-            return False
-        if first_token_needed and (
-            not first or len(first) % 4 or len(first) > len(data) or not data.startswith(first)
-        ):
-            return False
-    return True
-
-
-_HEX_UPPER = b"0123456789ABCDEF"
-# LoadGen's accuracy-log entry as ``bytes.split(b'"')`` cuts the whole file: (pieces per entry, the fixed pieces
-# by offset within the entry, offset of the token_data hex or None). The other offsets hold numbers and hex.
-_LAYOUT_WITH_FIRST = (
-    14,
-    (
-        (1, b"seq_id"),
-        (3, b"qsl_idx"),
-        (5, b"data"),
-        (6, b" : "),
-        (8, b", "),
-        (9, b"token_data"),
-        (10, b" : "),
-        (12, b", "),
-        (13, b"token_count"),
-    ),
-    11,
-)
-_LAYOUT_NO_FIRST = (
-    10,
-    ((1, b"seq_id"), (3, b"qsl_idx"), (5, b"data"), (6, b" : "), (8, b", "), (9, b"token_count")),
-    None,
-)
-
-
-# The numbers between the fixed pieces, each list joined with NUL (which the fixed pieces never hold).
-_IDS_RE = re.compile(rb" : [0-9]+, (?:\x00 : [0-9]+, )*")
-_COUNTS_RE = re.compile(rb"(?: : ([0-9]+) \},\n\{ \x00)* : ([0-9]+) \}\n\]\n?")
-_COUNT_RE = re.compile(rb" : ([0-9]+) ")
-
-
-def _test06_screen_bytes(
-    data: bytes, scenario: Scenario, eos_ids: tuple[int, ...] = (OFFICIAL_DEFAULT_EOS_TOKEN_ID,)
-) -> bool:
-    """A faster, narrower form of :func:`_test06_screen` on the raw bytes, for LoadGen's exact layout (upper-case
-    hex, one entry a line, ``token_data`` present or, in Offline, absent): True only where :func:`_test06_screen`
-    is True too. One ``split(b'"')`` of the whole file cuts every entry into a fixed number of pieces; the fixed
-    pieces are compared per offset, the numbers matched per column with one regex each, and the hex fields checked
-    with ``bytes.translate``, so nothing is decoded or handled line by line."""
-    p = _split_quotes(data)
-    first_token_needed = scenario is not Scenario.OFFLINE
-    # b'"token_data"' in data: a piece between two quotes is exactly b"token_data" (the first and last pieces have a
-    # quote on one side only); the first entry's p[9] usually answers, else the list is searched, not the bytes
-    with_first = first_token_needed or (len(p) > 10 and p[9] == b"token_data") or b"token_data" in p[1:-1]
-    layout = _LAYOUT_WITH_FIRST if with_first else _LAYOUT_NO_FIRST
-    stride, fixed, first_at = layout
-    n, rem = divmod(len(p) - 1, stride)
-    if rem or n < 1 or n > MAX_SAMPLES_FACTOR * OFFICIAL_SAMPLING_TARGET or p[0] != b"[\n{ ":
-        return False
-    for off, want in fixed:
-        if p[off::stride].count(want) != n:
-            return False
-    for ids in (b"\x00".join(p[2::stride]), b"\x00".join(p[4::stride])):
-        if ids.count(b"\x00") != n - 1 or _IDS_RE.fullmatch(ids) is None:
-            return False
-    ends = b"\x00".join(p[stride::stride])
-    if ends.count(b"\x00") != n - 1 or _COUNTS_RE.fullmatch(ends) is None:
-        return False
-    counts = _COUNT_RE.findall(ends)
-    hexes = p[7::stride]
-    firsts = p[first_at::stride] if first_at is not None else [b""] * n
-    if len(counts) != n:
-        return False
-    eos2 = tuple(pair.hex().upper().encode() for pair in eos_pair_suffixes(eos_ids))
-    try:
-        for hexd, first, count in zip(hexes, firsts, counts, strict=True):
-            if len(hexd) % 8 or len(first) % 8 or len(hexd) != 8 * int(count) or hexd.endswith(eos2):
-                return False
-            if first_token_needed and (not first or not hexd.startswith(first)):
-                return False
-    except ValueError:  # a count of 4,301 digits or more (int() refuses it): no entry's length; the full parser decides
-        return False
-    # bytes.translate deleting the hex digits leaves nothing of a pure hex field
-    return not any(map(bytes.translate, hexes, repeat(None), repeat(_HEX_UPPER))) and not any(
-        map(bytes.translate, firsts, repeat(None), repeat(_HEX_UPPER))
-    )
-
-
-_DATA_OPEN = b'"data" : "'
-
-
-def _split_quotes(data: bytes) -> list[bytes]:
-    """``data.split(b'"')``, faster on an accuracy log: ``bytes.split`` looks at every byte, here the long hex of
-    each ``"data"`` field is skipped with ``find`` (memchr). Exact for any input: for a quote at ``q1`` and the next
-    quote at ``q2``, ``split(data) == split(data[:q1]) + [data[q1 + 1 : q2]] + split(data[q2 + 1 :])``."""
-    out: list[bytes] = []
-    find = data.find
-    pos = 0
-    while True:
-        a = find(_DATA_OPEN, pos)
-        if a < 0:
-            break
-        q1 = a + len(_DATA_OPEN) - 1  # the quote that opens the hex
-        q2 = find(b'"', q1 + 1)
-        if q2 < 0:
-            break
-        out += data[pos:q1].split(b'"')
-        out.append(data[q1 + 1 : q2])
-        pos = q2 + 1
-    out += data[pos:].split(b'"')
-    return out
-
-
 def _test06_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
-    """Beyond official: recheck TEST06 from its accuracy log with checker.test06."""
+    """Beyond official: recheck TEST06 from its accuracy log with :mod:`checker.compliance.test06`."""
     rel = f"{tdir}/accuracy/mlperf_log_accuracy.json"
     tree = ctx.sctx.tree
     if not ctx.exists_file(rel):
@@ -565,11 +397,11 @@ def _test06_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
     eos_ids, dtype = token_settings_of(ctx.benchmark)
     if dtype is TokenDtype.INT32:  # the screens read 4-byte ids
         raw, _problem = tree.read_bytes(rel)
-        if raw is not None and _test06_screen_bytes(raw, scen, eos_ids):
+        if raw is not None and screen_bytes(raw, scen, eos_ids):
             return []  # LoadGen's exact layout, every sample passes: a narrower form of the screen below
         del raw
         tr = ctx.files.text(rel)
-        if tr.text is not None and _test06_screen(tr.text, scen, eos_ids):
+        if tr.text is not None and screen_text(tr.text, scen, eos_ids):
             return []  # every sample passes the screen, which is stricter than verify_test06
     try:
         log = parse_accuracy_log(tree.abspath(rel))
@@ -625,27 +457,11 @@ def _test06_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
                     path=rel,
                     line=first.line if first else None,
                     source="compliance/TEST06/run_verification.py checks, re-run on the submitted accuracy log",
-                    fix=_reverify_fix(outcome.check, outcome.samples_checked),
+                    fix=fix_for(outcome.check, outcome.samples_checked),
                     beyond_official=True,
                 )
             )
     return out
-
-
-def _reverify_fix(check: Test06Check, n: int) -> str:
-    if check is Test06Check.SAMPLE_COUNT and n == 0:
-        return (
-            "LoadGen logged no sample, so it never read TEST06's audit.config: copy compliance/TEST06/audit.config "
-            "into the directory the benchmark runs from (LoadGen's working directory), rerun TEST06 and check that "
-            "its detail log says 'Found Audit Config file (audit.config)'"
-        )
-    if check is Test06Check.SAMPLE_COUNT:
-        return "run TEST06 as a performance-mode run with its audit.config (not an accuracy run) and submit that log"
-    if check is Test06Check.FIRST_TOKEN:
-        return "report the first token's ids through FirstTokenComplete exactly as they start the response, rerun TEST06"
-    if check is Test06Check.EOS:
-        return "stop the output at the first EOS (do not pad with EOS tokens), rerun TEST06"
-    return "report to LoadGen (n_tokens / token_count) exactly the number of token ids in the response, rerun TEST06"
 
 
 def _rules_data(ctx: ResultContext, what: str, fields: str) -> Finding:
@@ -864,19 +680,9 @@ def _test09_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
     return out
 
 
-# the rules-data field with each test's data set size (the audit.config's min_query_count)
-AUDIT_RUN_SAMPLES = {"TEST07": "test07_sample_count", "TEST09": "test09_sample_count"}
-_AUDIT_RUN_SOURCE = (
-    "compliance/TEST07/README.md, compliance/TEST09/README.md: 'Verify that audit.config was properly read by checking "
-    "mlperf_log_detail.txt'; the audit.config files: mode = 2, accuracy_log_sampling_target >= the data set size "
-    "('Log ALL samples'), sample_concatenate_permutation = 0; the verification copies performance/run_1 into the "
-    "submission ('These files must be submitted as part of the compliance audit trail')"
-)
-
-
 def _audit_run(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
     """Beyond official (which reads only the verification file): the test's performance-mode detail log shows that
-    LoadGen read the audit.config and ran the test as it asks (:mod:`checker.audit_run`), and the accuracy log holds
+    LoadGen read the audit.config and ran the test as it asks (:mod:`checker.compliance.audit_run`), and the accuracy log holds
     every sample LoadGen issued."""
     rel = f"{tdir}/performance/run_1/mlperf_log_detail.txt"
     fix = f"run {test} with compliance/{test}/{ctx.mlperf_model}/audit.config in LoadGen's working directory and submit "
@@ -884,7 +690,7 @@ def _audit_run(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
 
     def finding(msg: str, line: int | None = None, severity: Severity | None = None, trial: bool = False) -> Finding:
         return ctx.finding(
-            "COMPL-AUDIT-RUN", f"{test}: {msg}", path=rel, line=line, source=_AUDIT_RUN_SOURCE, fix=fix, severity=severity,
+            "COMPL-AUDIT-RUN", f"{test}: {msg}", path=rel, line=line, source=AUDIT_RUN_SOURCE, fix=fix, severity=severity,
             trial=trial,
         )
 
@@ -928,13 +734,11 @@ def _audit_run(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
 
 
 def _logged_entries(ctx: ResultContext, rel: str) -> int | None:
-    """Entries of a LoadGen accuracy log, counted by their ``"qsl_idx"`` keys (None: absent, too large, outside the
-    tree, or the truncated form; the TEST07/TEST09 log findings report those)."""
+    """Entries of a LoadGen accuracy log (None: absent, too large, outside the tree, or the truncated form; the
+    TEST07/TEST09 log findings report those)."""
     tree = ctx.sctx.tree
     size = tree.size(rel)
     if not tree.is_inside(rel) or size is None or size > TEST06_MAX_LOG_BYTES:
         return None
     raw, _problem = tree.read_bytes(rel)
-    if raw is None or TRUNCATE_SEPARATOR.encode() in raw or TRUNCATE_SEPARATOR_CRLF.encode() in raw:
-        return None
-    return raw.count(b'"qsl_idx"')
+    return None if raw is None else logged_entries(raw)

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from checker.checks.compliance import _test06_screen
+from checker.compliance.test06 import screen_text, verify_test06
 from checker.engine import check_tree
 from checker.findings import Severity, UnusableInput
 from checker.parsers.accuracy_log import parse_accuracy_log
-from checker.test06 import verify_test06
 from rules import load_round
 from rules.models import Scenario
 from tests.checker.fixture_cases import materialize
@@ -90,7 +89,7 @@ def test_v6_pass_file_tests(tmp_path: Path) -> None:
 
 
 def test_test06_screen_never_passes_what_the_verifier_fails(v51_tree: Path) -> None:
-    """The string-level TEST06 screen only lets through logs that checker.test06 also passes."""
+    """The string-level TEST06 screen only lets through logs that checker.compliance.test06 also passes."""
     logs = sorted(v51_tree.rglob("TEST06/accuracy/mlperf_log_accuracy.json"))
     assert logs
     screened = 0
@@ -99,12 +98,12 @@ def test_test06_screen_never_passes_what_the_verifier_fails(v51_tree: Path) -> N
         assert scen is not None
         text = p.read_text(encoding="utf-8")
         full = verify_test06(parse_accuracy_log(p).entries, scen.loadgen_scenario)
-        if _test06_screen(text, scen.loadgen_scenario):
+        if screen_text(text, scen.loadgen_scenario):
             screened += 1
             assert full.passed, p
         # one changed token_count must be caught by the screen
         broken = text.replace('"token_count" : ', '"token_count" : 9', 1)
-        assert not _test06_screen(broken, scen.loadgen_scenario)
+        assert not screen_text(broken, scen.loadgen_scenario)
     assert screened > 0
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from checker.compliance.test07 import parse_verify_accuracy
+from checker.compliance.test09 import reported_mean, verify_test09
 from checker.engine import check_tree
 from checker.parsers.accuracy_log import AccuracyEntry
-from checker.test07 import parse_verify_accuracy
-from checker.test09 import reported_mean, verify_test09
 from rules.registry import load_round
 
 SHARED = Path("/work/shared/data/mlperf-inference-v6.1")

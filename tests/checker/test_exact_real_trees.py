@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from checker.compliance.test06 import detect_token_dtype
 from checker.engine import check_tree
 from checker.parsers.accuracy_log import AccuracyEntry, TokenDtype
 from checker.report.outcome import filter_report
-from checker.test06 import detect_token_dtype
 from rules import load_round
 from tests.checker.fixture_cases import load_cases, materialize
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.checks.compliance import _test06_screen, _test06_screen_bytes
+from checker.compliance.test06 import screen_bytes, screen_text
 from rules.models import Scenario
 
 
@@ -39,24 +39,24 @@ def test_bytes_screen_implies_text_screen(v51_tree: Path) -> None:
         scen = _scenario(log)
         raw = log.read_bytes()
         # the real logs are LoadGen's exact layout: both screens agree on them
-        assert _test06_screen_bytes(raw, scen) == _test06_screen(raw.decode("utf-8"), scen), log
+        assert screen_bytes(raw, scen) == screen_text(raw.decode("utf-8"), scen), log
         for variant in _variants(raw):
-            if _test06_screen_bytes(variant, scen):
+            if screen_bytes(variant, scen):
                 accepted += 1
-                assert _test06_screen(variant.decode("utf-8"), scen), (log, variant[:200])
+                assert screen_text(variant.decode("utf-8"), scen), (log, variant[:200])
     assert accepted >= len(logs)  # at least the unmodified logs pass the byte screen
 
 
 @pytest.mark.parametrize("scenario", [Scenario.SERVER, Scenario.OFFLINE])
 def test_bytes_screen_rejects_eos_and_first_token(scenario: Scenario) -> None:
     ok = b'[\n{ "seq_id" : 1, "qsl_idx" : 7, "data" : "0500000002000000", "token_data" : "05000000", "token_count" : 2 }\n]\n'
-    assert _test06_screen_bytes(ok, scenario)
+    assert screen_bytes(ok, scenario)
     two_eos = ok.replace(b'"0500000002000000"', b'"050000000200000002000000"').replace(b": 2 }", b": 3 }")
-    assert not _test06_screen_bytes(two_eos, scenario)
+    assert not screen_bytes(two_eos, scenario)
     wrong_first = ok.replace(b'"token_data" : "05000000"', b'"token_data" : "06000000"')
-    assert _test06_screen_bytes(wrong_first, scenario) is (scenario is Scenario.OFFLINE)
+    assert screen_bytes(wrong_first, scenario) is (scenario is Scenario.OFFLINE)
     no_first = ok.replace(b', "token_data" : "05000000"', b"")
-    assert _test06_screen_bytes(no_first, scenario) is (scenario is Scenario.OFFLINE)
+    assert screen_bytes(no_first, scenario) is (scenario is Scenario.OFFLINE)
 
 
 def test_screens_never_raise_on_a_count_int_cannot_read() -> None:
@@ -65,19 +65,19 @@ def test_screens_never_raise_on_a_count_int_cannot_read() -> None:
     ok = b'[\n{ "seq_id" : 1, "qsl_idx" : 7, "data" : "0500000002000000", "token_data" : "05000000", "token_count" : 2 }\n]\n'
     huge = ok.replace(b": 2 }", b": " + b"1" * 5000 + b" }")
     for scenario in (Scenario.SERVER, Scenario.OFFLINE):
-        assert _test06_screen_bytes(ok, scenario) and _test06_screen(ok.decode(), scenario)
-        assert not _test06_screen_bytes(huge, scenario)
-        assert not _test06_screen(huge.decode(), scenario)
+        assert screen_bytes(ok, scenario) and screen_text(ok.decode(), scenario)
+        assert not screen_bytes(huge, scenario)
+        assert not screen_text(huge.decode(), scenario)
 
 
 def test_quote_split_is_bytes_split() -> None:
     """The byte screen's split skips each "data" hex with find(); it equals bytes.split(b'"') on any input."""
     import random
 
-    from checker.checks.compliance import _split_quotes
+    from checker.compliance.test06 import split_quotes
 
     rnd = random.Random(7)
     parts = [b'"', b'"data" : "', b"0A", b"token_data", b" : ", b"\n"]
     for _ in range(3000):
         data = b"".join(rnd.choice(parts) for _ in range(rnd.randrange(0, 16)))
-        assert _split_quotes(data) == data.split(b'"'), data
+        assert split_quotes(data) == data.split(b'"'), data

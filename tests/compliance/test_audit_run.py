@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from checker.audit_run import audit_run_report
+from checker.compliance.audit_run import audit_run_report
 from checker.engine import check_tree
 from checker.findings import Severity
 from checker.parsers.mllog import parse_detail_file

@@ -1,4 +1,4 @@
-"""checker.test06 on genuine TEST06-style LoadGen logs: a pass and each failure kind."""
+"""checker.compliance.test06 on genuine TEST06-style LoadGen logs: a pass and each failure kind."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from checker.compliance.test06 import Test06Check as Check06
+from checker.compliance.test06 import token_settings_of, verify_test06
 from checker.parsers.accuracy_log import AccuracyEntry, TokenDtype, parse_accuracy_log
-from checker.test06 import Test06Check as Check06
-from checker.test06 import token_settings_of, verify_test06
 from rules.models import Scenario
 from rules.registry import load_round
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from checker.audit_run import AUDIT_CONFIG_MESSAGE, audit_run_report
+from checker.compliance.audit_run import AUDIT_CONFIG_MESSAGE, audit_run_report
+from checker.compliance.test07 import parse_verify_accuracy
+from checker.compliance.test09 import Test09Result as T09Result
+from checker.compliance.test09 import reported_mean
 from checker.findings import UnusableInput
 from checker.parsers.mllog import parse_detail_file
-from checker.test07 import parse_verify_accuracy
-from checker.test09 import Test09Result as T09Result
-from checker.test09 import reported_mean
 from loadgen_sut.compliance import (
     VERIFY_FILE,
     VERIFY_OUTPUT_LEN_FILE,

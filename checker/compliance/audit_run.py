@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from checker.parsers.accuracy_log import TRUNCATE_SEPARATOR, TRUNCATE_SEPARATOR_CRLF
 from checker.parsers.mllog import DetailLog
 
 # the start of the problem that says the QSL was not the test's data set (the compliance check marks a smaller one
@@ -102,3 +103,20 @@ def audit_run_problems(report: AuditRunReport, sample_count: int | None) -> list
     if report.concatenate:
         out.append("effective_sample_concatenate_permutation is true; the audit.config sets it to 0")
     return out
+
+
+# the rules-data field with each test's data set size (the audit.config's min_query_count)
+AUDIT_RUN_SAMPLES = {"TEST07": "test07_sample_count", "TEST09": "test09_sample_count"}
+AUDIT_RUN_SOURCE = (
+    "compliance/TEST07/README.md, compliance/TEST09/README.md: 'Verify that audit.config was properly read by checking "
+    "mlperf_log_detail.txt'; the audit.config files: mode = 2, accuracy_log_sampling_target >= the data set size "
+    "('Log ALL samples'), sample_concatenate_permutation = 0; the verification copies performance/run_1 into the "
+    "submission ('These files must be submitted as part of the compliance audit trail')"
+)
+
+
+def logged_entries(raw: bytes) -> int | None:
+    """Entries of a LoadGen accuracy log's bytes, counted by their ``"qsl_idx"`` keys (None: the truncated form)."""
+    if TRUNCATE_SEPARATOR.encode() in raw or TRUNCATE_SEPARATOR_CRLF.encode() in raw:
+        return None
+    return raw.count(b'"qsl_idx"')

@@ -29,8 +29,10 @@ differs where the official script is lenient or breaks:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from enum import Enum
+from itertools import repeat
 
 from pydantic import BaseModel, ConfigDict
 
@@ -359,3 +361,188 @@ def eos_pair_suffixes(eos_ids: Sequence[int]) -> tuple[bytes, ...]:
     return tuple(
         a.to_bytes(4, "little", signed=True) + b.to_bytes(4, "little", signed=True) for a in eos_ids for b in eos_ids
     )
+
+
+def fix_for(check: Test06Check, n: int) -> str:
+    if check is Test06Check.SAMPLE_COUNT and n == 0:
+        return (
+            "LoadGen logged no sample, so it never read TEST06's audit.config: copy compliance/TEST06/audit.config "
+            "into the directory the benchmark runs from (LoadGen's working directory), rerun TEST06 and check that "
+            "its detail log says 'Found Audit Config file (audit.config)'"
+        )
+    if check is Test06Check.SAMPLE_COUNT:
+        return "run TEST06 as a performance-mode run with its audit.config (not an accuracy run) and submit that log"
+    if check is Test06Check.FIRST_TOKEN:
+        return "report the first token's ids through FirstTokenComplete exactly as they start the response, rerun TEST06"
+    if check is Test06Check.EOS:
+        return "stop the output at the first EOS (do not pad with EOS tokens), rerun TEST06"
+    return "report to LoadGen (n_tokens / token_count) exactly the number of token ids in the response, rerun TEST06"
+
+
+# The screens: a verdict of 'every sample passes' without decoding a token, else the full parser and verify_test06 decide
+
+
+def _hex_field(line: str, name: str) -> bytes | None:
+    """The bytes of the hex string ``"<name>" : "..."`` in a LoadGen accuracy-log line; None when absent or not pure
+    hex (``bytes.fromhex`` skips whitespace, so the length check rejects it)."""
+    tag = f'"{name}" : "'
+    i = line.find(tag)
+    if i < 0:
+        return None
+    i += len(tag)
+    j = line.find('"', i)
+    if j < 0:
+        return None
+    try:
+        raw = bytes.fromhex(line[i:j])
+    except ValueError:
+        return None
+    return raw if 2 * len(raw) == j - i else None
+
+
+def screen_text(
+    text: str, scenario: Scenario, eos_ids: tuple[int, ...] = (OFFICIAL_DEFAULT_EOS_TOKEN_ID,)
+) -> bool:
+    """True when every logged sample certainly passes :func:`verify_test06` (int32 ids, the official
+    EOS id): a screen over LoadGen's line layout and the raw bytes, without decoding a token. Anything unusual
+    returns False and the log goes through the full parser and verifier, which give the verdict and the per-sample
+    reasons."""
+    lines = text.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if len(lines) < 3 or lines[0].strip() != "[" or lines[-1].strip() != "]":
+        return False
+    entries = lines[1:-1]
+    if len(entries) > MAX_SAMPLES_FACTOR * OFFICIAL_SAMPLING_TARGET:
+        return False
+    first_token_needed = scenario is not Scenario.OFFLINE
+    eos2 = eos_pair_suffixes(eos_ids)
+    for raw in entries:
+        ln = raw.strip()
+        if not ln.startswith('{ "seq_id" : ') or not (ln.endswith(" }") or ln.endswith(" },")):
+            return False
+        data = _hex_field(ln, "data")
+        first = _hex_field(ln, "token_data")
+        k = ln.find('"token_count" : ')
+        if data is None or k < 0:
+            return False
+        if ln.count('" : ') != 4 + (first is not None):
+            return False  # another key, or a field spelled otherwise
+        digits = ln[k + len('"token_count" : ') :].rstrip(",").rstrip("}").strip()
+        if not digits.isdigit() or len(data) % 4:
+            return False
+        try:
+            if len(data) // 4 != int(digits):
+                return False
+        except ValueError:  # 4,301 digits or more, or a digit int() does not read ("²"): the full parser decides
+            return False
+        if data.endswith(eos2):
+            return False
+        if first_token_needed and (
+            not first or len(first) % 4 or len(first) > len(data) or not data.startswith(first)
+        ):
+            return False
+    return True
+
+
+_HEX_UPPER = b"0123456789ABCDEF"
+# LoadGen's accuracy-log entry as ``bytes.split(b'"')`` cuts the whole file: (pieces per entry, the fixed pieces
+# by offset within the entry, offset of the token_data hex or None). The other offsets hold numbers and hex.
+_LAYOUT_WITH_FIRST = (
+    14,
+    (
+        (1, b"seq_id"),
+        (3, b"qsl_idx"),
+        (5, b"data"),
+        (6, b" : "),
+        (8, b", "),
+        (9, b"token_data"),
+        (10, b" : "),
+        (12, b", "),
+        (13, b"token_count"),
+    ),
+    11,
+)
+_LAYOUT_NO_FIRST = (
+    10,
+    ((1, b"seq_id"), (3, b"qsl_idx"), (5, b"data"), (6, b" : "), (8, b", "), (9, b"token_count")),
+    None,
+)
+
+
+# The numbers between the fixed pieces, each list joined with NUL (which the fixed pieces never hold).
+_IDS_RE = re.compile(rb" : [0-9]+, (?:\x00 : [0-9]+, )*")
+_COUNTS_RE = re.compile(rb"(?: : ([0-9]+) \},\n\{ \x00)* : ([0-9]+) \}\n\]\n?")
+_COUNT_RE = re.compile(rb" : ([0-9]+) ")
+
+
+def screen_bytes(
+    data: bytes, scenario: Scenario, eos_ids: tuple[int, ...] = (OFFICIAL_DEFAULT_EOS_TOKEN_ID,)
+) -> bool:
+    """A faster, narrower form of :func:`screen_text` on the raw bytes, for LoadGen's exact layout (upper-case
+    hex, one entry a line, ``token_data`` present or, in Offline, absent): True only where :func:`screen_text`
+    is True too. One ``split(b'"')`` of the whole file cuts every entry into a fixed number of pieces; the fixed
+    pieces are compared per offset, the numbers matched per column with one regex each, and the hex fields checked
+    with ``bytes.translate``, so nothing is decoded or handled line by line."""
+    p = split_quotes(data)
+    first_token_needed = scenario is not Scenario.OFFLINE
+    # b'"token_data"' in data: a piece between two quotes is exactly b"token_data" (the first and last pieces have a
+    # quote on one side only); the first entry's p[9] usually answers, else the list is searched, not the bytes
+    with_first = first_token_needed or (len(p) > 10 and p[9] == b"token_data") or b"token_data" in p[1:-1]
+    layout = _LAYOUT_WITH_FIRST if with_first else _LAYOUT_NO_FIRST
+    stride, fixed, first_at = layout
+    n, rem = divmod(len(p) - 1, stride)
+    if rem or n < 1 or n > MAX_SAMPLES_FACTOR * OFFICIAL_SAMPLING_TARGET or p[0] != b"[\n{ ":
+        return False
+    for off, want in fixed:
+        if p[off::stride].count(want) != n:
+            return False
+    for ids in (b"\x00".join(p[2::stride]), b"\x00".join(p[4::stride])):
+        if ids.count(b"\x00") != n - 1 or _IDS_RE.fullmatch(ids) is None:
+            return False
+    ends = b"\x00".join(p[stride::stride])
+    if ends.count(b"\x00") != n - 1 or _COUNTS_RE.fullmatch(ends) is None:
+        return False
+    counts = _COUNT_RE.findall(ends)
+    hexes = p[7::stride]
+    firsts = p[first_at::stride] if first_at is not None else [b""] * n
+    if len(counts) != n:
+        return False
+    eos2 = tuple(pair.hex().upper().encode() for pair in eos_pair_suffixes(eos_ids))
+    try:
+        for hexd, first, count in zip(hexes, firsts, counts, strict=True):
+            if len(hexd) % 8 or len(first) % 8 or len(hexd) != 8 * int(count) or hexd.endswith(eos2):
+                return False
+            if first_token_needed and (not first or not hexd.startswith(first)):
+                return False
+    except ValueError:  # a count of 4,301 digits or more (int() refuses it): no entry's length; the full parser decides
+        return False
+    # bytes.translate deleting the hex digits leaves nothing of a pure hex field
+    return not any(map(bytes.translate, hexes, repeat(None), repeat(_HEX_UPPER))) and not any(
+        map(bytes.translate, firsts, repeat(None), repeat(_HEX_UPPER))
+    )
+
+
+_DATA_OPEN = b'"data" : "'
+
+
+def split_quotes(data: bytes) -> list[bytes]:
+    """``data.split(b'"')``, faster on an accuracy log: ``bytes.split`` looks at every byte, here the long hex of
+    each ``"data"`` field is skipped with ``find`` (memchr). Exact for any input: for a quote at ``q1`` and the next
+    quote at ``q2``, ``split(data) == split(data[:q1]) + [data[q1 + 1 : q2]] + split(data[q2 + 1 :])``."""
+    out: list[bytes] = []
+    find = data.find
+    pos = 0
+    while True:
+        a = find(_DATA_OPEN, pos)
+        if a < 0:
+            break
+        q1 = a + len(_DATA_OPEN) - 1  # the quote that opens the hex
+        q2 = find(b'"', q1 + 1)
+        if q2 < 0:
+            break
+        out += data[pos:q1].split(b'"')
+        out.append(data[q1 + 1 : q2])
+        pos = q2 + 1
+    out += data[pos:].split(b'"')
+    return out
