@@ -8,12 +8,10 @@ affected :class:`ResultEntry`, so ``ResultEntry.valid`` alone gives a result's v
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
 
 from checker.checks.accuracy import check_accuracy
 from checker.checks.catalog import INFO, RuleInfo, register
@@ -35,10 +33,10 @@ from checker.checks.structure import (
 )
 from checker.checks.system import check_system
 from checker.findings import Finding, Severity, UnusableInput, filter_findings
-from checker.result_value import result_units
-from checker.results import SUMMARY_CSV_COLUMNS, CheckReport, ResultEntry, SummaryRow
+from checker.report.summary_row import error_categories, result_rows
+from checker.results import CheckReport, ResultEntry
 from checker.safe_io import SafeTree, display_name
-from checker.tree import ResultDir, discover, hygiene_findings, walk_findings, walk_submitter
+from checker.tree import ResultDir, SubmitterTree, discover, hygiene_findings, walk_findings, walk_submitter
 from checker.version import tool_version
 from rules.models import Round, Scenario
 
@@ -66,77 +64,8 @@ ENDPOINTS_RESULT_CHECKS: tuple[Callable[[ResultContext], list[Finding]], ...] = 
     check_endpoints,
 )
 
-# Finding families the official checker counts in its per-benchmark ``errors`` counter (summary CSV column)
-_ERROR_FAMILIES = (("TREE-SCENARIO",), ("MEAS-",), ("ACC-",), ("PERF-", "LAT-", "INFER-", "POWER-"))
-
-
 def _copy_into(f: Finding, result: str) -> Finding:
     return f.model_copy(update={"result": result})
-
-
-def summary_values(
-    ctx: ResultContext, result: float, *, power: float | None = None, errors: int = 0
-) -> dict[str, str]:
-    """One row of the official summary CSV (log_result in the v5.1.1 checker)."""
-    d = ctx.system_desc
-    assert d is not None  # a summary row is written only for a result whose system description parsed
-    rd = ctx.rd
-    r = ctx.round
-    scen = ctx.scenario
-    assert scen is not None
-    bm = ctx.benchmark
-    # the system fields as the official log_result writes them: str() of the JSON value (SystemDesc.shown)
-    notes = d.shown("hw_notes", "") if d.filled("hw_notes") else ""
-    if d.filled("sw_notes"):
-        notes = (notes + ". " if notes else "") + d.shown("sw_notes")
-    if power is None:
-        units = result_units(r, bm, scen)
-    else:
-        units = r.power_units.get(
-            scen,
-            "Watts" if scen in (Scenario.OFFLINE, Scenario.SERVER, Scenario.INTERACTIVE) else "millijoules",
-        )
-    wdt = ctx.computed.weight_data_types
-    values = {
-        "Organization": rd.submitter,
-        "Availability": d.shown("status", "").lower(),
-        "Division": rd.division,
-        "SystemType": d.shown("system_type"),
-        "SystemName": d.shown("system_name"),
-        "Platform": rd.system,
-        "Model": rd.benchmark,
-        "MlperfModel": ctx.mlperf_model or "",
-        "Scenario": scen.value,
-        "Result": str(float(power if power is not None else result)),
-        "Accuracy": ctx.computed.accuracy or "",
-        "number_of_nodes": d.shown("number_of_nodes"),
-        "host_processor_model_name": d.shown("host_processor_model_name"),
-        "host_processors_per_node": d.shown("host_processors_per_node"),
-        "host_processor_core_count": d.shown("host_processor_core_count"),
-        "accelerator_model_name": d.shown("accelerator_model_name"),
-        "accelerators_per_node": d.shown("accelerators_per_node"),
-        "Location": rd.path,
-        "framework": d.shown("framework", ""),
-        "operating_system": d.shown("operating_system", ""),
-        "notes": notes,
-        "compliance": str(ctx.computed.compliance),
-        "errors": str(errors),
-        "version": r.name,
-        "inferred": "1" if ctx.computed.inferred else "0",
-        "has_power": str(ctx.computed.power_metric is not None and ctx.computed.power_metric > 0),
-        "Units": units,
-        "weight_data_types": "" if wdt is None else str(wdt),
-    }
-    assert tuple(values) == SUMMARY_CSV_COLUMNS
-    return values
-
-
-def _error_categories(findings: list[Finding]) -> int:
-    n = 0
-    for prefixes in _ERROR_FAMILIES:
-        if any(f.severity is Severity.ERROR and f.rule.startswith(prefixes) for f in findings):
-            n += 1
-    return n
 
 
 def check_submitter(
@@ -153,99 +82,113 @@ def check_submitter(
     ``select`` / ``ignore`` (the CLI's rule filters) decide the verdicts that tree-level findings are computed from
     (A18/A19: a required scenario with a valid result), so a filtered report is consistent with itself."""
     sub = walk_submitter(base, checked, division, name)
-    level: list[Finding] = []
     walked = walk_findings(sub)  # what could not be looked at: errors, never skipped silently
     if not sub.has_results_dir:
-        level += walked
-        if sub.results_kind is None and not any(p == sub.path for p, _ in sub.unreadable):
-            level.append(
-                Finding(
-                    rule="TREE-NO-RESULTS",
-                    severity=Severity.INFO,
-                    message="no results/ directory: skipped, as the official checker does",
-                    scope=sub.path,
-                    path=sub.path,
-                    source="official checker v5.1.1: check_results_dir L2272",
-                )
-            )
-        return [], level
+        return [], walked + _no_results(sub)
     tree = SafeTree(base, confine=checked)
     tree.register_walk(sub.path, frozenset(link.path for link in sub.symlinks), sub.file_ids)
     sctx = SubmitterContext(round=rnd, tree=tree, sub=sub, files=FileCache(tree))
     hygiene = walked + hygiene_findings(sub, rnd.structure.file_size_limit_mb)
     mapping = load_model_mapping(sctx)
-    level += hygiene + mapping + submitter_findings(sctx)
+    level = hygiene + mapping + submitter_findings(sctx)
     copied_sub = [f for f in hygiene + mapping if f.severity is Severity.ERROR]
     entries: list[ResultEntry] = []
     for system in sub.result_systems:
         sys_f = check_system(sctx, system)
         level += sys_f
         copied_sys = copied_sub + [f for f in sys_f if f.severity is Severity.ERROR]
-        desc = sctx.system_desc(system)  # parsed once (check_system read it); None: missing or unusable
-        system_type = desc.system_type if desc is not None else None
         for bm_dir, scen_dirs in sub.benchmarks.get(system, {}).items():
-            model = sctx.resolve_model(bm_dir)
-            bench = rnd.benchmarks.get(model) if model else None
-            bm_f = benchmark_findings(sctx, system, bm_dir, bench, system_type)
-            level += bm_f
-            copied = copied_sys + [f for f in bm_f if f.severity is Severity.ERROR]
-            verdicts: dict[Scenario, bool] = {}
-            trial_only: dict[Scenario, bool] = {}
-            errors_so_far = 0
-            for scen_dir in scen_dirs:
-                rd = ResultDir(division, name, system, bm_dir, scen_dir)
-                scen = Scenario.parse(scen_dir)
-                ctx = ResultContext(sctx, rd, model, bench, scen, desc)
-                found: list[Finding] = [_copy_into(f, rd.path) for f in copied]
-                sf = scenario_finding(sctx, rd.path, scen_dir, bench, system_type)
-                if sf is not None:
-                    found.append(sf)
-                endpoints = scen is not None and ctx.is_endpoints
-                found += unknown_entry_findings(sctx, rd.path, endpoints=endpoints)
-                if scen is not None:
-                    for check in ENDPOINTS_RESULT_CHECKS if endpoints else RESULT_CHECKS:
-                        found += check(ctx)
-                summary = power_row = None
-                value = ctx.computed.result
-                if scen is not None and value is not None and _finite(value) and desc is not None:
-                    summary = SummaryRow(values=summary_values(ctx, value, errors=errors_so_far))
-                    pm = ctx.computed.power_metric
-                    if pm and desc.power_only:
-                        summary = None  # the official log_result writes only the power row then
-                    if pm and _finite(pm):
-                        power_row = SummaryRow(
-                            values=summary_values(ctx, value, power=pm, errors=errors_so_far)
-                        )
-                entry = ResultEntry(
-                    path=rd.path,
-                    division=division,
-                    submitter=name,
-                    system=system,
-                    benchmark=bm_dir,
-                    mlperf_model=model,
-                    scenario=scen_dir,
-                    findings=tuple(found),
-                    summary=summary,
-                    power_summary=power_row,
-                )
-                entries.append(entry)
-                errors_so_far += _error_categories(found)
-                if scen is not None:
-                    kept = filter_findings(found, select, ignore) if select or ignore else found
-                    errors = [f for f in kept if f.severity is Severity.ERROR]
-                    verdicts[scen] = verdicts.get(scen, False) or not errors
-                    trial_only[scen] = trial_only.get(scen, True) and all(f.trial for f in errors)
-                sctx.files.forget_logs()
-            if bench is not None and system_type is not None:
-                level += required_scenario_findings(sctx, system, bm_dir, bench, system_type, verdicts, trial_only)
+            ents, bm_level = _check_benchmark(sctx, system, bm_dir, scen_dirs, copied_sys, select, ignore)
+            entries += ents
+            level += bm_level
     tree.close()
     return entries, level
 
 
-def _finite(v: Any) -> bool:
-    """A value a summary row may carry: a real number (NaN, infinities and non-numbers never reach the CSV; the
-    checks report them as PERF-VALUE)."""
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+def _no_results(sub: SubmitterTree) -> list[Finding]:
+    """A submitter without results/: skipped, as the official checker does (said unless it could not be read)."""
+    if sub.results_kind is not None or any(p == sub.path for p, _ in sub.unreadable):
+        return []
+    return [
+        Finding(
+            rule="TREE-NO-RESULTS",
+            severity=Severity.INFO,
+            message="no results/ directory: skipped, as the official checker does",
+            scope=sub.path,
+            path=sub.path,
+            source="official checker v5.1.1: check_results_dir L2272",
+        )
+    ]
+
+
+def _check_benchmark(
+    sctx: SubmitterContext,
+    system: str,
+    bm_dir: str,
+    scen_dirs: Sequence[str],
+    copied_sys: list[Finding],
+    select: Sequence[str],
+    ignore: Sequence[str],
+) -> tuple[list[ResultEntry], list[Finding]]:
+    """One ``results/<system>/<benchmark>`` directory: its results in order (each summary row counts the error
+    categories of the ones before it, as the official checker does), then the required-scenario findings from their
+    verdicts (under the rule filters)."""
+    rnd = sctx.round
+    desc = sctx.system_desc(system)  # parsed once (check_system read it); None: missing or unusable
+    system_type = desc.system_type if desc is not None else None
+    model = sctx.resolve_model(bm_dir)
+    bench = rnd.benchmarks.get(model) if model else None
+    level = benchmark_findings(sctx, system, bm_dir, bench, system_type)
+    copied = copied_sys + [f for f in level if f.severity is Severity.ERROR]
+    verdicts: dict[Scenario, bool] = {}
+    trial_only: dict[Scenario, bool] = {}
+    entries: list[ResultEntry] = []
+    errors_so_far = 0
+    for scen_dir in scen_dirs:
+        rd = ResultDir(sctx.sub.division, sctx.sub.name, system, bm_dir, scen_dir)
+        ctx = ResultContext(sctx, rd, model, bench, Scenario.parse(scen_dir), desc)
+        entry = _check_result(ctx, copied, errors_so_far, system_type)
+        entries.append(entry)
+        errors_so_far += error_categories(list(entry.findings))
+        if ctx.scenario is not None:
+            kept = filter_findings(list(entry.findings), select, ignore) if select or ignore else list(entry.findings)
+            errors = [f for f in kept if f.severity is Severity.ERROR]
+            verdicts[ctx.scenario] = verdicts.get(ctx.scenario, False) or not errors
+            trial_only[ctx.scenario] = trial_only.get(ctx.scenario, True) and all(f.trial for f in errors)
+        sctx.files.forget_logs()
+    if bench is not None and system_type is not None:
+        level += required_scenario_findings(sctx, system, bm_dir, bench, system_type, verdicts, trial_only)
+    return entries, level
+
+
+def _check_result(
+    ctx: ResultContext, copied: list[Finding], errors_so_far: int, system_type: str | None
+) -> ResultEntry:
+    """One result directory: the higher-level errors copied into it, its scenario and entries, the check families
+    (LoadGen's or the Endpoints'), and its summary rows."""
+    sctx, rd, scen = ctx.sctx, ctx.rd, ctx.scenario
+    found: list[Finding] = [_copy_into(f, rd.path) for f in copied]
+    sf = scenario_finding(sctx, rd.path, rd.scenario, ctx.benchmark, system_type)
+    if sf is not None:
+        found.append(sf)
+    endpoints = scen is not None and ctx.is_endpoints
+    found += unknown_entry_findings(sctx, rd.path, endpoints=endpoints)
+    if scen is not None:
+        for check in ENDPOINTS_RESULT_CHECKS if endpoints else RESULT_CHECKS:
+            found += check(ctx)
+    summary, power_row = result_rows(ctx, errors_so_far)
+    return ResultEntry(
+        path=rd.path,
+        division=rd.division,
+        submitter=rd.submitter,
+        system=rd.system,
+        benchmark=rd.benchmark,
+        mlperf_model=ctx.mlperf_model,
+        scenario=rd.scenario,
+        findings=tuple(found),
+        summary=summary,
+        power_summary=power_row,
+    )
 
 
 def _nothing_checked(root: Path, layout_findings: list[Finding], submitter: str | None) -> Finding:
