@@ -26,12 +26,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checker.audit.table import parse as table_parse
+from checker.cli import check as cli
 from checker.findings import UnusableInput
 from checker.parsers.endpoints import parse_endpoints
 from checker.parsers.mllog import MAX_PROBLEMS, parse_detail_text
 from checker.safe_io import MAX_NUMBER_DIGITS, JsonProblem, parse_json
 from checker.safe_yaml import YamlRefused, load_yaml
-from loadgen_sut.cli import check as cli
 
 SUBMITTER = "closed/RedHat"
 RESULT = f"{SUBMITTER}/results/XE8640_4xH100_vLLM/llama3.1-8b/Offline"
@@ -359,3 +359,45 @@ def test_verify_test06_on_a_sparse_log_exits_2_at_once(tmp_path: Path, capsys: p
     assert time.perf_counter() - t0 < 10.0
     err = capsys.readouterr().err
     assert code == 2 and "mlperf_log_accuracy.json" in err and "Traceback" not in err, err
+
+
+# ---- an MLPerf Endpoints result (v6.1) --------------------------------------------------------------------
+V61 = Path("/work/shared/data/mlperf-inference-v6.1")
+EP = "closed/NVIDIA/results/VR-NVL72_VR-288GB_aarch64x72_TRT/qwen3-vl-235b-a22b/Server"
+
+
+def _endpoints_tree(tmp_path: Path) -> Path:
+    if not (V61 / EP).is_dir():
+        pytest.skip("the shared v6.1 sample is not present")
+    root = tmp_path / "tree"
+    shutil.copytree(V61 / "closed" / "NVIDIA", root / "closed" / "NVIDIA")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("rel", "edit"),
+    [
+        ("config.yaml", lambda t: _laughs() + t.replace("version: '1.0'", "version: *a8")),
+        ("config.yaml", lambda t: t.replace("version: '1.0'", "version: &v [*v]")),
+        # a YAML 1.1 base-60 integer (quadratic to convert): text under YAML 1.2, so the check just goes on
+        ("config.yaml", lambda t: t.replace("version: '1.0'", "version: " + "59:" * 300_000 + "59")),
+        ("accuracy/accuracy_results.json", lambda t: t.replace('"score": ', '"score": 0.1, "score": ', 1)),
+        ("performance/result_summary.json", lambda t: t.replace('"n_samples_failed": 0', '"n_samples_failed": ' + "9" * 4000)),
+    ],
+    ids=["billion-laughs", "self-alias", "base-60", "duplicate-score", "long-int"],
+)
+def test_check_a_hostile_endpoints_result_is_a_finding_on_its_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rel: str, edit: Callable[[str], str]
+) -> None:
+    root = _endpoints_tree(tmp_path)
+    path = root / EP / rel
+    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+    report = tmp_path / "report.json"
+    t0 = time.perf_counter()
+    code = cli.main([str(root), "--round", "v6.1", "--workers", "1", "-q", "--json", str(report)])
+    assert time.perf_counter() - t0 < 60
+    out = capsys.readouterr()
+    assert code == 1 and "Traceback" not in out.err and "internal error" not in out.err, out.err
+    assert report.stat().st_size < 1 << 20
+    if "59:59" not in path.read_text(encoding="utf-8"):
+        assert f"{EP}/{rel}" in report.read_text(encoding="utf-8")
