@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -48,6 +49,7 @@ TARGET_PEAK_MB = 200.0
 SAMPLE_PERIOD_S = 0.1  # process-tree RSS sampling (reads a few /proc files of our own processes)
 # Folders of a submitter the checker reads files from (the rest it only walks).
 READ_DIRS = ("systems", "measurements", "results", "compliance")
+CHECK_SUMMARY = re.compile(r"^\d+ results: ")  # check-submission's final line
 
 
 def find_shared(explicit: str | None) -> Path:
@@ -263,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         check_cmd = [
             sys.executable,
             "-m",
-            "loadgen_sut.cli.check",
+            "checker.cli.check",
             str(tree),
             "--quiet",
             "--json",
@@ -324,7 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"ratio check/floor: wall {ratio:.2f}x, cpu {cpu_ratio:.2f}x (target <= {TARGET_RATIO:.0f}x)")
         print(f"peak memory: {peak:.1f} MB (target <= {TARGET_PEAK_MB:.0f} MB)")
-        if ck.returncode not in (0, 1):
+        # exit 1 is also Python's for a module that is not there: the final line tells a checked tree from that
+        if ck.returncode not in (0, 1) or not CHECK_SUMMARY.match(last[0]):
             print("check-submission failed:\n" + ck.output[-4000:])
             return 2
         ok = ratio <= TARGET_RATIO and peak <= TARGET_PEAK_MB

@@ -31,7 +31,7 @@ def _tool(name: str) -> list[str]:
     found = shutil.which(name)
     if found is not None:
         return [found]
-    module = "loadgen_sut.cli" if name == "inference-audit" else "loadgen_sut.cli.check"
+    module = "loadgen_sut.cli" if name == "inference-audit" else "checker.cli.check"
     return [sys.executable, "-m", module]
 
 

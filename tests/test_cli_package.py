@@ -1,5 +1,7 @@
-"""One CLI package: every command's flags and handler are in ``loadgen_sut/cli/<command>.py``, and nothing else parses
-arguments (docs/architecture.md "Where things are": from a command or flag to its handler in one hop)."""
+"""A command lives with the package it drives: the checker's and the auditors' in ``checker/cli/<command>.py``, the
+rules data's in ``rules/cli.py``, the harness's in ``loadgen_sut/cli/<command>.py``; each defines its flags and
+handles them, one dispatcher (``loadgen_sut/cli/__init__.py``) imports them lazily, and nothing outside those CLI
+modules parses arguments (docs/architecture.md "Where things are": from a command or flag to its handler in one hop)."""
 
 from __future__ import annotations
 
@@ -17,13 +19,56 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("checker", "rules", "loadgen_sut", "schemas")
 # developer generators of committed data files (rules/data/*.yaml, rules/data/messaging.yaml): not user commands
 GENERATORS = {"rules/build_data.py", "rules/build_messaging.py"}
+# the CLI modules of each package: the only places that parse arguments
+CLI_HOMES = {"checker": "checker/cli/", "rules": "rules/cli.py", "loadgen_sut": "loadgen_sut/cli/"}
+# the commands that drive the checker (its submission checker and its table and claim auditors) and the rules data;
+# every other command drives the harness
+CHECKER_COMMANDS = {"check", "table", "claim"}
+RULES_COMMANDS = {"rules"}
 
 
-def test_each_subcommand_is_a_module_of_the_cli_package() -> None:
+def _home(name: str) -> str:
+    """The module ``inference-audit NAME`` must be: in the package it drives."""
+    if name in CHECKER_COMMANDS:
+        return f"checker.cli.{name}"
+    if name in RULES_COMMANDS:
+        return "loadgen_sut.cli.rules"
+    return f"loadgen_sut.cli.{name}"
+
+
+def _imported_packages(module_name: str) -> set[str]:
+    """The top-level project packages a module imports (anywhere in it, function bodies included), the CLI modules of
+    other packages left out."""
+    path = REPO / (module_name.replace(".", "/") + ".py")
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for name in names:
+            top = name.split(".", 1)[0]
+            if top in PACKAGES and not (name == f"{top}.cli" or name.startswith(f"{top}.cli.")):
+                found.add(top)
+    return found
+
+
+def test_each_subcommand_is_a_module_of_the_package_it_drives() -> None:
     for name, (_help, module_name) in SUBCOMMANDS.items():
-        assert module_name == f"loadgen_sut.cli.{name}", name
+        assert module_name == _home(name), name
         module = importlib.import_module(module_name)
         assert callable(module.add_arguments) and callable(module.run), module_name
+        package = module_name.split(".", 1)[0]
+        imported = _imported_packages(module_name)
+        # it drives its own package's library, and imports nothing above it (loadgen_sut -> checker -> rules)
+        assert package in imported, f"{module_name} imports nothing of {package}: it belongs with what it drives"
+        above = {"rules": {"checker", "loadgen_sut"}, "checker": {"loadgen_sut"}, "loadgen_sut": set()}[package]
+        assert not imported & above, f"{module_name} imports {sorted(imported & above)}"
+
+
+def test_check_submission_is_the_check_module() -> None:
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'check-submission = "checker.cli.check:main"' in text
+    assert 'inference-audit = "loadgen_sut.cli:main"' in text
 
 
 def _imports_argparse(path: Path) -> bool:
@@ -36,23 +81,24 @@ def _imports_argparse(path: Path) -> bool:
     return False
 
 
-def test_no_argument_parsing_outside_the_cli_package() -> None:
+def test_no_argument_parsing_outside_the_cli_modules() -> None:
     stray = []
     for package in PACKAGES:
         for path in sorted((REPO / package).rglob("*.py")):
             rel = path.relative_to(REPO).as_posix()
-            if rel.startswith("loadgen_sut/cli/") or rel in GENERATORS:
+            if any(rel.startswith(home) for home in CLI_HOMES.values()) or rel in GENERATORS:
                 continue
             if _imports_argparse(path):
                 stray.append(rel)
-    assert not stray, f"argument parsing outside loadgen_sut/cli/: {stray}"
+    assert not stray, f"argument parsing outside the CLI modules {sorted(CLI_HOMES.values())}: {stray}"
 
 
 def test_architecture_doc_names_each_command_module() -> None:
     readme = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
     section = readme[readme.index("**From a command or flag to its handler:**") : readme.index("## Layout")]
     for name in SUBCOMMANDS:
-        assert f"`{name}`" in section and f"`loadgen_sut/cli/{name}.py`" in section, name
+        path = _home(name).replace(".", "/") + ".py"
+        assert f"| `{name}` | `{path}` |" in section, name
 
 
 def test_help_and_the_bare_command_list_the_commands_without_importing_them() -> None:
@@ -67,9 +113,10 @@ def test_help_and_the_bare_command_list_the_commands_without_importing_them() ->
         "    assert exc.code == 0, exc.code\n"
         "assert main([]) == 2\n"
         "print('imported:', sorted(m for _, m in SUBCOMMANDS.values() if m in sys.modules))\n"
+        "print('heavy:', sorted(m for m in ('pydantic', 'checker.findings', 'rules.registry') if m in sys.modules))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
-    assert proc.stdout.splitlines()[-1] == "imported: []"
+    assert proc.stdout.splitlines()[-2:] == ["imported: []", "heavy: []"]
     for name in SUBCOMMANDS:
         assert f"    {name} " in proc.stdout and f"    {name} " in proc.stderr, name  # --help, and the bare command
     assert "exit codes:" in proc.stdout

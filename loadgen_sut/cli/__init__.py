@@ -1,18 +1,22 @@
-"""``inference-audit``: one entry point, one module of this package per subcommand.
+"""``inference-audit``: one entry point; each subcommand is one module, in the package it drives.
 
-Every command-line interface of the project is here: ``loadgen_sut/cli/<command>.py`` defines the flags of
-``inference-audit <command>`` (``add_arguments(parser)``) and handles them (``run(args) -> int``), so a flag
-leads to its handler in one hop; the work itself is done by the library packages (``checker``, ``rules``,
-``loadgen_sut``), which hold no argument parsing. ``check-submission`` is :func:`loadgen_sut.cli.check.main`.
-This module only wires the subcommands together and maps errors to exit codes (0 ok, 1 invalid / not
-comparable, 2 unusable input). The package lives in ``loadgen_sut`` because that package sits at the top of
-the dependency graph (loadgen_sut -> checker -> rules): the checker and the rules never import it.
+A command lives with what it drives: the checker's and the auditors' in ``checker/cli/`` (``check``, ``table``,
+``claim``), the rules data's in ``rules/cli.py`` (``rules``), the harness's in this package (``run``, ``sweep``,
+``package``, ``score``, ``init``, ``verify``, ``dataset``, and ``report``, which renders run records and sweeps
+besides the checker's reports). Each module defines the flags of
+``inference-audit <command>`` (``add_arguments(parser)``) and handles them (``run(args) -> int``), so a flag leads to
+its handler in one hop (:data:`SUBCOMMANDS` names the module); the work itself is done by the library modules, which
+hold no argument parsing. ``check-submission`` is :func:`checker.cli.check.main`. This module only wires the
+subcommands together and maps errors to exit codes (0 ok, 1 invalid / not comparable, 2 unusable input). The
+dispatcher is in ``loadgen_sut`` because that package sits at the top of the dependency graph (loadgen_sut ->
+checker -> rules): it may import every command, and the checker and the rules never import it.
 
 Only the chosen subcommand's module is imported: the harness pulls in LoadGen, nltk and
 rouge-score (seconds of start-up) that ``table``, ``claim``, ``rules`` and ``check`` never need, and
 ``inference-audit --help`` (or ``inference-audit`` alone, which prints the same list of commands) imports none
 (``bench/cli_startup.py`` times it against ``python -c pass``). Every parser shows each option's default in its
-``--help`` (:class:`HelpFormatter`). ``python -m loadgen_sut.cli`` is the same command without the console script.
+``--help`` (:class:`checker.cli.parser.HelpFormatter`). ``python -m loadgen_sut.cli`` is the same command without
+the console script.
 """
 
 from __future__ import annotations
@@ -21,18 +25,19 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 
-# name -> (help, module implementing add_arguments/run)
+from checker.cli.parser import Parser  # argparse only: --help stays quick
+
+# name -> (help, module implementing add_arguments/run): each command's module is in the package it drives
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("check a submission tree (same as check-submission)", "loadgen_sut.cli.check"),
+    "check": ("check a submission tree (same as check-submission)", "checker.cli.check"),
     "run": ("run an engine under the official LoadGen and lay out a submission", "loadgen_sut.cli.run"),
     "package": ("lay finished submission runs out as the round's tree, without rerunning", "loadgen_sut.cli.package"),
     "score": ("score an accuracy log against a data set as the reference scripts do", "loadgen_sut.cli.score"),
     "sweep": ("LoadGen Server runs at rising rates: goodput per level and the SLO knee", "loadgen_sut.cli.sweep"),
     "rules": ("show a round's rules, and the rule ids the tools emit with their code", "loadgen_sut.cli.rules"),
-    "table": ("validate a published result table against the rules and the logs", "loadgen_sut.cli.table"),
-    "claim": ("audit a performance claim for comparability", "loadgen_sut.cli.claim"),
+    "table": ("validate a published result table against the rules and the logs", "checker.cli.table"),
+    "claim": ("audit a performance claim for comparability", "checker.cli.claim"),
     "init": ("write a system or implementation description template", "loadgen_sut.cli.init"),
     "verify": ("re-verify a finished compliance run (TEST06) as run_verification.py does", "loadgen_sut.cli.verify"),
     "dataset": ("prepare a data set once (qwen3-vl: the catalogue in the endpoints layout)", "loadgen_sut.cli.dataset"),
@@ -45,28 +50,6 @@ EXIT_CODES = """exit codes: 0 all valid / comparable (a run: VALID, or a trial t
             2 unusable input (refused before any work)
             3 an internal error of this tool
             130 interrupted"""
-
-
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Descriptions and epilogs as written; an option's help ends with its default where it has one that its text
-    does not already give (``None``, ``False``, ``[]`` and suppressed defaults are not shown)."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help
-        if text is None or not action.option_strings or "default" in text.lower():
-            return text
-        default = action.default
-        if default is None or default is False or default is argparse.SUPPRESS or default == []:
-            return text
-        return f"{text} (default: %(default)s)"
-
-
-class Parser(argparse.ArgumentParser):
-    """An argument parser with :class:`HelpFormatter`; the sub-parsers of its subcommands are of this class too."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", HelpFormatter)
-        super().__init__(*args, **kwargs)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

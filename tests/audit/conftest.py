@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from checker.cli import claim as claim_cli
+from checker.cli import table as table_cli
 from checker.findings import EXIT_UNUSABLE, UnusableInput
-from loadgen_sut.cli import claim as claim_cli
-from loadgen_sut.cli import table as table_cli
 from schemas import schema_errors
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

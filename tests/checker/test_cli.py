@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from loadgen_sut.cli import check as cli
+from checker.cli import check as cli
 from schemas import schema_errors
 from tests.checker.test_conformance import DELIBERATE
 
@@ -189,7 +189,7 @@ def test_bad_arguments_exit_2(redhat: Path, capsys: pytest.CaptureFixture[str]) 
 
 def test_console_script_runs_as_a_process(redhat: Path) -> None:
     exe = shutil.which("check-submission")
-    cmd = [exe] if exe else [sys.executable, "-m", "loadgen_sut.cli.check"]
+    cmd = [exe] if exe else [sys.executable, "-m", "checker.cli.check"]
     proc = subprocess.run(
         [*cmd, str(redhat), "--quiet"], capture_output=True, text=True, cwd=REPO, timeout=300
     )
@@ -200,7 +200,7 @@ def test_console_script_runs_as_a_process(redhat: Path) -> None:
 
 
 def test_closed_stdout_pipe_is_not_an_error(redhat: Path) -> None:
-    cmd = [sys.executable, "-m", "loadgen_sut.cli.check", str(redhat)]
+    cmd = [sys.executable, "-m", "checker.cli.check", str(redhat)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # like `check-submission PATH | head -0`

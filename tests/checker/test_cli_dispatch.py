@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from checker.cli import check as cli
 from loadgen_sut import cli as top_cli
-from loadgen_sut.cli import check as cli
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from checker.cli import check as cli
 from checker.round_detection import detect_round, sample_loadgen_versions
-from loadgen_sut.cli import check as cli
 from rules.registry import latest_round
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from loadgen_sut.cli import check as cli
+from checker.cli import check as cli
 from schemas import schema_errors
 
 SUBMITTERS = tuple(

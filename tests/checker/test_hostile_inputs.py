@@ -27,13 +27,13 @@ import pytest
 from checker.audit.claim.parse import load_claim_file
 from checker.audit.peers.parse import load_peer_runs
 from checker.audit.table.parse import load_table
+from checker.cli import check as cli
 from checker.engine import check_tree
 from checker.findings import UnusableInput
 from checker.parsers.accuracy_log import parse_accuracy_log
 from checker.report.summary_csv import render_summary_csv
 from checker.safe_io import SafeTree, display_name, parse_json, read_input_bytes
 from checker.tree import walk_submitter
-from loadgen_sut.cli import check as cli
 from rules import load_round
 
 SUBMITTER = "closed/RedHat"

@@ -25,11 +25,11 @@ from typing import Any
 
 import pytest
 
+from checker.cli import check as check_cli
 from checker.report.output import plan_outputs
 from checker.report.summary_csv import csv_safe, render_summary_csv
 from checker.results import SUMMARY_CSV_COLUMNS, CheckReport, ResultEntry, SummaryRow
 from loadgen_sut import cli as top_cli
-from loadgen_sut.cli import check as check_cli
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "audit" / "fixtures"
@@ -336,7 +336,7 @@ def test_console_script_refuses_a_fifo_in_a_subprocess(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     (tmp_path / "tree" / "closed").mkdir(parents=True)
     proc = subprocess.run(
-        [sys.executable, "-m", "loadgen_sut.cli.check", str(tmp_path / "tree"), "--json", str(fifo)],
+        [sys.executable, "-m", "checker.cli.check", str(tmp_path / "tree"), "--json", str(fifo)],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from loadgen_sut.cli import check as cli
+from checker.cli import check as cli
 
 SUBMITTER = "closed/RedHat"
 SYSTEM = "XE8640_4xH100_vLLM"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from loadgen_sut.cli.check import main as check_main
+from checker.cli.check import main as check_main
 from loadgen_sut.client_diag import LOOP_CPU_SATURATED, client_bound_finding, lag_stats
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.record import RECORD_FILE, ClientDiagnostics, Percentile, RunRecord, Verdict

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from report_helpers import PEER, SUBMISSIONS, html_text, plots, summary_table, write_sweep
 
+from checker.cli.check import main as check_main
 from checker.findings import Finding, Severity
 from checker.report.html.check_page import check_page
 from checker.results import CheckReport, ResultEntry
 from loadgen_sut.cli import main
-from loadgen_sut.cli.check import main as check_main
 
 
 def test_check_submission_html_groups_findings_and_links_files(tmp_path: Path) -> None:

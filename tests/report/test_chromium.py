@@ -28,9 +28,9 @@ from report_helpers import (
     write_sweep,
 )
 
+from checker.cli.check import main as check_main
 from checker.parsers.mllog import parse_detail_file
 from loadgen_sut.cli import main
-from loadgen_sut.cli.check import main as check_main
 from loadgen_sut.client_diag import LOOP_CPU_SATURATED
 from loadgen_sut.report.client_section import lag_ms
 

@@ -1,4 +1,4 @@
-"""``table --json`` streams its report (loadgen_sut/cli/table.py): each row's record and every finding are
+"""``table --json`` streams its report (checker/cli/table.py): each row's record and every finding are
 written, rendered as the report lists them, to temporary files as the rows are checked (``RowSpool``,
 ``FindingLog.spool``), and the document is assembled from them into the output by ``write_output_stream``
 (the same temporary file, fsync and rename / hard link as ``write_output``).
@@ -25,9 +25,9 @@ from checker.audit.report_common import FindingLog, JsonSpool
 from checker.audit.table.checks import TableChecks
 from checker.audit.table.parse import open_table
 from checker.audit.table.report import RowRecord, TableAudit, report_chunks, report_dict, row_record
+from checker.cli import table as table_cli
 from checker.findings import Finding, Severity, UnusableInput
 from checker.report.output import json_document, plan_outputs, write_output_stream
-from loadgen_sut.cli import table as table_cli
 from rules import load_round
 from tests.audit.table.test_table_memory_stream import _table_csv
 

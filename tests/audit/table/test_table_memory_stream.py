@@ -1,4 +1,4 @@
-"""``inference-audit table`` streams the rows (loadgen_sut/cli/table.py): each row is checked and let go,
+"""``inference-audit table`` streams the rows (checker/cli/table.py): each row is checked and let go,
 duplicates are found from 64-bit key hashes (the first row's label read back by a second pass), and without
 ``--json`` / ``--verbose`` only the findings the summary prints are kept (:class:`FindingLog`).
 

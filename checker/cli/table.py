@@ -25,10 +25,10 @@ from checker.audit.table.report import (
 from checker.audit.table.round import detect_round
 from checker.audit.table.tree import DEFAULT_REL_TOL, TreeCheck
 from checker.checks.catalog import audit_rules
+from checker.cli.options import add_report_options, add_rule_filters, parse_filters
 from checker.findings import UnusableInput
 from checker.printable import printable
-from checker.report.output import FORCE_HELP, plan_outputs, write_output, write_output_stream
-from loadgen_sut.cli.rule_filters import parse_filters
+from checker.report.output import plan_outputs, write_output, write_output_stream
 from rules import UnknownRound, load_round
 
 
@@ -50,13 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ROUND",
         help="round rules to apply (default: from the table's version column / result IDs)",
     )
-    parser.add_argument(
-        "--json", metavar="OUT", help="write the schema-versioned JSON report here (- for stdout)"
-    )
-    parser.add_argument(
-        "--html", metavar="OUT", help="write a self-contained HTML page (rows beside their logs, rules) here"
-    )
-    parser.add_argument("--force", action="store_true", help=FORCE_HELP)
+    add_report_options(parser, {"json": "the schema-versioned JSON report", "html": "a self-contained HTML page (rows beside their logs, rules)"})
     parser.add_argument(
         "--map",
         metavar="FIELD=COLUMN,...",
@@ -68,12 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_REL_TOL,
         help=f"relative tolerance when comparing with the logs beyond printed rounding (default {DEFAULT_REL_TOL:g})",
     )
-    parser.add_argument(
-        "--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes (comma-separated; repeatable)"
-    )
-    parser.add_argument(
-        "--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes (comma-separated; repeatable)"
-    )
+    add_rule_filters(parser)
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list every note, not a summary per rule"
     )

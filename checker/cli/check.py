@@ -19,18 +19,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from checker.checks.catalog import all_rules
+from checker.cli.options import add_report_options, add_rule_filters, parse_filters
+from checker.cli.parser import Parser
 from checker.engine import check_tree
 from checker.findings import EXIT_UNUSABLE, UnusableInput
 from checker.report.json_report import render_json, report_dict
 from checker.report.junit import render_junit
 from checker.report.outcome import exit_code, filter_report
-from checker.report.output import FORCE_HELP, OutputTarget, any_to_stdout, plan_outputs, write_output
+from checker.report.output import OutputTarget, any_to_stdout, plan_outputs, write_output
 from checker.report.summary_csv import render_summary_csv
 from checker.report.terminal import Progress, render_terminal
 from checker.results import CheckReport
 from checker.round_detection import detect_round
-from loadgen_sut.cli import Parser
-from loadgen_sut.cli.rule_filters import parse_filters
 from rules.models import Round
 from rules.registry import UnknownRound, list_rounds, load_round
 
@@ -46,35 +46,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the round whose rules apply (e.g. v5.1); default: detected from the LoadGen versions in the logs",
     )
     parser.add_argument("--submitter", metavar="NAME", help="check only this submitter")
-    parser.add_argument(
-        "--json", metavar="FILE", help="write the JSON report (schemas/check-report.json); - for stdout"
+    add_report_options(
+        parser,
+        {
+            "json": "the JSON report (schemas/check-report.json)",
+            "csv": "the official-compatible summary CSV (valid results)",
+            "junit": "a JUnit XML report (one testcase per result)",
+            "html": "a self-contained HTML page (verdicts, findings by rule and submitter)",
+        },
     )
-    parser.add_argument(
-        "--csv",
-        metavar="FILE",
-        help="write the official-compatible summary CSV (valid results); - for stdout",
-    )
-    parser.add_argument(
-        "--junit", metavar="FILE", help="write a JUnit XML report (one testcase per result); - for stdout"
-    )
-    parser.add_argument(
-        "--html", metavar="FILE", help="write a self-contained HTML page (verdicts, findings by rule and submitter)"
-    )
-    parser.add_argument("--force", action="store_true", help=FORCE_HELP)
-    parser.add_argument(
-        "--select",
-        metavar="IDS",
-        action="append",
-        default=[],
-        help="only these rule ids or prefixes, comma-separated (e.g. PERF,ACC-HASH); repeatable",
-    )
-    parser.add_argument(
-        "--ignore",
-        metavar="IDS",
-        action="append",
-        default=[],
-        help="drop these rule ids or prefixes, comma-separated; repeatable",
-    )
+    add_rule_filters(parser)
     parser.add_argument(
         "--workers", metavar="N", type=int, help="parallel worker processes (default: automatic)"
     )

@@ -23,10 +23,10 @@ from checker.audit.peers.rules import peer_issues
 from checker.audit.table.parse import load_table
 from checker.audit.table.round import detect_round
 from checker.checks.catalog import audit_rules
+from checker.cli.options import add_report_options, add_rule_filters, parse_filters
 from checker.findings import Finding, UnusableInput, filter_findings, rule_matches
 from checker.printable import printable
-from checker.report.output import FORCE_HELP, check_not_inputs, json_document, plan_outputs, write_output
-from loadgen_sut.cli.rule_filters import parse_filters
+from checker.report.output import check_not_inputs, json_document, plan_outputs, write_output
 from rules import UnknownRound, latest_round, load_round
 from rules.messaging import load_messaging
 
@@ -47,19 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--round", metavar="ROUND", help="round of own results (default: the table's, else the newest)"
     )
-    parser.add_argument(
-        "--json", metavar="OUT", help="write the schema-versioned JSON report here (- for stdout)"
-    )
-    parser.add_argument(
-        "--html", metavar="OUT", help="write a self-contained HTML page (results, each rule's outcome, citations) here"
-    )
-    parser.add_argument("--force", action="store_true", help=FORCE_HELP)
-    parser.add_argument(
-        "--select", action="append", default=[], metavar="RULE", help="only these rule ids / prefixes (comma-separated; repeatable)"
-    )
-    parser.add_argument(
-        "--ignore", action="append", default=[], metavar="RULE", help="drop these rule ids / prefixes (comma-separated; repeatable)"
-    )
+    add_report_options(parser, {"json": "the schema-versioned JSON report", "html": "a self-contained HTML page (results, each rule's outcome, citations)"})
+    add_rule_filters(parser)
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="also list the requirements the claim meets"
     )
