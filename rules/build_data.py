@@ -1158,6 +1158,10 @@ def build_round(round_name: str, facts: Mapping[str, Any]) -> dict[str, Any]:
             else {
                 "endpoints_allowed_models": list(ENDPOINTS_ALLOWED_MODELS),
                 "endpoints_cite": "CHK_CONST#ENDPOINTS_ALLOWED_MODELS",
+                # accuracy_check.py check_accuracy: an endpoints score is compared only `if self.model ==
+                # "qwen3-vl-235b-a22b"` (open: not at all)
+                "endpoints_accuracy_checked_models": ["qwen3-vl-235b-a22b"],
+                "endpoints_accuracy_cite": "CHK_HEAD_acc:116",
             }
         ),
         "seeds": _seeds(seeds),

@@ -367,6 +367,10 @@ class Round(_Model):
     loadgen_runs: LoadgenRuns | None = None
     endpoints_allowed_models: tuple[str, ...] = ()  # MLPerf Endpoints results the round accepts (v6.x)
     endpoints_cite: str | None = None
+    # the benchmarks whose Endpoints accuracy score the official checker compares with the target (HEAD: one); this
+    # tool judges every benchmark's and says where it goes beyond
+    endpoints_accuracy_checked_models: tuple[str, ...] = ()
+    endpoints_accuracy_cite: str | None = None
     seeds: Seeds
     scenario_defaults: dict[Scenario, ScenarioDefaults]
     min_duration_ms: int

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from checker.checks.catalog import RuleInfo, register
@@ -179,43 +180,20 @@ def check_accuracy(ctx: ResultContext) -> list[Finding]:
     sev = Severity.WARNING if soft else Severity.ERROR
     open_note = " (open division: accepted, as the official checker does)" if soft else ""
     partial = bool(DATA_SET_TOTALS.intersection(m for m, *_ in scan.below)) and _partial_data_set(ctx)
-    for metric, val, target, line in scan.below:
-        out.append(
-            ctx.finding(
-                "ACC-METRIC",
-                f"{metric} = {val} is below the {ctx.mlperf_model} target {target:g}{open_note}",
-                severity=sev,
-                path=txt,
-                line=line,
-                source=f"{bm.accuracy_cite or 'accuracy-target'}; {OLD}: check_accuracy_dir L1399-1428",
-                fix="the accuracy run must meet every target of the benchmark",
-                trial=partial and metric in DATA_SET_TOTALS,
-            )
-        )
-    for metric, ok in scan.seen.items():
-        if not ok and not any(b[0] == metric for b in scan.below):
-            out.append(
-                ctx.finding(
-                    "ACC-METRIC",
-                    f"no {metric} value found in accuracy.txt (pattern {ctx.round.acc_patterns.get(metric)!r}){open_note}",
-                    severity=sev,
-                    path=txt,
-                    source=f"ACC_PATTERN[{metric}]; {OLD}: check_accuracy_dir L1399-1428",
-                    fix="save the accuracy script's complete output in accuracy.txt",
-                )
-            )
-    for metric, val, limit, line in scan.above:
-        out.append(
-            ctx.finding(
-                "ACC-UPPER",
-                f"{metric} = {val} is above the {ctx.mlperf_model} upper limit {limit:g}{open_note}",
-                severity=sev,
-                path=txt,
-                line=line,
-                source=f"accuracy-upper-limit; {OLD}: check_accuracy_dir L1430-1450",
-                fix="generated lengths / scores must stay within the benchmark's bounds",
-            )
-        )
+    pats = ctx.round.acc_patterns
+    out += target_findings(
+        ctx,
+        below=scan.below,
+        missing=[
+            (m, f"accuracy.txt (pattern {pats.get(m)!r})")
+            for m, ok in scan.seen.items()
+            if not ok and not any(b[0] == m for b in scan.below)
+        ],
+        above=scan.above,
+        path=txt,
+        soft=soft,
+        partial_data_set=partial,
+    )
     if not scan.hash_value:
         out.append(
             ctx.finding(
@@ -445,22 +423,105 @@ def _accuracy_detail_checks(ctx: ResultContext, scored: tuple[int, int] | None =
     out += _accuracy_run_kind(ctx, log, rel)
     if expected is not None:
         out += _accuracy_sample_counts(ctx, log, rel, expected, scored)
-        count, key = _run_count(log)
-        if count != expected:
-            out.append(
-                ctx.finding(
-                    "ACC-DATASET",
-                    f"the accuracy run covered {count} samples ({key}), the {ctx.mlperf_model} data set has "
-                    f"{expected}. The v5.1.1 checker only logs this; the rules require the accuracy run over "
-                    "the whole validation set, so this tool rejects it",
-                    path=rel,
-                    line=log.line_of(key),
-                    source="inference_rules.adoc: the accuracy run uses each sample of the data set once (G-QSL, "
-                    f"RULES_HEAD:474-475); {OLD}: L1477-1484 logs 'accurcy run does not cover all dataset'; HEAD dataset_check fails",
-                    fix="run the accuracy mode over the full data set (no accuracy sample count override)",
-                    trial=count is not None and count < expected,  # a partial data set: what a trial runs
-                )
+    out += dataset_findings(ctx, log, rel)
+    return out
+
+
+# ---- rules that judge an accuracy run of either format (a LoadGen accuracy run, or an Endpoints result's
+# accuracy_results.json through its EndpointsDetailLog and its score): one function each, called by both checks
+
+def dataset_findings(ctx: ResultContext, log: DetailLog, rel: str) -> list[Finding]:
+    """E9: the accuracy run covered the scenario's accuracy data set (the count the official checkers read:
+    effective_accuracy_sample_count, else qsl_reported_total_count; an Endpoints result's scored samples)."""
+    expected = _expected_samples(ctx)
+    count, key = _run_count(log)
+    if expected is None or count == expected:
+        return []
+    return [
+        ctx.log_finding(
+            "ACC-DATASET",
+            f"the accuracy run covered {count} samples ({log.label(key)}), the {ctx.mlperf_model} accuracy data set has "
+            f"{expected}. The v5.1.1 checker only logs this; the rules require the accuracy run over the whole "
+            "validation set, so this tool rejects it",
+            log,
+            rel,
+            key,
+            source="inference_rules.adoc: the accuracy run uses each sample of the data set once (G-QSL, "
+            f"RULES_HEAD:474-475); {OLD}: L1477-1484 logs 'accurcy run does not cover all dataset'; HEAD dataset_check "
+            "fails",
+            fix="run the accuracy mode over the full data set (no accuracy sample count override)",
+            trial=count is not None and count < expected,  # a partial data set: what a trial runs
+        )
+    ]
+
+
+Measured = tuple[str, str, float, int | None]  # metric, value as written, target or limit, line
+
+
+def target_findings(
+    ctx: ResultContext,
+    *,
+    below: Sequence[Measured],
+    missing: Sequence[tuple[str, str]],
+    above: Sequence[Measured],
+    path: str,
+    soft: bool,
+    official_gap: str | None = None,
+    cite: Callable[[str], str | None] = lambda metric: None,
+    partial_data_set: bool = False,
+) -> list[Finding]:
+    """E3/E5/E11 ACC-METRIC and E4 ACC-UPPER for a result of either format. ``below`` / ``above``: metrics under their
+    target / over their upper limit; ``missing``: (metric, where it was looked for). ``soft``: the open division
+    takes a failing accuracy once a metric was read (E11, as the official checkers do), so these are warnings.
+    ``official_gap``: what the official checker does not check for this format (the findings then go beyond it).
+    ``cite``: a metric's own citation, where the round gives one. ``partial_data_set``: the run covered part of the
+    data set, so a sum over it (GEN_LEN) misses its target whatever the outputs (a trial's)."""
+    bm = ctx.benchmark
+    assert bm is not None
+    sev = Severity.WARNING if soft else Severity.ERROR
+    note = " (open division: accepted, as the official checker does)" if soft else ""
+    gap = f". {official_gap}" if official_gap else ""
+    beyond = official_gap is not None
+    out = []
+    for metric, val, target, line in below:
+        out.append(
+            ctx.finding(
+                "ACC-METRIC",
+                f"{metric} = {val} is below the {ctx.mlperf_model} target {target:g}{note}{gap}",
+                severity=sev,
+                path=path,
+                line=line,
+                source=f"{cite(metric) or bm.accuracy_cite or 'accuracy-target'}; {OLD}: check_accuracy_dir L1399-1428",
+                fix="the accuracy run must meet every target of the benchmark",
+                beyond_official=beyond,
+                trial=partial_data_set and metric in DATA_SET_TOTALS,
             )
+        )
+    for metric, where in missing:
+        out.append(
+            ctx.finding(
+                "ACC-METRIC",
+                f"no {metric} value found in {where}{note}{gap}",
+                severity=sev,
+                path=path,
+                source=f"ACC_PATTERN[{metric}]; {OLD}: check_accuracy_dir L1399-1428",
+                fix="save the accuracy script's complete output",
+                beyond_official=beyond,
+            )
+        )
+    for metric, val, limit, line in above:
+        out.append(
+            ctx.finding(
+                "ACC-UPPER",
+                f"{metric} = {val} is above the {ctx.mlperf_model} upper limit {limit:g}{note}{gap}",
+                severity=sev,
+                path=path,
+                line=line,
+                source=f"{cite(metric) or 'accuracy-upper-limit'}; {OLD}: check_accuracy_dir L1430-1450",
+                fix="generated lengths / scores must stay within the benchmark's bounds",
+                beyond_official=beyond,
+            )
+        )
     return out
 
 

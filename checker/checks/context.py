@@ -211,17 +211,20 @@ class ResultContext:
         fix: str | None,
         severity: Severity | None = None,
         beyond_official: bool | None = None,
+        trial: bool | None = None,
     ) -> Finding:
-        """A finding about LoadGen key ``key`` of the detail log at ``rel`` (pointing at its line)."""
+        """A finding about LoadGen key ``key`` of the run log at ``rel`` (pointing at its line; for an Endpoints result,
+        at the document the value came from)."""
         return self.finding(
             rule,
             message,
             severity=severity,
-            path=rel,
+            path=log.document(key, rel) if key else rel,
             line=log.line_of(key) if key else None,
             source=source,
             fix=fix,
             beyond_official=beyond_official,
+            trial=trial,
         )
 
     def problem(

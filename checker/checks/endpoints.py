@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import math
 
+from checker.checks.accuracy import dataset_findings, target_findings
 from checker.checks.catalog import INFO, WARN, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.inferred import result_checks
-from checker.checks.performance import value_findings
+from checker.checks.latency import token_latency_findings
+from checker.checks.performance import loadgen_errors, min_duration_findings, seed_findings, value_findings
 from checker.findings import Finding, Severity
 from checker.parsers.endpoints import (
     ACCURACY_RESULTS,
@@ -33,6 +35,7 @@ from checker.parsers.endpoints import (
     EndpointsRun,
     parse_audit,
 )
+from checker.parsers.mllog import DetailLog
 from rules.models import Scenario
 
 # the rules this module emits (the registry: checker/checks/catalog.py)
@@ -99,10 +102,13 @@ def check_endpoints(ctx: ResultContext) -> list[Finding]:
     out += _model_allowed(ctx)
     perf_rel = f"{ctx.rd.path}/{RESULT_SUMMARY}"
     if run.summary is not None and run.config is not None:
-        log = run.detail_log(perf_rel)
+        log = run.detail_log(perf_rel, f"{ctx.rd.path}/{run.config_name or CONFIG_FILES[0]}")
         out += value_findings(ctx, log, perf_rel)
+        out += loadgen_errors(ctx, log, perf_rel)
         out += _performance(ctx, run, perf_rel)
-        out += _latency(ctx, run, perf_rel)
+        out += seed_findings(ctx, log, perf_rel)
+        out += min_duration_findings(ctx, log, perf_rel)
+        out += _latency(ctx, run, log, perf_rel)
         out += result_checks(ctx, log, perf_rel)
         out += _units_note(ctx, run, perf_rel)
     out += _accuracy(ctx, run)
@@ -196,15 +202,6 @@ def _performance(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Findin
             ctx.finding(rule, msg, severity=sev, path=path, source=source, fix=fix, beyond_official=beyond)
         )
 
-    failed = run.count("n_samples_failed")
-    if failed:
-        add(
-            "PERF-LOADGEN-ERRORS",
-            f"{failed} sample(s) failed in the performance run (n_samples_failed)",
-            rel,
-            f"{HEAD}: loadgen_errors_check (n_samples_failed is mapped to num_errors)",
-            "find and fix the cause of the failed requests, then rerun",
-        )
     issued, completed = run.count("n_samples_issued"), run.count("n_samples_completed")
     if (
         run.complete is not True
@@ -219,30 +216,6 @@ def _performance(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Findin
             "MLPerf Endpoints result_summary.json (complete, state, n_samples_*)",
             "rerun until the harness reports a complete run",
             beyond=True,
-        )
-    # seeds: the official endpoints check compares the sample-index and schedule seeds (no qsl seed exists)
-    for name, got in (
-        ("sample_index_rng_seed", run.sample_index_rng_seed),
-        ("schedule_rng_seed", run.schedule_rng_seed),
-    ):
-        want = getattr(r.seeds, name)
-        if got != want:
-            yaml_key = "dataloader_random_seed" if name.startswith("sample") else "scheduler_random_seed"
-            add(
-                "PERF-SEEDS",
-                f"settings.runtime.{yaml_key} ({name}) is {got}, the round's value is {want}",
-                cfg,
-                f"round seeds ({r.seeds.cite or r.name}); {HEAD}: seeds_check (the qsl seed has no endpoints equivalent)",
-                "run with the round's seeds",
-            )
-    dur = run.min_duration_ms
-    if bm is not None and not bm.min_duration_exempt and (dur is None or dur < r.min_duration_ms):
-        add(
-            "PERF-MIN-DURATION",
-            f"settings.runtime.min_duration_ms {dur} < {r.min_duration_ms}",
-            cfg,
-            f"{r.min_duration_cite or 'rules: 600 s minimum run'}; {HEAD}: min_duration_check",
-            "do not lower min_duration",
         )
     real = run.duration_ns
     need_ms = r.min_duration_ms
@@ -303,7 +276,7 @@ def _performance(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Findin
     return out
 
 
-def _latency(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Finding]:
+def _latency(ctx: ResultContext, run: EndpointsRun, log: DetailLog, rel: str) -> list[Finding]:
     """p99 latencies (the early-stopping estimates, as the official mapping reads) against the directory scenario's
     bounds; the official checker judges an Interactive endpoints result against the Server limits."""
     out: list[Finding] = []
@@ -316,41 +289,8 @@ def _latency(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Finding]:
         if lenient
         else ""
     )
-    if bm.use_token_latencies_required or bm.token_latency_limits:
-        lim = bm.token_latency_limits.get(scen)
-        if lim is None:
-            out.append(
-                ctx.finding(
-                    "LAT-TOKEN-LIMITS",
-                    f"the round defines no TTFT/TPOT limits for {ctx.mlperf_model} {scen.value}",
-                    path=rel,
-                    source=f"{HEAD}: llm_check (limits missing fails)",
-                    fix="submit this benchmark only in scenarios the round defines",
-                )
-            )
-            return out
-        server = bm.token_latency_limits.get(Scenario.SERVER)
-        for kind, dist, limit_ms, server_ms, rule in (
-            ("TTFT", "ttft", lim.ttft_ms, server.ttft_ms if server else None, "LAT-TTFT"),
-            ("TPOT", "tpot", lim.tpot_ms, server.tpot_ms if server else None, "LAT-TPOT"),
-        ):
-            v = run.percentile(dist, "99.0")
-            if v is None or not math.isfinite(v) or v < 0 or not v < limit_ms * NS_PER_MS:
-                shown = "missing" if v is None else f"{v / NS_PER_MS:.3f} ms"
-                passes_official = v is not None and server_ms is not None and v < server_ms * NS_PER_MS
-                out.append(
-                    ctx.finding(
-                        rule,
-                        f"p99 {kind} ({dist}.early_stopping_percentiles.99.0) {shown} is not below the {ctx.mlperf_model} "
-                        f"{scen.value} limit {limit_ms:g} ms."
-                        + (official if lenient and passes_official else ""),
-                        path=rel,
-                        source=f"{lim.cite or 'rules LLM latency table'}; {HEAD}: llm_check (strict <)",
-                        fix="lower the load (target_qps) until p99 TTFT and TPOT are below the limits",
-                        beyond_official=lenient and passes_official,
-                    )
-                )
-        return out
+    if bm.use_token_latencies_required:
+        return token_latency_findings(ctx, log, rel, official_server_limits=True)
     bound = bm.target_latency_ns_for(scen)
     if bound is None:
         return out
@@ -425,70 +365,40 @@ def _accuracy(ctx: ResultContext, run: EndpointsRun) -> list[Finding]:
         )
     if bm is None or scen is None:
         return out
-    open_div = ctx.rd.division == "open"
+    # the targets and upper limits, by the rule functions the LoadGen accuracy check uses: the score is every
+    # metric's value but TOKENS_PER_SAMPLE, which is the accuracy run's mean output length
+    checked = ctx.mlperf_model in ctx.round.endpoints_accuracy_checked_models
+    gap = None if checked else (
+        "The official checker enforces endpoints accuracy targets for "
+        f"{', '.join(ctx.round.endpoints_accuracy_checked_models) or 'no benchmark'} only"
+    )
     values: dict[str, str] = {}
-    enforced = ctx.mlperf_model == "qwen3-vl-235b-a22b"  # the only benchmark the HEAD endpoints check judges
+    below, missing, above = [], [], []
+    cites = {t.metric: t.cite for t in (*bm.accuracy_targets_for(scen), *bm.accuracy_upper_limits) if t.cite}
     for t in bm.accuracy_targets_for(scen):
         v = run.accuracy_mean_output_tokens if t.metric == "TOKENS_PER_SAMPLE" else score
         if t.metric != "TOKENS_PER_SAMPLE":
             values[t.metric] = str(score)
         if v is None:
-            out.append(
-                ctx.finding(
-                    "ACC-METRIC",
-                    f"no {t.metric} in accuracy_results.json",
-                    path=rel,
-                    severity=Severity.WARNING if open_div else Severity.ERROR,
-                    source=f"{bm.accuracy_cite or 'accuracy targets'}",
-                    beyond_official=not enforced,
-                )
-            )
+            missing.append((t.metric, "accuracy_results.json"))
         elif v < t.value:
-            note = (
-                ""
-                if enforced
-                else (" The official checker enforces endpoints accuracy targets for qwen3-vl-235b-a22b only")
-            )
-            out.append(
-                ctx.finding(
-                    "ACC-METRIC",
-                    f"{t.metric} {v:g} is below the {ctx.mlperf_model} {scen.value} "
-                    f"target {t.value:g}.{note}",
-                    path=rel,
-                    severity=Severity.WARNING if open_div else Severity.ERROR,
-                    source=f"{t.cite or bm.accuracy_cite or 'accuracy targets'}",
-                    fix="fix the SUT's accuracy and rerun the accuracy run",
-                    beyond_official=not enforced,
-                )
-            )
+            below.append((t.metric, f"{v:g}", t.value, None))
     for t in bm.accuracy_upper_limits:
         v = run.accuracy_mean_output_tokens if t.metric == "TOKENS_PER_SAMPLE" else score
-        if v is not None and v > t.value and not open_div:
-            out.append(
-                ctx.finding(
-                    "ACC-UPPER",
-                    f"{t.metric} {v:g} is above the {ctx.mlperf_model} upper limit "
-                    f"{t.value:g}. The official checker does not check it for endpoints results",
-                    path=rel,
-                    source=f"{t.cite or 'accuracy upper limits'}",
-                    fix="generate as the reference does (same max tokens and stopping)",
-                    beyond_official=True,
-                )
-            )
+        if v is not None and v > t.value:
+            above.append((t.metric, f"{v:g}", t.value, None))
+    out += target_findings(
+        ctx,
+        below=below,
+        missing=missing,
+        above=above,
+        path=rel,
+        soft=not ctx.closed_or_network,
+        official_gap=gap,
+        cite=cites.get,
+    )
     ctx.computed.accuracy = "  ".join(f"{k}: {v}" for k, v in values.items()) or f"score: {score}"
-    want = bm.accuracy_sample_count_by_scenario.get(scen) or bm.accuracy_sample_count or bm.dataset_size
-    got = run.accuracy_sample_count
-    if want is not None and got != want:
-        out.append(
-            ctx.finding(
-                "ACC-DATASET",
-                f"the accuracy run scored {got} samples; the {ctx.mlperf_model} "
-                f"{scen.value} accuracy data set has {want}",
-                path=rel,
-                source=f"{HEAD}: dataset_check (effective_accuracy_sample_count)",
-                fix="run the accuracy run over the whole data set",
-            )
-        )
+    out += dataset_findings(ctx, run.accuracy_detail_log(rel), rel)
     return out
 
 

@@ -120,15 +120,7 @@ def latency_checks(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
     scen = ctx.scenario
     if bm.use_token_latencies_required and scen in (Scenario.SERVER, Scenario.INTERACTIVE) and not prefix:
         lim = bm.token_latency_limits.get(scen)
-        if lim is None:
-            add(
-                "LAT-TOKEN-LIMITS",
-                f"the round defines no TTFT/TPOT limits for {ctx.mlperf_model} {scen.value}",
-                None,
-                f"{OLD}: LLM_LATENCY_LIMITS KeyError in extra_check_llm fails the result",
-                "submit this benchmark only in scenarios the round defines",
-            )
-        else:
+        if lim is not None:
             for kind, tkey, limit_ms in (
                 ("TTFT", "requested_server_ttft_latency", lim.ttft_ms),
                 ("TPOT", "requested_server_tpot_latency", lim.tpot_ms),
@@ -146,22 +138,62 @@ def latency_checks(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
                         f"run {scen.value} with the round's mlperf.conf targets for it (ttft_latency / tpot_latency)",
                         beyond=True,
                     )
-            for kind, key, limit_ms, rule in (
-                ("TTFT", "result_first_token_99.00_percentile_latency_ns", lim.ttft_ms, "LAT-TTFT"),
-                ("TPOT", "result_time_per_output_token_99.00_percentile_ns", lim.tpot_ms, "LAT-TPOT"),
-            ):
-                v = log.float_value(key)
-                limit_ns = limit_ms * NS_PER_MS
-                # NaN fails ``v < limit``; a negative or infinite value is no latency either (PERF-VALUE says why)
-                if v is None or not math.isfinite(v) or v < 0 or not v < limit_ns:
-                    add(
-                        rule,
-                        f"p99 {kind} {v if v is None or not math.isfinite(v) else f'{v / NS_PER_MS:.3f} ms'} is not "
-                        f"a latency below the {ctx.mlperf_model} {scen.value} limit {limit_ms:g} ms",
-                        key,
-                        f"{lim.cite or 'rules LLM latency table'}; {OLD}: extra_check_llm (strict <)",
-                        "lower the load (target_qps) until p99 TTFT and TPOT are below the limits",
-                    )
+    if not prefix:
+        out += token_latency_findings(ctx, log, rel)
+    return out
+
+
+def token_latency_findings(
+    ctx: ResultContext, log: DetailLog, rel: str, *, official_server_limits: bool = False
+) -> list[Finding]:
+    """D16 for a run log of either format: an LLM's Server or Interactive result has p99 TTFT and TPOT below the
+    directory scenario's limits (Interactive's are stricter), the round defines limits for it, and the values are
+    latencies at all. ``official_server_limits``: the official checker judges this format's Interactive results
+    against the Server limits (HEAD, Endpoints results), so a value between the two is a difference made on purpose."""
+    bm, scen = ctx.benchmark, ctx.scenario
+    if bm is None or not bm.use_token_latencies_required or scen not in (Scenario.SERVER, Scenario.INTERACTIVE):
+        return []
+    lim = bm.token_latency_limits.get(scen)
+    if lim is None:
+        return [
+            ctx.log_finding(
+                "LAT-TOKEN-LIMITS",
+                f"the round defines no TTFT/TPOT limits for {ctx.mlperf_model} {scen.value}",
+                log,
+                rel,
+                None,
+                source=f"{OLD}: LLM_LATENCY_LIMITS KeyError in extra_check_llm fails the result; HEAD: llm_check",
+                fix="submit this benchmark only in scenarios the round defines",
+            )
+        ]
+    server = bm.token_latency_limits.get(Scenario.SERVER)
+    lenient = official_server_limits and scen is Scenario.INTERACTIVE and server is not None
+    out = []
+    for kind, key, limit_ms, server_ms, rule in (
+        ("TTFT", "result_first_token_99.00_percentile_latency_ns", lim.ttft_ms, server.ttft_ms if server else None, "LAT-TTFT"),
+        ("TPOT", "result_time_per_output_token_99.00_percentile_ns", lim.tpot_ms, server.tpot_ms if server else None, "LAT-TPOT"),
+    ):
+        v = log.float_value(key)
+        # NaN fails ``v < limit``; a negative or infinite value is no latency either (PERF-VALUE says why)
+        if v is None or not math.isfinite(v) or v < 0 or not v < limit_ms * NS_PER_MS:
+            passes_official = lenient and v is not None and server_ms is not None and v < server_ms * NS_PER_MS
+            shown = v if v is None or not math.isfinite(v) else f"{v / NS_PER_MS:.3f} ms"
+            out.append(
+                ctx.log_finding(
+                    rule,
+                    f"p99 {kind} {shown} ({log.label(key)}) is not a latency below the {ctx.mlperf_model} "
+                    f"{scen.value} limit {limit_ms:g} ms"
+                    + (". The official checker compares Interactive endpoints results with the Server limits"
+                       if passes_official else ""),
+                    log,
+                    rel,
+                    key,
+                    source=f"{lim.cite or 'rules LLM latency table'}; {OLD}: extra_check_llm (strict <); HEAD: llm_check",
+                    fix="lower the load (target_qps) until p99 TTFT and TPOT are below the limits",
+                    severity=Severity.ERROR,
+                    beyond_official=passes_official,
+                )
+            )
     return out
 
 

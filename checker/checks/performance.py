@@ -68,6 +68,7 @@ RULES = register(
 )
 
 OLD = "official checker v5.1.1"
+HEAD_CHECKER = "HEAD official checker"
 
 # Bounds of PERF-VALUE (values no real LoadGen run can log):
 # - LoadGen measures every latency as an int64 count of nanoseconds (loadgen/query_sample.h: QuerySampleLatency
@@ -231,6 +232,107 @@ def _is_true(v: object) -> bool:
     return v is True or (isinstance(v, str) and v.strip().lower() == "true")
 
 
+# ---- rules that judge a run log of either format (a LoadGen detail log, or an Endpoints result through
+# checker.parsers.endpoints.EndpointsDetailLog): one function each, called by both checks
+
+def loadgen_errors(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "") -> list[Finding]:
+    """D4: the run logged no error (official: logged num_errors, else is_error records; an Endpoints result's
+    n_samples_failed is its num_errors, HEAD loadgen_errors_check)."""
+    n_err = log.num_errors()
+    err_records = log.errors
+    rule = _rule(prefix, "PERF-LOADGEN-ERRORS")
+    fix = "find and fix the cause of the LoadGen error (an Endpoints result: the failed requests), then rerun"
+    if n_err:
+        first = err_records[0] if err_records else None
+        detail = f": {first.key} = {first.value!r}" if first else ""
+        key = first.key if first else "num_errors"
+        return [
+            ctx.log_finding(
+                rule,
+                f"the run logged {n_err} error(s) ({log.label('num_errors')}){detail}",
+                log,
+                rel,
+                key,
+                source=f"LoadGen num_errors / metadata.is_error; {OLD}: find_error_in_detail_log L1338; {HEAD_CHECKER}: "
+                "loadgen_errors_check (an Endpoints result's n_samples_failed)",
+                fix=fix,
+                severity=Severity.ERROR,
+                beyond_official=False,
+            )
+        ]
+    if err_records:
+        first = err_records[0]
+        return [
+            ctx.log_finding(
+                rule,
+                f"{len(err_records)} LoadGen error record(s) although num_errors is 0: {first.key} = {first.value!r}. "
+                "The official checker trusts num_errors and misses these",
+                log,
+                rel,
+                first.key,
+                source="LoadGen metadata.is_error (catalogue P, mutation M03)",
+                fix=fix,
+                severity=Severity.ERROR,
+                beyond_official=True,
+            )
+        ]
+    return []
+
+
+def seed_findings(
+    ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "", test: str | None = None
+) -> list[Finding]:
+    """D7: the run used the round's RNG seeds (F12: the TEST05 seeds for a TEST05 run, where the round defines them).
+    A format without a seed is exempt from it, as the official checker exempts it (an Endpoints result has no QSL
+    seed: HEAD seeds_check)."""
+    r = ctx.round
+    seeds = log.seeds()
+    want_seeds = r.test05_seeds if test == "TEST05" and r.test05_seeds is not None else r.seeds
+    out = []
+    for name in ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed"):
+        key = f"effective_{name}"
+        want = getattr(want_seeds, name)
+        got = getattr(seeds, name)
+        if got != want and log.carries(key):
+            out.append(
+                ctx.log_finding(
+                    _rule(prefix, "PERF-SEEDS"),
+                    f"{log.label(key)} is {got}, the round's value is {want}",
+                    log,
+                    rel,
+                    key,
+                    source=f"round seeds ({r.seeds.cite or r.name}); {OLD}: L1633-1657; {HEAD_CHECKER}: seeds_check",
+                    fix="run with the round's mlperf.conf (do not override seeds)",
+                    severity=Severity.ERROR,
+                    beyond_official=False,
+                )
+            )
+    return out
+
+
+def min_duration_findings(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "") -> list[Finding]:
+    """D14: the run was configured for at least the round's minimum duration."""
+    r, bm = ctx.round, ctx.benchmark
+    key = "effective_min_duration_ms"
+    dur = log.int_value(key)
+    if bm is None or bm.min_duration_exempt or (dur is not None and dur >= r.min_duration_ms):
+        return []
+    return [
+        ctx.log_finding(
+            _rule(prefix, "PERF-MIN-DURATION"),
+            f"{log.label(key)} {dur} < {r.min_duration_ms}",
+            log,
+            rel,
+            key,
+            source=f"{r.min_duration_cite or 'rules: 600 s minimum run'}; {OLD}: L1740-1750; {HEAD_CHECKER}: "
+            "min_duration_check",
+            fix="do not lower min_duration",
+            severity=Severity.ERROR,
+            beyond_official=False,
+        )
+    ]
+
+
 def detail_log_checks(
     ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "", test: str | None = None
 ) -> list[Finding]:
@@ -273,30 +375,7 @@ def detail_log_checks(
             f"LoadGen key result_validity; {OLD}: check_performance_dir L1562-1566",
             "fix the run until LoadGen reports VALID (min duration, min queries, latency constraints, early stopping)",
         )
-    # D4 LoadGen errors (official: logged num_errors, else is_error records)
-    n_err = log.num_errors()
-    err_records = log.errors
-    if n_err:
-        first = err_records[0] if err_records else None
-        detail = f": {first.key} = {first.value!r}" if first else ""
-        add(
-            "PERF-LOADGEN-ERRORS",
-            f"LoadGen logged {n_err} error(s){detail}",
-            first.key if first else "num_errors",
-            f"LoadGen num_errors / metadata.is_error; {OLD}: find_error_in_detail_log L1338",
-            "find and fix the cause of the LoadGen error, then rerun",
-        )
-    elif err_records:
-        first = err_records[0]
-        add(
-            "PERF-LOADGEN-ERRORS",
-            f"{len(err_records)} LoadGen error record(s) although num_errors is 0: {first.key} = {first.value!r}. "
-            "The official checker trusts num_errors and misses these",
-            first.key,
-            "LoadGen metadata.is_error (catalogue P, mutation M03)",
-            "find and fix the cause of the LoadGen error, then rerun",
-            beyond=True,
-        )
+    out += loadgen_errors(ctx, log, rel, prefix=prefix)
     eff_scen_s = log.effective_scenario
     eff_scen = Scenario.parse(eff_scen_s) if eff_scen_s else None
     if bm is None:
@@ -329,20 +408,7 @@ def detail_log_checks(
             f"round rules performance-sample-count[{ctx.mlperf_model}]; {OLD}: L1621-1631",
             "do not override performance_sample_count below the benchmark's value",
         )
-    # D7 seeds (F12: the TEST05 seeds for a TEST05 run, where the round defines them)
-    seeds = log.seeds()
-    want_seeds = r.test05_seeds if test == "TEST05" and r.test05_seeds is not None else r.seeds
-    for name in ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed"):
-        want = getattr(want_seeds, name)
-        got = getattr(seeds, name)
-        if got != want:
-            add(
-                "PERF-SEEDS",
-                f"effective_{name} is {got}, the round's value is {want}",
-                f"effective_{name}",
-                f"round seeds ({r.seeds.cite or r.name}); {OLD}: L1633-1657",
-                "run with the round's mlperf.conf (do not override seeds)",
-            )
+    out += seed_findings(ctx, log, rel, prefix=prefix, test=test)
     if eff_scen is None:
         add(
             "PERF-SCENARIO",
@@ -382,16 +448,7 @@ def detail_log_checks(
                 f"rules: Offline query of at least 24,576 samples or the data set size; {OLD}: L1730-1738",
                 "raise offline_expected_qps so the single query holds enough samples",
             )
-    # D14 min duration
-    dur = log.int_value("effective_min_duration_ms")
-    if not bm.min_duration_exempt and (dur is None or dur < r.min_duration_ms):
-        add(
-            "PERF-MIN-DURATION",
-            f"effective_min_duration_ms {dur} < {r.min_duration_ms}",
-            "effective_min_duration_ms",
-            f"{r.min_duration_cite or 'rules: 600 s minimum run'}; {OLD}: L1740-1750",
-            "do not lower min_duration",
-        )
+    out += min_duration_findings(ctx, log, rel, prefix=prefix)
     # D18 network division
     if ctx.rd.division == "network":
         sut = log.sut_name or ""

@@ -103,6 +103,23 @@ def _int(v: Any) -> int | None:
     return None
 
 
+# the LoadGen keys of loadgen_values() read from config.yaml / result_summary.json, and the field each comes from
+CONFIG_ORIGINS = {
+    "effective_min_duration_ms": "settings.runtime.min_duration_ms",
+    "effective_max_duration_ms": "settings.runtime.max_duration_ms",
+    "effective_min_query_count": "settings.runtime.n_samples_to_issue",
+    "effective_sample_index_rng_seed": "settings.runtime.dataloader_random_seed",
+    "effective_schedule_rng_seed": "settings.runtime.scheduler_random_seed",
+    "effective_target_qps": "settings.load_pattern.target_qps",
+}
+SUMMARY_ORIGINS = {
+    "num_errors": "n_samples_failed",
+    "generated_query_count": "n_samples_issued",
+    "result_query_count": "n_samples_completed",
+    "generated_query_duration": "duration_ns",
+}
+
+
 @dataclass(frozen=True)
 class EndpointsRun:
     """One endpoints result: the three documents (``None`` when missing or unreadable) and typed accessors."""
@@ -281,8 +298,15 @@ class EndpointsRun:
                 vals[f"{prefix}{float(pct):.2f}{suffix}"] = self.percentile(dist, pct)
         return {k: v for k, v in vals.items() if v is not None}
 
-    def detail_log(self, path: str) -> EndpointsDetailLog:
-        return EndpointsDetailLog(path, self.loadgen_values())
+    def detail_log(self, path: str, config_path: str | None = None) -> EndpointsDetailLog:
+        """The performance run as a LoadGen detail log at ``path`` (result_summary.json); the settings name the
+        config file (``config_path``) and field they come from."""
+        origins = {key: (config_path or path, field) for key, field in CONFIG_ORIGINS.items()}
+        origins |= {key: (path, field) for key, field in SUMMARY_ORIGINS.items()}
+        for dist, (prefix, suffix, *_) in _DISTRIBUTIONS.items():
+            for pct in _PERCENTILES:
+                origins[f"{prefix}{float(pct):.2f}{suffix}"] = (path, f"{dist}.early_stopping_percentiles.{pct}")
+        return EndpointsDetailLog(path, self.loadgen_values(), origins)
 
     def accuracy_detail_log(self, path: str) -> EndpointsDetailLog:
         vals: dict[str, Any] = {
@@ -297,16 +321,30 @@ class EndpointsRun:
 
 class EndpointsDetailLog(DetailLog):
     """A :class:`DetailLog` built from an endpoints result's values: one record per LoadGen key, no line numbers
-    (the values come from JSON/YAML documents, not from an ``:::MLLOG`` file)."""
+    (the values come from JSON/YAML documents, not from an ``:::MLLOG`` file). ``origins`` maps a key to the
+    document (tree path) and field it was read from; a key without an Endpoints equivalent (the QSL seed) is not
+    carried."""
 
-    __slots__ = ()
+    __slots__ = ("_origins",)
 
-    def __init__(self, path: str | None, values: dict[str, Any]) -> None:
+    def __init__(self, path: str | None, values: dict[str, Any], origins: dict[str, tuple[str, str]] | None = None) -> None:
         lines = [f"{MLLOG_PREFIX} {json.dumps({'key': k, 'value': v})}" for k, v in values.items()]
         super().__init__(path, "\n".join(lines) + "\n")
+        self._origins = origins or {}
 
     def line_of(self, key: str) -> int | None:
         return None
+
+    def document(self, key: str | None, default: str) -> str:
+        origin = self._origins.get(key) if key else None
+        return origin[0] if origin else default
+
+    def label(self, key: str) -> str:
+        origin = self._origins.get(key)
+        return f"{key} from {origin[1]}" if origin else key
+
+    def carries(self, key: str) -> bool:
+        return key in self._origins or key in self._first
 
 
 def parse_endpoints(
