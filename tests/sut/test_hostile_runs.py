@@ -19,7 +19,7 @@ from sut_helpers import http_engine, trial
 
 from loadgen_sut.lgtest import deadline_margins
 from loadgen_sut.record import RECORD_FILE
-from loadgen_sut.runner import expected_duration_s, loadgen_test_deadline_s
+from loadgen_sut.run.child import expected_duration_s, loadgen_test_deadline_s
 from loadgen_sut.settings import TestMode, TestSettingsModel
 from loadgen_sut.sut import BadOutput, response_array, token_count
 from rules.models import Scenario

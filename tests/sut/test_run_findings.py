@@ -20,6 +20,7 @@ from loadgen_sut.record import (
     Verdict,
     verdict_status,
 )
+from loadgen_sut.run import child as run_child
 from loadgen_sut.settings import RunMode
 from schemas import schema_errors
 
@@ -137,7 +138,7 @@ def test_invalid_loadgen_run(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_is_incomplete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = runner._run_child
+    real = run_child.run_child
     calls: list[Path] = []
 
     def child(spec_path: Path, cwd: Path, deadline_s: float | None = None) -> tuple[int, str | None]:
@@ -146,7 +147,7 @@ def test_ctrl_c_is_incomplete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
             raise KeyboardInterrupt
         return real(spec_path, cwd, deadline_s)
 
-    monkeypatch.setattr(runner, "_run_child", child)
+    monkeypatch.setattr(run_child, "run_child", child)
     with pytest.raises(KeyboardInterrupt):
         trial(tmp_path, sim_engine(), scenario="Server", mode=RunMode.SUBMISSION_TRIAL)
     (path,) = (tmp_path / "out" / "runs").glob("*/" + RECORD_FILE)
