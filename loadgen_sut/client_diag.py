@@ -471,4 +471,13 @@ def summary_line(diag: ClientDiagnostics) -> str:
         cpu += f" (waited for a CPU {diag.loop_thread_wait_fraction:.0%})"
     if diag.machine_cpu_busy:
         cpu += f"; machine CPUs busy {'/'.join(f'{b:.0%}' for b in diag.machine_cpu_busy)}"
+    if diag.client_workers:
+        lg_cpu = f"{diag.loadgen_process_cpu_s:.2f} s" if diag.loadgen_process_cpu_s is not None else "n/a"
+        reporter = diag.reporter_thread_cpu_fraction
+        died = [w.worker for w in diag.workers if w.died is not None]
+        cpu += (
+            f"; {diag.client_workers} client workers (busiest loop above), LoadGen process CPU {lg_cpu}"
+            + (f", reporter thread {reporter:.0%} of a core" if reporter is not None else "")
+            + (f", worker(s) {', '.join(map(str, died))} DIED" if died else "")
+        )
     return "client: " + "; ".join([*parts, cpu])

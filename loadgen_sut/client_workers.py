@@ -419,6 +419,10 @@ class WorkerPool:
         return True
 
     def _frames(self, w: _Worker) -> None:
+        """Hand LoadGen what the frames received from ``w`` say: one ``FirstTokenComplete`` with every first token
+        among them, then one ``QuerySamplesComplete`` with every completion (a sample's first token is in the first
+        call or an earlier one, never after its completion). The responses point into ``w``'s buffer, which does not
+        move before both calls returned."""
         mv = w.mv
         pos, end = w.start, w.end
         base = w.base
@@ -426,10 +430,14 @@ class WorkerPool:
         stats = self.stats
         head = wire.HEAD
         hs = head.size
+        fts: list[Any] = []
+        dones: list[Any] = []
+        response = lg.QuerySampleResponse
         while end - pos >= hs:
             size, kind = head.unpack_from(mv, pos)
             if end - pos - hs < size:
                 if hs + size > len(w.buf):
+                    self._hand_to_loadgen(fts, dones)
                     w.start = pos
                     w.grow(hs + size)
                     return
@@ -442,7 +450,7 @@ class WorkerPool:
                 if r is not None and not r.ft_sent:
                     r.ft_sent = True
                     n = size - wire.FIRST.size
-                    lg.FirstTokenComplete([lg.QuerySampleResponse(r.qid, base + body + wire.FIRST.size if n else 0, n)])
+                    fts.append(response(r.qid, base + body + wire.FIRST.size if n else 0, n))
             elif kind == wire.COMPLETE:
                 seq, disp, ft_ns, done_ns, n_tokens, flags, n = wire.DONE.unpack_from(mv, body)
                 r = inflight.pop(seq, None)
@@ -452,8 +460,8 @@ class WorkerPool:
                 ok = bool(flags & wire.OK)
                 if self._report_ft and not r.ft_sent:  # LoadGen needs a first token before the completion
                     r.ft_sent = True
-                    lg.FirstTokenComplete([lg.QuerySampleResponse(r.qid, 0, 0)])
-                lg.QuerySamplesComplete([lg.QuerySampleResponse(r.qid, base + data if n else 0, n, n_tokens)])
+                    fts.append(response(r.qid, 0, 0))
+                dones.append(response(r.qid, base + data if n else 0, n, n_tokens))
                 stats.completed += 1
                 self._done(r, disp, ft_ns, done_ns, n_tokens if ok else NOT_MEASURED, ok)
                 if ft_ns != NOT_MEASURED:
@@ -475,10 +483,18 @@ class WorkerPool:
             elif kind == wire.REPORT:
                 w.report = json.loads(bytes(mv[body:pos]))
                 self._check_reported()
+        self._hand_to_loadgen(fts, dones)
         if pos == end:
             w.start = w.end = 0
         else:
             w.start = pos
+
+    @staticmethod
+    def _hand_to_loadgen(fts: list[Any], dones: list[Any]) -> None:
+        if fts:
+            lg.FirstTokenComplete(fts)
+        if dones:
+            lg.QuerySamplesComplete(dones)
 
     def _check_reported(self) -> None:
         if all(w.report is not None or w.died is not None for w in self.workers):
