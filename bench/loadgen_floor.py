@@ -4,7 +4,9 @@ A Python SUT that does no work: inside LoadGen's issue callback it reports the f
 the query (2 tokens). Its TTFT is therefore LoadGen's lateness from each query's scheduled time to the
 Python callback (the issue thread's wake-up from ``sleep_until`` plus taking the GIL) plus one
 ``FirstTokenComplete`` call. ``bench/sut_fidelity.py`` runs it at each level, with the issue thread's timer
-slack tightened as ``inference-audit run`` does, and prints it beside the SUT's error.
+slack tightened as ``inference-audit run`` does, and prints it beside the SUT's error; ``bench/sut_workers.py``
+prints its CPU per query (``cpu_us_per_query``: LoadGen's own serial cost) beside the LoadGen process's with
+client workers.
 
     python3 bench/loadgen_floor.py --qps 50 --duration-s 20 --out /tmp/floor    # prints one JSON line
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 from pathlib import Path
 from typing import Any
@@ -71,14 +74,20 @@ def run(qps: float, duration_s: float, out: Path) -> dict[str, object]:
             lg.QuerySamplesComplete([lg.QuerySampleResponse(qid, ptr, 8, 2)])
 
     sut = lg.ConstructFastSUT(issue, lambda: None)
+    u0 = resource.getrusage(resource.RUSAGE_SELF)
     detail = run_server_test(sut, qps, duration_s, out)
+    u1 = resource.getrusage(resource.RUSAGE_SELF)
     lg.DestroyFastSUT(sut)
     ttft = first_token_ms(detail)
+    cpu_s = (u1.ru_utime - u0.ru_utime) + (u1.ru_stime - u0.ru_stime)
+    count = ttft["count"]
     return {
         "qps": qps,
         "ttft_p50_ms": ttft["p50"],
         "ttft_p99_ms": ttft["p99"],
-        "count": ttft["count"],
+        "count": count,
+        # the process's CPU over the test (LoadGen's threads, the callback, its log written and read back) per query
+        "cpu_us_per_query": cpu_s / count * 1e6 if isinstance(count, int) and count else None,
         "detail_log": str(out / "mlperf_log_detail.txt"),
     }
 

@@ -1,0 +1,454 @@
+"""What the client costs with ``--client-workers``: the LoadGen process, a worker per token and per request, and
+the fidelity on a small machine, each beside its reference measured in the same run.
+
+Parts (``--parts``, default all):
+
+- ``transport``: one-way sample frames (16 bytes) and completion frames (44 bytes) between two processes, as fast
+  as they go, over the candidates for the wire: an ``AF_UNIX`` socketpair with our framing and batched reads (what
+  ``loadgen_sut/worker_wire.py`` uses), ``multiprocessing.Pipe`` (a message per ``send_bytes``), and pyzmq
+  PUSH/PULL over ``ipc://`` when pyzmq is importable (it is not a dependency): CPU us per message on each side.
+- ``serial``: the LoadGen process's CPU per query (``client_diagnostics.loadgen_process_cpu_s``: LoadGen's threads,
+  the issue callback, the reporting thread) with workers that answer at once (the simulated engine, TTFT 0, TPOT
+  0, 2 tokens) at Server rates, beside LoadGen's own floor at the same rate (``bench/loadgen_floor.py``: a SUT
+  that completes inside the issue callback) and beside the in-process client. Target: <= 50 us per query.
+- ``tokens``: a worker's CPU per request against the token server at two output lengths (one SSE event per token):
+  the per-event and per-request costs (a line through the two), then the cores the four largest Server results
+  of the issue's table need.
+- ``ladder``: on this machine at 50, 200, 600 req/s against the token server (TTFT 200 ms, 20 ms/token, 64 tokens),
+  ``bench/sut_fidelity.py``'s level (LoadGen's TTFT/TPOT p99 minus what the server observed, CPU per request of
+  the client's process tree) for the in-process client and for 1 and 2 workers, in the same run. AIPerf beside
+  them when it is installed in the peers venv (``bench/peers/setup_peers.sh``); skipped with a note otherwise.
+
+Every client runs under ``nice`` (``--nice``, default 10: the machine is shared); the load average is printed with
+each part. ``--quick``: tiny rates and durations (a smoke run, ~2 minutes).
+
+    python3 bench/sut_workers.py --quick
+    python3 bench/sut_workers.py --parts serial,tokens --out /tmp/sut_workers
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import os
+import resource
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sut_fidelity as fid  # bench/ is not a package: on sys.path above
+from fidelity_peers import available_peers
+
+from loadgen_sut.record import SutResult
+
+REPO = Path(__file__).resolve().parents[1]
+FLOOR_SCRIPT = REPO / "bench" / "loadgen_floor.py"
+SERIAL_TARGET_US = 50.0
+
+# the issue's table: the largest closed Server results of the published v6.1 round (requests/s, tokens/request)
+SYSTEMS: tuple[tuple[str, float, float | None], ...] = (
+    ("512x MI355X gpt-oss-120b", 4200.0, 1280.0),
+    ("72x GB300 llama2-70b-99.9", 3300.0, 285.0),
+    ("72x VR qwen3-vl", 2323.0, None),
+    ("8x B300 llama3.1-8b", 1360.0, 128.0),
+)
+HEADROOM = 0.7  # a worker's loop kept under 70 % of a core: queueing stays short (CLIENT_BOUND is judged at 90 %)
+
+
+def _cpu_s() -> float:
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
+
+
+def _loadavg() -> str:
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _nice(n: int) -> Any:
+    return (lambda: os.nice(n)) if n else None
+
+
+# ------------------------------------------------------------------------------------------- transport
+_SAMPLE = struct.Struct("<IBQI")  # head + (seq, idx): what the LoadGen process writes per sample
+_DONE = struct.Struct("<IBQqqqqBI")  # head + a completion frame without data
+
+
+def _socket_receiver(sock: socket.socket, n: int, size: int, out: Any) -> None:
+    c0 = _cpu_s()
+    buf = bytearray()
+    got = 0
+    while got < n:
+        data = sock.recv(1 << 16)
+        if not data:
+            break
+        buf += data
+        pos = 0
+        while len(buf) - pos >= size:
+            struct.unpack_from("<IB", buf, pos)
+            pos += size
+            got += 1
+        del buf[:pos]
+    out.send((got, _cpu_s() - c0))
+
+
+def _pipe_receiver(conn: Any, n: int, out: Any) -> None:
+    c0 = _cpu_s()
+    got = 0
+    while got < n:
+        conn.recv_bytes()
+        got += 1
+    out.send((got, _cpu_s() - c0))
+
+
+def _zmq_receiver(addr: str, n: int, out: Any) -> None:
+    import zmq
+
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.PULL)
+    s.bind(addr)
+    out.send("ready")
+    c0 = _cpu_s()
+    for _ in range(n):
+        s.recv()
+    out.send((n, _cpu_s() - c0))
+    s.close()
+    ctx.term()
+
+
+def transport(n: int) -> list[dict[str, Any]]:
+    rows = []
+    ctx = mp.get_context("fork")
+    for what, frame in (("sample", _SAMPLE.pack(12, 1, 7, 3)), ("completion", _DONE.pack(39, 12, 7, 1, 2, 3, 64, 1, 0))):
+        # socketpair, our framing: one send per frame (a Server issue), batched reads
+        a, b = socket.socketpair()
+        res_r, res_w = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_socket_receiver, args=(b, n, len(frame), res_w))
+        p.start()
+        c0, t0 = _cpu_s(), time.perf_counter()
+        for _ in range(n):
+            a.sendall(frame)
+        got, rx_cpu = res_r.recv()
+        rows.append(_row("socketpair (ours)", what, n, _cpu_s() - c0, rx_cpu, time.perf_counter() - t0, got))
+        p.join()
+        a.close()
+        b.close()
+        # multiprocessing.Pipe: a message per send_bytes
+        r, w = ctx.Pipe(duplex=False)
+        res_r, res_w = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_pipe_receiver, args=(r, n, res_w))
+        p.start()
+        c0, t0 = _cpu_s(), time.perf_counter()
+        for _ in range(n):
+            w.send_bytes(frame)
+        got, rx_cpu = res_r.recv()
+        rows.append(_row("multiprocessing.Pipe", what, n, _cpu_s() - c0, rx_cpu, time.perf_counter() - t0, got))
+        p.join()
+        try:
+            import zmq
+        except ImportError:
+            rows.append({"transport": "pyzmq", "frame": what, "problem": "pyzmq is not installed"})
+            continue
+        addr = f"ipc:///tmp/sut_workers_{os.getpid()}.ipc"
+        res_r, res_w = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_zmq_receiver, args=(addr, n, res_w))
+        p.start()
+        res_r.recv()
+        zctx = zmq.Context()
+        s = zctx.socket(zmq.PUSH)
+        s.connect(addr)
+        c0, t0 = _cpu_s(), time.perf_counter()
+        for _ in range(n):
+            s.send(frame)
+        got, rx_cpu = res_r.recv()
+        rows.append(_row(f"pyzmq {zmq.__version__} PUSH/PULL ipc", what, n, _cpu_s() - c0, rx_cpu, time.perf_counter() - t0, got))
+        p.join()
+        s.close()
+        zctx.term()
+    return rows
+
+
+def _row(name: str, what: str, n: int, tx_cpu: float, rx_cpu: float, wall: float, got: int) -> dict[str, Any]:
+    return {
+        "transport": name,
+        "frame": what,
+        "messages": n,
+        "received": got,
+        "send_cpu_us_per_msg": tx_cpu / n * 1e6,
+        "recv_cpu_us_per_msg": rx_cpu / n * 1e6,
+        "wall_us_per_msg": wall / n * 1e6,
+    }
+
+
+# ------------------------------------------------------------------------------------------- one SUT run
+def run_sut(argv: list[str], out: Path, conf: str, nice: int, timeout_s: float) -> SutResult | None:
+    """``inference-audit run ARGV`` (Server, performance) with ``conf`` as its user.conf; its sut_result.json."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "user.conf").write_text(conf, encoding="utf-8")
+    cmd = [sys.executable, "-m", "loadgen_sut.cli", "run", *argv, "--benchmark", "llama3.1-8b", "--round", "v6.0",
+           "--scenario", "Server", "--mode", "performance", "--user-conf", str(out / "user.conf"),
+           "--out", str(out), "--progress-interval", "0"]  # fmt: skip
+    with (out / "run.log").open("wb") as log:
+        try:
+            subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=timeout_s, preexec_fn=_nice(nice), check=False)
+        except subprocess.TimeoutExpired:
+            return None
+    found = sorted(out.glob("runs/*/performance/sut_result.json"))
+    return SutResult.model_validate_json(found[-1].read_text(encoding="utf-8")) if found else None
+
+
+def _conf(qps: float, duration_s: float) -> str:
+    return (f"*.Server.target_qps = {qps:g}\n*.Server.min_duration = {int(duration_s * 1000)}\n"
+            "*.Server.min_query_count = 100\n*.Server.sample_concatenate_permutation = 0\n")  # fmt: skip
+
+
+def _validity(out: Path) -> str | None:
+    logs = sorted(out.glob("runs/*/performance/mlperf_log_detail.txt"))
+    return fid.parse_detail_file(logs[-1]).result_validity if logs else None
+
+
+# ------------------------------------------------------------------------------------------- serial cost
+def serial(rates: list[float], duration_s: float, workers: int, work: Path, nice: int) -> list[dict[str, Any]]:
+    rows = []
+    sim = ["--engine", "simulated", "--sim-ttft-ms", "0", "--sim-tpot-ms", "0", "--sim-output-tokens", "2"]
+    for qps in rates:
+        level = work / f"serial_{qps:g}"
+        print(f"  serial {qps:g} req/s (load average {_loadavg()}) ...", file=sys.stderr, flush=True)
+        cmd = [sys.executable, str(FLOOR_SCRIPT), "--qps", f"{qps:g}", "--duration-s", f"{duration_s:g}",
+               "--out", str(level / "floor")]  # fmt: skip
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=_nice(nice), check=False,
+                              timeout=duration_s * 4 + 120)  # fmt: skip
+        floor = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 and proc.stdout.strip() else {}
+        row: dict[str, Any] = {"qps": qps, "loadavg": _loadavg(), "floor_us_per_query": floor.get("cpu_us_per_query")}
+        for w in (0, workers):
+            res = run_sut([*sim, "--client-workers", str(w)], level / f"w{w}", _conf(qps, duration_s), nice,
+                          duration_s * 4 + 180)  # fmt: skip
+            key = f"w{w}"
+            if res is None or res.client_diagnostics is None or not res.sut or not res.sut.completed:
+                row[key] = {"problem": f"no result; see {level / key / 'run.log'}"}
+                continue
+            diag = res.client_diagnostics
+            done = res.sut.completed
+            lg_cpu = diag.loadgen_process_cpu_s if w else diag.process_cpu_s
+            row[key] = {
+                "completed": done,
+                "validity": _validity(level / key),
+                "loadgen_process_us_per_query": lg_cpu / done * 1e6 if lg_cpu is not None else None,
+                "client_us_per_query": diag.process_cpu_s / done * 1e6,
+                "reporter_thread_cpu_fraction": diag.reporter_thread_cpu_fraction,
+                "workers_cpu_s": [x.process_cpu_s for x in diag.workers],
+            }
+        rows.append(row)
+    return rows
+
+
+def marginal_costs(rows: list[dict[str, Any]], workers: int) -> dict[str, float | None]:
+    """us per query from the growth of CPU per second between the first and the last rate (fixed costs cancel)."""
+    if len(rows) < 2:
+        return {}
+    a, b = rows[0], rows[-1]
+
+    def slope(ca: float | None, cb: float | None) -> float | None:
+        if ca is None or cb is None:
+            return None
+        return (b["qps"] * cb - a["qps"] * ca) / (b["qps"] - a["qps"])
+
+    def get(row: dict[str, Any], key: str) -> float | None:
+        v = row.get(key, {})
+        return v.get("loadgen_process_us_per_query") if isinstance(v, dict) else None
+
+    return {
+        "floor": slope(a.get("floor_us_per_query"), b.get("floor_us_per_query")),
+        "workers": slope(get(a, f"w{workers}"), get(b, f"w{workers}")),
+        "in_process": slope(get(a, "w0"), get(b, "w0")),
+    }
+
+
+# ------------------------------------------------------------------------------------------- per token
+def tokens_cost(token_counts: tuple[int, int], qps: float, duration_s: float, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    per_request: dict[int, float] = {}
+    runs = {}
+    for t in token_counts:
+        sargs = argparse.Namespace(**{**vars(args), "ttft_ms": 1.0, "tpot_ms": 0.5, "tokens": t})
+        (work / f"tokens_{t}").mkdir(parents=True, exist_ok=True)
+        server = fid.TokenServer(sargs, work / f"tokens_{t}")
+        try:
+            print(f"  tokens {t} at {qps:g} req/s (load average {_loadavg()}) ...", file=sys.stderr, flush=True)
+            res = run_sut(["--engine", "openai", "--endpoint", server.url, "--model", args.model,
+                           "--client-workers", "1", "--max-new-tokens", str(t), "--min-new-tokens", "2"],
+                          work / f"tokens_{t}" / "sut", _conf(qps, duration_s), args.nice, duration_s * 4 + 180)  # fmt: skip
+        finally:
+            server.stop()
+        if res is None or res.client_diagnostics is None or not res.sut or not res.sut.completed:
+            return {"problem": f"no result at {t} tokens; see {work / f'tokens_{t}' / 'sut' / 'run.log'}"}
+        w = res.client_diagnostics.workers
+        cpu = sum(x.process_cpu_s or 0.0 for x in w)
+        per_request[t] = cpu / res.sut.completed * 1e6
+        runs[t] = {"completed": res.sut.completed, "failed": res.sut.failed, "worker_cpu_s": cpu,
+                   "worker_us_per_request": per_request[t], "output_tokens": res.sut.output_tokens}  # fmt: skip
+    lo, hi = token_counts
+    per_event = (per_request[hi] - per_request[lo]) / (hi - lo)
+    fixed = per_request[lo] - lo * per_event
+    return {"runs": runs, "us_per_event": per_event, "us_per_request": fixed}
+
+
+def cores_table(per_event_us: float, per_request_us: float, serial_us: float | None) -> list[dict[str, Any]]:
+    rows = []
+    for name, rps, toks in SYSTEMS:
+        worker_us = per_request_us + (toks or 0.0) * per_event_us
+        cores = rps * worker_us / 1e6
+        rows.append({
+            "system": name, "req_per_s": rps, "tokens_per_request": toks,
+            "worker_cores": cores, "client_workers": max(1, math.ceil(cores / HEADROOM)),
+            "loadgen_process_core_share": rps * serial_us / 1e6 if serial_us is not None else None,
+        })  # fmt: skip
+    return rows
+
+
+# ------------------------------------------------------------------------------------------- 2-core ladder
+def ladder(levels: list[float], worker_counts: list[int], work: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    peers, missing = available_peers(args.peers_venv, ["aiperf"])
+    for m in missing:
+        print(f"sut_workers: skipping peer {m}", file=sys.stderr)
+    fargs = fid.build_parser().parse_args([
+        "--ttft-ms", "200", "--tpot-ms", "20", "--tokens", "64", "--nice", str(args.nice),
+        "--min-duration-s", f"{args.ladder_duration_s:g}", "--min-queries", str(args.ladder_min_queries),
+        "--no-floor",
+    ])  # fmt: skip
+    fargs.server_python = fid.default_server_python(fargs.peers_venv)
+    fargs.repeat = 1
+    work.mkdir(parents=True, exist_ok=True)
+    server = fid.TokenServer(fargs, work)
+    out = []
+    try:
+        for qps in levels:
+            for i, w in enumerate(worker_counts):
+                fargs.sut_arg = ["--client-workers", str(w)]
+                print(f"  ladder {qps:g} req/s, {w} worker(s) (load average {_loadavg()}) ...", file=sys.stderr, flush=True)
+                level = fid.run_level(fargs, server, qps, peers if i == 0 else [], work / f"w{w}")
+                level["client_workers"] = w
+                out.append(level)
+    finally:
+        server.stop()
+    return out
+
+
+def print_ladder(levels: list[dict[str, Any]]) -> None:
+    rows = [fid.HEADER]
+    for level in levels:
+        for r in fid.table_rows(level):
+            if r[1] == "SUT":
+                r[1] = f"SUT w={level['client_workers']}"
+            rows.append(r)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(fid.HEADER))]
+    for i, row in enumerate(rows):
+        print("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+# ------------------------------------------------------------------------------------------- main
+def _f(v: Any, fmt: str = "{:.1f}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument("--quick", action="store_true", help="tiny rates and durations: a smoke run")
+    p.add_argument("--parts", default="transport,serial,tokens,ladder")
+    p.add_argument("--workers", type=int, default=2, help="client workers of the serial part (default 2)")
+    p.add_argument("--nice", type=int, default=10)
+    p.add_argument("--model", default="token-server")
+    p.add_argument("--owned-by", default="vllm")
+    p.add_argument("--peers-venv", type=Path, default=fid.DEFAULT_PEERS_VENV)
+    p.add_argument("--ladder-duration-s", type=float, default=None)
+    p.add_argument("--ladder-min-queries", type=int, default=None)
+    p.add_argument("--out", type=Path, default=REPO / "out" / "sut_workers")
+    args = p.parse_args(argv)
+    parts = {x.strip() for x in args.parts.split(",") if x.strip()}
+    unknown = parts - {"transport", "serial", "tokens", "ladder"}
+    if unknown:
+        print(f"sut_workers: unknown part(s) {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    q = args.quick
+    if args.ladder_duration_s is None:
+        args.ladder_duration_s = 4.0 if q else 12.0
+    if args.ladder_min_queries is None:
+        args.ladder_min_queries = 0 if q else 600
+    args.server_python = fid.default_server_python(args.peers_venv)
+    work = args.out.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    doc: dict[str, Any] = {"what": "bench/sut_workers.py", "cpus": os.cpu_count(), "nice": args.nice,
+                           "loadavg_start": _loadavg()}  # fmt: skip
+    os.nice(args.nice)
+    print(f"sut_workers: {os.cpu_count()} CPUs, load average {_loadavg()}, nice {args.nice}", flush=True)
+
+    if "transport" in parts:
+        rows = transport(20_000 if q else 200_000)
+        doc["transport"] = rows
+        print("\ntransport (CPU us per message; send side is the LoadGen process's for a sample frame):")
+        for r in rows:
+            if "problem" in r:
+                print(f"  {r['transport']:<34} {r['frame']:<10} {r['problem']}")
+                continue
+            print(f"  {r['transport']:<34} {r['frame']:<10} send {r['send_cpu_us_per_msg']:6.2f}  "
+                  f"receive {r['recv_cpu_us_per_msg']:6.2f}  wall {r['wall_us_per_msg']:6.2f}")  # fmt: skip
+
+    serial_us = None
+    if "serial" in parts:
+        rows = serial([150.0, 300.0] if q else [2000.0, 5000.0], 3.0 if q else 10.0, args.workers, work, args.nice)
+        doc["serial"] = rows
+        marginal = marginal_costs(rows, args.workers)
+        doc["serial_marginal_us_per_query"] = marginal
+        print(f"\nserial cost in the LoadGen process (CPU us per query; target <= {SERIAL_TARGET_US:g}); workers answer at once:")
+        print("  req/s  LoadGen floor  in-process client (LoadGen process)  "
+              f"{args.workers} workers: LoadGen process / whole client  reporter thread  validity  load avg")
+        for r in rows:
+            w0, wn = r.get("w0", {}), r.get(f"w{args.workers}", {})
+            print(f"  {r['qps']:5g}  {_f(r['floor_us_per_query']):>13}  {_f(w0.get('loadgen_process_us_per_query')):>35}  "
+                  f"{_f(wn.get('loadgen_process_us_per_query')):>18} / {_f(wn.get('client_us_per_query')):<14}  "
+                  f"{_f(wn.get('reporter_thread_cpu_fraction'), '{:.0%}'):>15}  {wn.get('validity')!s:>8}  {r['loadavg']}")  # fmt: skip
+            if wn.get("loadgen_process_us_per_query") is not None:
+                serial_us = wn["loadgen_process_us_per_query"]
+        print(f"  marginal cost between the two rates (CPU per second's growth / rate's growth: the per-query part "
+              f"without the fixed costs): LoadGen floor {_f(marginal.get('floor'))} us, LoadGen process with "
+              f"{args.workers} workers {_f(marginal.get('workers'))} us, in-process client {_f(marginal.get('in_process'))} us")  # fmt: skip
+
+    if "tokens" in parts:
+        res = tokens_cost((8, 64) if q else (8, 128), 50.0 if q else 150.0, 3.0 if q else 10.0, work, args)
+        doc["tokens"] = res
+        if "problem" in res:
+            print(f"\ntokens: {res['problem']}")
+        else:
+            print(f"\nworker cost: {res['us_per_event']:.1f} us per SSE event (one token each), "
+                  f"{res['us_per_request']:.0f} us per request (load average {_loadavg()})")  # fmt: skip
+            table = cores_table(res["us_per_event"], res["us_per_request"], serial_us)
+            doc["cores"] = table
+            print(f"cores for the issue's systems (one event per token: an upper bound, engines merge tokens under load; "
+                  f"workers at {HEADROOM:.0%} of a core):")  # fmt: skip
+            print("  system                         req/s  tokens/req  worker cores  --client-workers  LoadGen process core")
+            for r in table:
+                print(f"  {r['system']:<29} {r['req_per_s']:6g}  {_f(r['tokens_per_request'], '{:.0f}'):>10}  "
+                      f"{r['worker_cores']:12.1f}  {r['client_workers']:16d}  {_f(r['loadgen_process_core_share'], '{:.0%}'):>20}")  # fmt: skip
+
+    if "ladder" in parts:
+        levels = ladder([50.0] if q else [50.0, 200.0, 600.0], [0, 1, 2], work / "ladder", args)
+        doc["ladder"] = levels
+        print(f"\n{os.cpu_count()} cores, token server TTFT 200 ms / 20 ms per token / 64 tokens (load average {_loadavg()}):")
+        print_ladder(levels)
+    doc["loadavg_end"] = _loadavg()
+    path = work / "sut_workers.json"
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    print(f"\nload average at the end {_loadavg()}; all numbers: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
