@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from checker.checks.catalog import RuleInfo, rules_of, rules_table
+from checker.checks.catalog import RuleFamily, RuleInfo, rules_of, rules_table
 from loadgen_sut.record import CLIENT_BOUND_RULE, INCOMPLETE_RULES
 
 # every harness module that registers RUN-* rules, in the order of a run (imported by run_rules)
@@ -22,6 +22,7 @@ RUN_MODULES = (
     "loadgen_sut.settings.preflight",
     "loadgen_sut.settings.boundary",
     "loadgen_sut.runner",
+    "loadgen_sut.run.verdict",
     "loadgen_sut.client_diag",
     "loadgen_sut.scoring.score",
 )
@@ -41,3 +42,6 @@ def run_rules_markdown() -> str:
         f"\nAn ERROR makes the run INVALID ({incomplete}: INCOMPLETE; `{CLIENT_BOUND_RULE}`: CLIENT_BOUND), a WARNING "
         "NOT_SUBMITTABLE\n(`loadgen_sut/record.py` `verdict_status`).\n"
     )
+
+
+RUN_FAMILY = RuleFamily(2, run_rules, run_rules_markdown)  # an entry point of inference_audit.rule_families

@@ -32,7 +32,7 @@ def _home(name: str) -> str:
     if name in CHECKER_COMMANDS:
         return f"checker.cli.{name}"
     if name in RULES_COMMANDS:
-        return "loadgen_sut.cli.rules"
+        return "rules.cli"
     return f"loadgen_sut.cli.{name}"
 
 
@@ -143,3 +143,40 @@ def test_every_option_has_help_and_shows_its_default() -> None:
     run_help = commands.choices["run"].format_help()
     assert "(default: 1024)" in run_help and "(default: completions)" in run_help  # --max-concurrency, --api
     assert "(default: None)" not in run_help
+
+
+def test_the_rules_package_imports_neither_the_checker_nor_the_harness() -> None:
+    """rules/cli.py lists the checker's and the harness's rule ids, yet rules/ imports neither (by statement or by
+    import_module): the families come from the entry points each package declares."""
+    offenders = []
+    for path in sorted((REPO / "rules").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif (
+                isinstance(node, ast.Call)
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and ast.unparse(node.func).endswith(("import_module", "__import__"))
+            ):
+                names = [str(node.args[0].value)]
+            if any(n.split(".", 1)[0] in ("checker", "loadgen_sut") for n in names):
+                offenders.append(f"{path.relative_to(REPO)}:{getattr(node, 'lineno', 0)}")
+    assert not offenders
+
+
+def test_rules_ids_finds_each_family_through_its_entry_point() -> None:
+    """The installed entry points (pyproject.toml) are the registry's three families, in their order; a stale install
+    (``pip install -e .`` not rerun) fails here rather than listing fewer rules."""
+    from checker.checks.catalog import all_rules, audit_rules
+    from loadgen_sut.run_rules import run_rules
+    from rules.cli import rule_families
+
+    families = rule_families()
+    assert list(families) == ["check", "audit", "run"]
+    assert families["check"].rules() == all_rules()
+    assert families["audit"].rules() == audit_rules()
+    assert families["run"].rules() == run_rules()

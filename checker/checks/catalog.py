@@ -30,7 +30,7 @@ Compliance TEST01/TEST04 performance logs are checked with the PERF-/LAT- rules 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from checker.findings import Finding, Severity
@@ -208,3 +208,23 @@ def audit_rules_markdown() -> str:
         "\nA claim or peer rule is an ERROR where the results are not comparable or the claim lacks what the rule "
         "requires,\nand INFO where the claim meets it (`checker/audit/claim/report.py` `issue_finding`).\n"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class RuleFamily:
+    """One family of rule ids for ``inference-audit rules ids``: its rules and its generated docs table. Each family is
+    an entry point of group ``inference_audit.rule_families`` (pyproject.toml), so the ``rules`` command lists the
+    families without importing the packages that register them (entry points come in no set order: ``position``
+    orders the families, the listing of every rule id and the default of ``--markdown`` being the first)."""
+
+    position: int
+    rules: Callable[[], Mapping[str, RuleInfo]]
+    markdown: Callable[[], str]
+
+    def resolve(self, rule: str) -> RuleInfo | None:
+        """``rule``'s entry in this family (``COMPL-PERF-*`` / ``COMPL-LAT-*``: their PERF-/LAT- entry)."""
+        return resolve_rule(rule, self.rules())
+
+
+CHECK_FAMILY = RuleFamily(0, all_rules, rules_markdown)
+AUDIT_FAMILY = RuleFamily(1, audit_rules, audit_rules_markdown)

@@ -35,7 +35,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "package": ("lay finished submission runs out as the round's tree, without rerunning", "loadgen_sut.cli.package"),
     "score": ("score an accuracy log against a data set as the reference scripts do", "loadgen_sut.cli.score"),
     "sweep": ("LoadGen Server runs at rising rates: goodput per level and the SLO knee", "loadgen_sut.cli.sweep"),
-    "rules": ("show a round's rules, and the rule ids the tools emit with their code", "loadgen_sut.cli.rules"),
+    "rules": ("show a round's rules, and the rule ids the tools emit with their code", "rules.cli"),
     "table": ("validate a published result table against the rules and the logs", "checker.cli.table"),
     "claim": ("audit a performance claim for comparability", "checker.cli.claim"),
     "init": ("write a system or implementation description template", "loadgen_sut.cli.init"),

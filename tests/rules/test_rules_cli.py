@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from loadgen_sut.cli import rules as cli
+from rules import cli
 
 
 def run_rules(argv: list[str]) -> int:
