@@ -22,7 +22,6 @@ from checker.checks.catalog import WARN, RuleInfo, register, registered_finding
 from checker.compliance.audit_run import makes_it_not_the_test
 from checker.findings import Finding, Severity, UnusableInput
 from checker.version import tool_version
-from loadgen_sut.client_diag import client_bound_finding
 from loadgen_sut.compliance import (
     AUDIT_TESTS,
     TEST07,
@@ -58,6 +57,7 @@ from loadgen_sut.record import (
     write_record,
 )
 from loadgen_sut.run import child
+from loadgen_sut.run.verdict import judge_test, run_findings, say_findings, simulated_engine
 from loadgen_sut.scoring.code_exec import CodeExecution
 from loadgen_sut.scoring.score import score_accuracy, write_accuracy_txt
 from loadgen_sut.settings import (
@@ -77,9 +77,7 @@ from loadgen_sut.settings import (
 from rules import load_round
 from rules.models import Benchmark, Round, Scenario
 
-# The verdict of a run (record.Verdict): an ERROR makes it INVALID (INCOMPLETE: a test did not finish), a WARNING
-# NOT_SUBMITTABLE. The user.conf and LoadGen-release rules are registered in loadgen_sut/settings/, RUN-CLIENT-BOUND in
-# loadgen_sut/client_diag.py, the accuracy scores' RUN-ACC-* in loadgen_sut/scoring/score.py.
+# The RUN-* rules of the checks before a run and of the steps after each test (the verdict's own: loadgen_sut/run/verdict.py)
 RULES = register(
     __name__,
     # before the run (preflight): ERRORs refuse --mode submission
@@ -93,23 +91,6 @@ RULES = register(
         "official data set",
     ),
     RuleInfo("RUN-GENERATION", "-", "--mode submission with a --max-new-tokens other than the round's"),
-    RuleInfo("RUN-SIMULATED", "-", "the simulated engine: no system was measured", WARN),
-    # each LoadGen test
-    RuleInfo("RUN-TEST-FAILED", "-", "a LoadGen test's process did not finish (the run is INCOMPLETE)"),
-    RuleInfo("RUN-DEADLINE", "-", "a LoadGen test ran past its wall-clock deadline (the run is INCOMPLETE)"),
-    RuleInfo("RUN-SAMPLES-FAILED", "-", "samples failed in the engine (their outputs are empty)"),
-    RuleInfo("RUN-SINGLE-TOKEN", "-", "single-token outputs, whose time per output token LoadGen cannot time"),
-    RuleInfo("RUN-COMPLETIONS", "-", "issued samples not completed exactly once"),
-    RuleInfo("RUN-LOADGEN-LOG", "-", "LoadGen wrote no detail log"),
-    RuleInfo("RUN-LOADGEN-ERRORS", "-", "LoadGen logged errors during the test"),
-    RuleInfo(
-        "RUN-LOADGEN-INVALID", "-", "LoadGen's performance result is INVALID (min duration, latency constraints, "
-        "early stopping)",
-    ),
-    # the run as a whole
-    RuleInfo("RUN-INTERRUPTED", "-", "the run was interrupted (Ctrl-C) before every test finished (INCOMPLETE)"),
-    RuleInfo("RUN-TEST-NOT-RUN", "-", "a test the mode needs did not run (INCOMPLETE)"),
-    RuleInfo("RUN-TRIAL", "-", "--mode submission-trial: a rehearsal of the submission flow, never a result", WARN),
     # accuracy and the compliance tests
     RuleInfo("RUN-ACC-TOKENIZER", "-", "no tokenizer to detokenize the accuracy or TEST07 outputs (--tokenizer DIR)"),
     RuleInfo("RUN-TEST06-FAILED", "-", "the TEST06 verification failed (first tokens, EOS, output lengths)"),
@@ -418,13 +399,7 @@ def preflight(
     if request.mode is RunMode.FIND_PEAK and scenario.loadgen_scenario is not Scenario.SERVER:
         findings.append(_run_finding("RUN-MODE", "find-peak works only for Server/Interactive"))
     if request.engine.kind == "simulated" and request.mode.is_submission_flow:
-        findings.append(
-            _run_finding(
-                rule="RUN-SIMULATED",
-                message="SIMULATED engine: the submission tree produced is a demonstration, labelled simulated "
-                "everywhere; it is not a measurement of any system",
-            )
-        )
+        findings.append(simulated_engine(before_run=True))
     return planned, findings
 
 
@@ -496,104 +471,9 @@ def _refuse_chat_samples_without_chat_api(dataset: Dataset, request: RunRequest,
         )
 
 
-def _print_findings(findings: Sequence[Finding], say: Printer) -> None:
-    for f in findings:
-        where = f"{f.location()}: " if f.path else ""
-        say(f"  {f.severity.value.upper():7} {f.rule}: {where}{f.message}")
-
-
 def _run_finding(rule: str, message: str, severity: Severity | None = None, **kw: Any) -> Finding:
     """A verdict finding of a registered RUN-* rule; severity (and "beyond official") default to its registration."""
     return registered_finding(rule, message, severity=severity, **kw)
-
-
-def _judge_test(t: TestRecord) -> list[Finding]:
-    """Verdict findings of one LoadGen test (empty = fine)."""
-    if t.status != "finished":
-        rule = "RUN-DEADLINE" if t.status == "deadline" else "RUN-TEST-FAILED"
-        return [_run_finding(rule, f"{t.name}: {t.status}" + (f" ({t.error})" if t.error else ""))]
-    out: list[Finding] = []
-    if t.sut.failed:
-        kinds = ", ".join(f"{k}={v}" for k, v in sorted(t.sut.failures_by_kind.items()))
-        out.append(
-            _run_finding(
-                "RUN-SAMPLES-FAILED", f"{t.name}: {t.sut.failed} of {t.sut.completed} samples FAILED in the engine ({kinds})"
-            )
-        )
-    if t.sut.single_token_outputs:
-        out.append(
-            _run_finding(
-                "RUN-SINGLE-TOKEN",
-                f"{t.name}: {t.sut.single_token_outputs} single-token output(s): LoadGen cannot time their TPOT "
-                "(error_runtime 'Number of tokens need to be greater than 1'); use --min-new-tokens 2",
-                fix="--min-new-tokens 2",
-            )
-        )
-    if t.sut.completed != t.sut.issued or t.sut.duplicate_completions:
-        out.append(_run_finding("RUN-COMPLETIONS", f"{t.name}: {t.sut.issued} issued but {t.sut.completed} completed"))
-    lgr = t.loadgen
-    if lgr is None:
-        out.append(_run_finding("RUN-LOADGEN-LOG", f"{t.name}: no LoadGen detail log"))
-        return out
-    if lgr.num_errors:
-        out.append(
-            _run_finding(
-                "RUN-LOADGEN-ERRORS",
-                f"{t.name}: LoadGen logged {lgr.num_errors} error(s): {', '.join(sorted(set(lgr.error_keys)))}",
-                source="mlperf_log_detail.txt error entries",
-            )
-        )
-    if t.name in ("performance", "find-peak"):  # the client limited the measurement (loadgen_sut/client_diag.py)
-        bound = client_bound_finding(t.name, t.client, t.loadgen_settings)
-        out += [bound] if bound is not None else []
-    if t.name in ("performance", "find-peak") and lgr.result_validity != "VALID":
-        why = [lgr.invalid_reason] if lgr.invalid_reason else []
-        if lgr.min_duration_met is False:
-            why.append("min duration not met")
-        if lgr.perf_constraints_met is False:
-            why.append("latency constraints not met")
-        if lgr.early_stopping_met is False:
-            why.append("early stopping not met (too few queries for the p99 bound)")
-        out.append(
-            _run_finding(
-                "RUN-LOADGEN-INVALID",
-                f"{t.name}: LoadGen result INVALID" + (f" ({'; '.join(why)})" if why else ""),
-                source="mlperf_log_detail.txt result_validity",
-            )
-        )
-    return out
-
-
-def _run_findings(
-    request: RunRequest, planned: PlannedSettings, bench: Benchmark, tests: Sequence[TestRecord], interrupted: bool
-) -> list[Finding]:
-    """Verdict findings of the run as a whole (what the tests' own findings do not say)."""
-    out: list[Finding] = []
-    if interrupted:
-        out.append(_run_finding("RUN-INTERRUPTED", "interrupted (Ctrl-C) before every test finished"))
-    ran = {t.name for t in tests}
-    missing = [name for name, _, _ in _tests_for(request.mode, bench) if name not in ran]
-    if missing:
-        out.append(_run_finding("RUN-TEST-NOT-RUN", f"not run: {', '.join(missing)}"))
-    if request.mode is RunMode.SUBMISSION_TRIAL:
-        out.append(
-            _run_finding(
-                "RUN-TRIAL",
-                "submission-trial mode: a rehearsal of the submission flow, never a result",
-            )
-        )
-    if planned.non_compliant:
-        out.append(
-            _run_finding(
-                "RUN-CONF-NONCOMPLIANT",
-                f"{len(planned.non_compliant)} non-compliant user.conf override(s): a trial, not a result",
-                Severity.WARNING,
-                path=planned.conf_path,
-            )
-        )
-    if request.engine.kind == "simulated":
-        out.append(_run_finding("RUN-SIMULATED", "SIMULATED engine: no system was measured"))
-    return out
 
 
 def _absolute_dataset(spec: str) -> str:
@@ -635,7 +515,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     for o in planned.overrides:
         flag = "" if o.compliant else "  <- NOT COMPLIANT"
         say(f"  user.conf line {o.entry.line}: {o.entry.text}{flag}")
-    _print_findings(findings, say)
+    say_findings(findings, say)
     errors = [f for f in findings if f.severity is Severity.ERROR]
     if errors:
         raise UnusableInput(
@@ -709,7 +589,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
                 if mismatches:
                     sev = Severity.ERROR if request.mode is RunMode.SUBMISSION else Severity.WARNING
                     mismatches = [m.model_copy(update={"severity": sev}) for m in mismatches]
-                    _print_findings(mismatches, say)
+                    say_findings(mismatches, say)
                     findings += mismatches
                     if sev is Severity.ERROR:
                         raise UnusableInput("refusing to run: the installed LoadGen does not apply this round's settings")
@@ -735,7 +615,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
                 engine_info = sut_result.engine
             tests.append(trec)
             child.say_test_summary(trec, say)
-            verdict_findings += _judge_test(trec)
+            verdict_findings += judge_test(trec)
             if rc == EXIT_ENGINE_UNAVAILABLE or trec.status in ("engine_unavailable", "setup_error", "deadline"):
                 break
             if name == "accuracy" and trec.status == "finished":
@@ -753,7 +633,10 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
 
     datasets = _dataset_records(test_data)
     # preflight errors refused the run above: the settings' findings (record.findings) never decide the verdict
-    verdict = Verdict.of(verdict_findings + _run_findings(request, planned, bench, tests, interrupted))
+    wanted = [name for name, _, _ in _tests_for(request.mode, bench)]
+    verdict = Verdict.of(
+        verdict_findings + run_findings(request.mode, simulated, planned, wanted, tests, interrupted)
+    )
     record = RunRecord(
         tool_version=tool_version(),
         run_id=run_id,
@@ -784,7 +667,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     )
     write_record(record, run_dir / RECORD_FILE)
     say(f"verdict: {verdict.status}{label}")
-    _print_findings(verdict.findings, say)
+    say_findings(verdict.findings, say)
     say(f"run record: {run_dir / RECORD_FILE}")
     if interrupted:
         raise KeyboardInterrupt
@@ -863,7 +746,7 @@ def _score(
     judged = score.findings(bench, scenario=scenario)  # the scenario's targets (v6.1 qwen3-vl Interactive has its own)
     verdict += [f for f in judged if f.severity is Severity.ERROR]  # RUN-ACC-*: below target, not covered, ...
     say(f"  accuracy: {test_dir / 'accuracy.txt'}")
-    _print_findings(judged, say)
+    say_findings(judged, say)
     dumped: dict[str, Any] = score.model_dump(mode="json")
     return dumped
 
@@ -939,7 +822,7 @@ def _compliance_dataset_findings(
                 fix=f"--test-dataset {name}={which or 'FILE'} (the test's official data set)",
             )
         )
-    _print_findings(out, say)
+    say_findings(out, say)
     return out
 
 

@@ -54,6 +54,7 @@ AUDIT_FAMILIES = {
 }
 RUN_FAMILY = (
     "loadgen_sut/runner.py",
+    "loadgen_sut/run/verdict.py",
     "loadgen_sut/settings/user_conf.py",
     "loadgen_sut/settings/preflight.py",
     "loadgen_sut/settings/boundary.py",

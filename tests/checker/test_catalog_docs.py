@@ -114,7 +114,7 @@ def test_rules_ids_command_finds_a_rule_of_any_family(capsys: pytest.CaptureFixt
     assert out[0].split("\t")[:3] == ["TABLE-REDERIVE", "error", "checker/audit/table/tree.py"]
     assert out[1].split("\t")[:3] == ["CMP-01", "error", "checker/audit/claim/rules.py"]
     assert out[2].startswith("PERF-SEEDS\t")
-    assert out[3].split("\t")[:3] == ["RUN-DEADLINE", "error", "loadgen_sut/runner.py"]
+    assert out[3].split("\t")[:3] == ["RUN-DEADLINE", "error", "loadgen_sut/run/verdict.py"]
     assert main(["rules", "ids", "NOPE-NOT-A-RULE"]) == 2
     assert "NOPE-NOT-A-RULE" in capsys.readouterr().err
     assert main(["rules", "ids", "--family", "audit", "TABLE-REDERIVE"]) == 0

@@ -21,6 +21,7 @@ from loadgen_sut.record import (
     verdict_status,
 )
 from loadgen_sut.run import child as run_child
+from loadgen_sut.run import verdict as run_verdict
 from loadgen_sut.settings import RunMode
 from schemas import schema_errors
 
@@ -68,26 +69,26 @@ def _test_record(**kw: Any) -> TestRecord:
 
 
 def test_each_test_problem_has_its_rule() -> None:
-    assert runner._judge_test(_test_record()) == []
-    (f,) = runner._judge_test(_test_record(status="deadline", error="the test ran past its deadline of 9 s"))
+    assert run_verdict.judge_test(_test_record()) == []
+    (f,) = run_verdict.judge_test(_test_record(status="deadline", error="the test ran past its deadline of 9 s"))
     assert (f.rule, f.severity) == ("RUN-DEADLINE", Severity.ERROR) and f.message.startswith("performance: deadline")
-    (f,) = runner._judge_test(_test_record(status="crashed", error="test process exited with code 1"))
+    (f,) = run_verdict.judge_test(_test_record(status="crashed", error="test process exited with code 1"))
     assert (f.rule, f.severity) == ("RUN-TEST-FAILED", Severity.ERROR)
     bad = _test_record(
         sut=SutCounts(issued=10, completed=9, failed=2, failures_by_kind={"timeout": 2}, single_token_outputs=1),
         loadgen=LoadGenResult(result_validity="INVALID", min_duration_met=False, num_errors=1, error_keys=("e",)),
     )
-    assert [(f.rule, f.severity) for f in runner._judge_test(bad)] == [
+    assert [(f.rule, f.severity) for f in run_verdict.judge_test(bad)] == [
         ("RUN-SAMPLES-FAILED", Severity.ERROR),
         ("RUN-SINGLE-TOKEN", Severity.ERROR),
         ("RUN-COMPLETIONS", Severity.ERROR),
         ("RUN-LOADGEN-ERRORS", Severity.ERROR),
         ("RUN-LOADGEN-INVALID", Severity.ERROR),
     ]
-    (f,) = runner._judge_test(_test_record(loadgen=None))
+    (f,) = run_verdict.judge_test(_test_record(loadgen=None))
     assert f.rule == "RUN-LOADGEN-LOG"
     # accuracy mode: LoadGen gives no result validity, and that is no finding
-    assert runner._judge_test(_test_record(name="accuracy", loadgen=LoadGenResult())) == []
+    assert run_verdict.judge_test(_test_record(name="accuracy", loadgen=LoadGenResult())) == []
 
 
 def _on_disk(run_dir: Path) -> RunRecord:

@@ -45,7 +45,7 @@ def test_run_rules_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules", "ids", "--family", "run", "RUN-DEADLINE", "RUN-ACC-TARGET", "RUN-CLIENT-BOUND"]) == 0
     rows = [line.split("\t")[:3] for line in capsys.readouterr().out.splitlines()]
     assert rows == [
-        ["RUN-DEADLINE", "error", "loadgen_sut/runner.py"],
+        ["RUN-DEADLINE", "error", "loadgen_sut/run/verdict.py"],
         ["RUN-ACC-TARGET", "error", "loadgen_sut/scoring/score.py"],
         ["RUN-CLIENT-BOUND", "error", "loadgen_sut/client_diag.py"],
     ]
