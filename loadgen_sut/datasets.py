@@ -26,8 +26,9 @@
   ``text_input``, or ``gpt-oss:PATH``): prompt ids from ``tok_input`` (pre-v4.0) else ``input_tokens`` (v4.0+), as
   ``language/gpt-oss-120b/utils/tokenization.py`` picks them; ``text_input`` (the harmony-formatted prompt) as
   prompt text, never the raw ``prompt`` column; ``ground_truth`` and ``dataset`` (aime25, gpqa_diamond,
-  livecodebench_v6) as ``reference`` and ``subset`` for :mod:`loadgen_sut.scoring.gpt_oss`, which also gives the
-  simulated engine's ``answer``. Ground truth and sub-data set may be absent (the performance data set).
+  livecodebench_v6) as ``reference`` and ``subset`` for :mod:`loadgen_sut.scoring.gpt_oss`; the data set says
+  ``evaluator="gpt-oss"``, whose evaluator object gives the simulated engine's answers (this loader imports no
+  scoring). Ground truth and sub-data set may be absent (the performance data set).
 
 Sample ``index`` is the row position, which is LoadGen's QSL index and the accuracy log's ``qsl_idx``.
 Bad input raises :class:`checker.findings.UnusableInput` naming the file and the line (JSONL/JSON)
@@ -74,7 +75,8 @@ class Sample(BaseModel):
     messages: tuple[ChatMessage, ...] | None = None
     # the output a perfect model gives when it is not ``reference`` itself (qwen3-vl: the JSON object with the
     # ground-truth category, brand and second-hand flag; ``reference`` is the category scored): what the
-    # simulated engine answers (:func:`loadgen_sut.engines.simulated.simulated_answers`)
+    # simulated engine answers (:func:`loadgen_sut.engines.simulated.simulated_answers`); where the evaluator family
+    # defines the answer (gpt-oss-120b's harmony output), the family's evaluator gives it instead (Dataset.evaluator)
     answer: str | None = None
 
 
@@ -87,6 +89,9 @@ class Dataset(BaseModel):
     samples: tuple[Sample, ...]
     simulated: bool = False
     source: str | None = None  # the file it came from
+    # the evaluator family whose output format the samples are in, where it is not the benchmark's alone (gpt-oss:
+    # harmony channels): its evaluator object gives the simulated engine's answers (loadgen_sut.scoring.evaluators)
+    evaluator: str | None = None
 
     @property
     def references(self) -> dict[int, str]:
@@ -214,7 +219,7 @@ def _rows_to_samples(
     return samples
 
 
-def _load_pickle(path: Path, tokenizer: Tokenizer | None, limit: int | None) -> list[Sample]:
+def _load_pickle(path: Path, tokenizer: Tokenizer | None, limit: int | None) -> Dataset:
     try:
         frame = pd.read_pickle(path)
     except (
@@ -230,7 +235,7 @@ def _load_pickle(path: Path, tokenizer: Tokenizer | None, limit: int | None) -> 
     if not isinstance(frame, pd.DataFrame):
         raise UnusableInput(f"expected a pandas DataFrame, got {type(frame).__name__}", str(path))
     if _is_gpt_oss_frame(frame):  # gpt-oss-120b's older pickle
-        return _gpt_oss_samples(path, frame, tokenizer, limit)
+        return _gpt_oss_dataset(path, frame, tokenizer, limit)
     have = set(map(str, frame.columns))
     if not have & set(_IDS_KEYS + _PROMPT_KEYS):
         raise UnusableInput(
@@ -241,7 +246,7 @@ def _load_pickle(path: Path, tokenizer: Tokenizer | None, limit: int | None) -> 
     rows = (
         {str(k): (None if _isna(v) else v) for k, v in rec.items()} for rec in frame.to_dict(orient="records")
     )
-    return _rows_to_samples(path, rows, tokenizer, None, "row")
+    return Dataset(name=path.name, samples=tuple(_rows_to_samples(path, rows, tokenizer, None, "row")), source=str(path))
 
 
 def _resolve(spec: str) -> tuple[str, Path]:
@@ -306,15 +311,14 @@ def _load_gpt_oss(path: Path, tokenizer: Tokenizer | None, limit: int | None) ->
     if not path.is_file():
         raise UnusableInput("data set file not found", str(path))
     if path.suffix.lower() in (".pkl", ".pickle"):
-        return Dataset(name=path.name, samples=tuple(_load_pickle(path, tokenizer, limit)), source=str(path))
+        return _load_pickle(path, tokenizer, limit)
     try:
         frame = pd.read_parquet(path)
     except ImportError as e:
         raise UnusableInput(f"reading parquet needs pyarrow: pip install pyarrow ({e})", str(path)) from e
     except (OSError, ValueError, TypeError) as e:
         raise UnusableInput(f"cannot read the parquet file: {e}", str(path)) from e
-    samples = _gpt_oss_samples(path, frame, tokenizer, limit)
-    return Dataset(name=path.name, samples=tuple(samples), source=str(path))
+    return _gpt_oss_dataset(path, frame, tokenizer, limit)
 
 
 def _gpt_oss_truth(value: Any) -> str | None:
@@ -337,9 +341,7 @@ def _gpt_oss_truth(value: Any) -> str | None:
     raise ValueError(f"ground_truth must be text or an integer, got {type(value).__name__}")
 
 
-def _gpt_oss_samples(path: Path, frame: pd.DataFrame, tokenizer: Tokenizer | None, limit: int | None) -> list[Sample]:
-    from loadgen_sut.scoring.gpt_oss import simulated_answer  # the scoring package imports this module
-
+def _gpt_oss_dataset(path: Path, frame: pd.DataFrame, tokenizer: Tokenizer | None, limit: int | None) -> Dataset:
     cols = set(map(str, frame.columns))
     ids_col = next((c for c in _GPT_OSS_IDS if c in cols), None)
     if ids_col is None:
@@ -375,8 +377,8 @@ def _gpt_oss_samples(path: Path, frame: pd.DataFrame, tokenizer: Tokenizer | Non
             )
         except ValueError as e:
             raise UnusableInput(f"row {i}: {e}", str(path)) from e
-        samples.append(sample.model_copy(update={"answer": simulated_answer(sample)}))
-    return samples
+        samples.append(sample)
+    return Dataset(name=path.name, samples=tuple(samples), source=str(path), evaluator="gpt-oss")
 
 
 def load_dataset(spec: str, *, tokenizer: Tokenizer | None = None, limit: int | None = None) -> Dataset:
@@ -399,8 +401,7 @@ def load_dataset(spec: str, *, tokenizer: Tokenizer | None = None, limit: int | 
     if not path.is_file():
         raise UnusableInput("data set file not found", str(path))
     if kind == "pickle":
-        samples = _load_pickle(path, tokenizer, limit)
-    else:
-        text = _read_text(path)
-        samples = (_load_jsonl if kind == "jsonl" else _load_json)(path, text, tokenizer, limit)
+        return _load_pickle(path, tokenizer, limit)
+    text = _read_text(path)
+    samples = (_load_jsonl if kind == "jsonl" else _load_json)(path, text, tokenizer, limit)
     return Dataset(name=path.name, samples=tuple(samples), source=str(path))

@@ -8,7 +8,8 @@ tokens (truncated to the drawn length), so accuracy scoring has something meanin
 otherwise pseudo-random ids. Its output text (``Finished.text``, what a text response hands LoadGen) is the
 answer itself when the whole answer was generated, else the ids decoded. Which text it answers is :func:`simulated_answers` (the generic hook: a
 data set whose perfect output differs from the scored reference, e.g. qwen3-vl's JSON object, sets
-``Sample.answer``); its word tokenizer is built from :func:`simulated_vocabulary`, the same in every process. It sleeps once for TTFT and once for the rest of the tokens (LoadGen
+``Sample.answer``; a data set whose evaluator family defines the answer, e.g. gpt-oss-120b's harmony output, names
+the family in ``Dataset.evaluator``); its word tokenizer is built from :func:`simulated_vocabulary`, the same in every process. It sleeps once for TTFT and once for the rest of the tokens (LoadGen
 only sees the first token and the completion), so it costs two timer wake-ups per sample.
 
 Distribution specs (milliseconds or tokens): ``50`` (constant), ``uniform:A,B``,
@@ -44,12 +45,13 @@ _KINDS = ("const", "uniform", "normal", "lognormal", "exp")
 
 
 def simulated_answers(dataset: Dataset) -> dict[int, str]:
-    """What the simulated engine answers for each sample (by ``Sample.index``): the sample's ``answer`` (the
-    output a perfect model gives, where the data set defines one, e.g. qwen3-vl's JSON object), else its
-    reference output. Samples with neither get pseudo-random ids."""
+    """What the simulated engine answers for each sample (by ``Sample.index``): the output a perfect model gives,
+    where the data set defines one (its evaluator family's answer, e.g. gpt-oss-120b's harmony output, or the
+    sample's ``answer``, e.g. qwen3-vl's JSON object), else its reference output. Samples with neither get
+    pseudo-random ids."""
     out: dict[int, str] = {}
-    for s in dataset.samples:
-        text = s.answer if s.answer is not None else s.reference
+    for s, answer in zip(dataset.samples, _answers(dataset), strict=True):
+        text = answer if answer is not None else s.reference
         if text:
             out[s.index] = text
     return out
@@ -58,7 +60,19 @@ def simulated_answers(dataset: Dataset) -> dict[int, str]:
 def simulated_vocabulary(dataset: Dataset) -> list[str]:
     """The texts the simulated word tokenizer is built from (prompts, references, answers, in sample order): the
     runner and every test process build the same tokenizer from the same data set, so ids mean the same words."""
-    return [t for s in dataset.samples for t in (s.prompt, s.reference, s.answer) if t]
+    return [t for s, a in zip(dataset.samples, _answers(dataset), strict=True) for t in (s.prompt, s.reference, a) if t]
+
+
+def _answers(dataset: Dataset) -> list[str | None]:
+    """Each sample's perfect answer, where the data set defines one: its evaluator family's, else ``Sample.answer``."""
+    family: dict[int, str] = {}
+    if dataset.evaluator is not None:
+        from loadgen_sut.scoring.evaluators import (
+            simulated_answers as family_answers,  # heavy: only for such a set
+        )
+
+        family = family_answers(dataset)
+    return [family.get(s.index, s.answer) for s in dataset.samples]
 
 
 @dataclass(frozen=True)

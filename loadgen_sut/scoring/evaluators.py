@@ -1,6 +1,7 @@
 """The evaluator of each benchmark family, chosen by the benchmark's rules data (``Benchmark.evaluator``).
 
-One module per family; each exposes ``evaluate(EvalInput) -> dict`` (its fields of ``AccuracyScore``):
+One module per family, one :class:`Evaluator` object per family here: its ``evaluate(EvalInput) -> dict`` (its fields
+of ``AccuracyScore``), whether it reads special tokens, and the simulated engine's answer where the family defines it:
 
 =============  ====================================  ===========================================
 evaluator      module                                reference script it follows
@@ -17,20 +18,38 @@ qwen3-vl       :mod:`loadgen_sut.scoring.qwen3_vl`   qwen3-vl ``evaluation.py`` 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from checker.findings import UnusableInput
+from loadgen_sut.datasets import Dataset, Sample
 from loadgen_sut.scoring import deepseek, gpt_oss, qwen3_vl, rouge
 from loadgen_sut.scoring.inputs import EvalInput
 from rules.models import Benchmark
 
-Evaluator = Callable[[EvalInput], dict[str, Any]]
+
+@dataclass(frozen=True)
+class Evaluator:
+    """One evaluator family: how it scores a log, and what else about the outputs is the family's."""
+
+    name: str  # Benchmark.evaluator in the rules data
+    evaluate: Callable[[EvalInput], dict[str, Any]]  # its fields of AccuracyScore
+    # it reads the outputs with their special tokens (the reference detokenizes with skip_special_tokens=False)
+    keeps_special_tokens: bool = False
+    # the output the simulated engine gives a sample of the family's data set format (None: its reference, or
+    # the loader's Sample.answer)
+    simulated_answer: Callable[[Sample], str | None] | None = None
+
 
 EVALUATORS: dict[str, Evaluator] = {
-    "rouge": rouge.evaluate,
-    "deepseek-r1": deepseek.evaluate,
-    "gpt-oss": gpt_oss.evaluate,
-    "qwen3-vl": qwen3_vl.evaluate,
+    e.name: e
+    for e in (
+        Evaluator("rouge", rouge.evaluate),
+        Evaluator("deepseek-r1", deepseek.evaluate),
+        # gpt-oss-120b's harmony channel markers are scored: eval_mlperf_accuracy.py:104 skip_special_tokens=False
+        Evaluator("gpt-oss", gpt_oss.evaluate, keeps_special_tokens=True, simulated_answer=gpt_oss.simulated_answer),
+        Evaluator("qwen3-vl", qwen3_vl.evaluate),
+    )
 }
 
 
@@ -48,11 +67,17 @@ def evaluator_for(benchmark: Benchmark) -> Evaluator:
         raise UnusableInput(f"{benchmark.name}: the rules data names evaluator {name!r}, which this tool lacks") from None
 
 
-# evaluators that read the outputs with their special tokens (the reference detokenizes with
-# skip_special_tokens=False: gpt-oss-120b's harmony channel markers, eval_mlperf_accuracy.py:104)
-KEEP_SPECIAL_TOKENS = frozenset({"gpt-oss"})
-
-
 def keeps_special_tokens(benchmark: Benchmark) -> bool:
     """Whether the benchmark's evaluator scores the output text with special tokens kept."""
-    return benchmark.evaluator in KEEP_SPECIAL_TOKENS
+    found = EVALUATORS.get(benchmark.evaluator or "")
+    return found is not None and found.keeps_special_tokens
+
+
+def simulated_answers(dataset: Dataset) -> dict[int, str]:
+    """The answer the data set's evaluator family gives each sample it has one for, by ``Sample.index`` (empty: the
+    data set names no family, or its family defines none)."""
+    found = EVALUATORS.get(dataset.evaluator or "")
+    answer = None if found is None else found.simulated_answer
+    if answer is None:
+        return {}
+    return {s.index: text for s in dataset.samples if (text := answer(s)) is not None}

@@ -427,7 +427,7 @@ def score_accuracy(
     unique = log.unique_by_qsl_idx()
     if not unique:
         raise UnusableInput("the accuracy log has no entries", str(accuracy_log))
-    evaluate = evaluator_for(benchmark)  # by Benchmark.evaluator; none: refused before any decoding
+    evaluate = evaluator_for(benchmark).evaluate  # by Benchmark.evaluator; none: refused before any decoding
     by_index = {s.index: s for s in dataset.samples}
     for e in unique:
         sample = by_index.get(e.qsl_idx)

@@ -26,8 +26,10 @@ from gpt_oss_fixture import (
 from checker.findings import Severity, UnusableInput
 from loadgen_sut.cli import main as cli_main
 from loadgen_sut.datasets import load_dataset
+from loadgen_sut.engines.simulated import simulated_answers, simulated_vocabulary
 from loadgen_sut.engines.tokenizers import HFTokenizer
 from loadgen_sut.scoring.code_exec import code_execution
+from loadgen_sut.scoring.gpt_oss import simulated_answer
 from loadgen_sut.scoring.score import score_accuracy, write_accuracy_txt
 from rules.models import Benchmark
 from rules.registry import load_round
@@ -94,6 +96,17 @@ def test_parquet_and_pickle_layouts_load_alike(run: dict[str, Path], tokenizer_d
     assert first.reference == "70" and pk.samples[2].reference == "33"  # integer ground truth as text
     assert load_dataset(f"gpt-oss:{run['pickle']}").samples == pk.samples
     assert len(load_dataset(str(run["parquet"]), limit=3).samples) == 3
+
+
+def test_simulated_answers_come_from_the_gpt_oss_evaluator(run: dict[str, Path]) -> None:
+    """The loader fills in no answer (it imports no scoring); the data set names its evaluator family, whose object
+    gives the simulated engine's harmony answers, in both layouts, and the simulated tokenizer's words hold them."""
+    for ds in (load_dataset(str(run["parquet"])), load_dataset(str(run["pickle"]))):
+        assert ds.evaluator == "gpt-oss" and all(s.answer is None for s in ds.samples)
+        want = {s.index: simulated_answer(s) for s in ds.samples}
+        assert all(want.values()) and simulated_answers(ds) == want
+        assert set(want.values()) <= set(simulated_vocabulary(ds))
+    assert load_dataset("builtin").evaluator is None
 
 
 def test_score_with_code_execution(run: dict[str, Path], tokenizer_dir: Path, tmp_path: Path) -> None:
