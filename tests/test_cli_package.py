@@ -180,3 +180,38 @@ def test_rules_ids_finds_each_family_through_its_entry_point() -> None:
     assert families["check"].rules() == all_rules()
     assert families["audit"].rules() == audit_rules()
     assert families["run"].rules() == run_rules()
+
+
+def test_no_command_reaches_into_argparse_internals() -> None:
+    """A command shares flags by calling the function that adds them (``sweep`` calls ``run``'s
+    ``add_run_target`` and ``add_engine_options``), never by copying actions through argparse's private attributes."""
+    private = ("_add_action", "_group_actions", "_action_groups", "_actions", "_option_string_actions")
+    found = []
+    for package in PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+                if isinstance(node, ast.Attribute) and node.attr in private:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno} .{node.attr}")
+    assert not found
+
+
+def _subcommand(name: str) -> argparse.ArgumentParser:
+    commands = next(a for a in build_parser(only=name)._actions if isinstance(a, argparse._SubParsersAction))
+    parser: argparse.ArgumentParser = commands.choices[name]
+    return parser
+
+
+def test_sweep_takes_runs_engine_and_target_flags_as_run_defines_them() -> None:
+    def described(parser: argparse.ArgumentParser) -> dict[str, tuple[object, ...]]:
+        return {
+            a.dest: (tuple(a.option_strings), a.default, a.type, a.choices, a.help, a.required)
+            for a in parser._actions
+            if a.option_strings
+        }
+
+    run, sweep = described(_subcommand("run")), described(_subcommand("sweep"))
+    shared = {d for d in run if d in sweep and d not in ("help", "verbose", "out", "html", "force")}
+    # the engine kind, benchmark, data set and every engine and simulated-engine option; the scenario is Server's
+    assert {"engine", "benchmark", "round", "dataset", "deadline_s", "endpoint", "client_workers", "sim_seed"} <= shared
+    assert {d for d in shared if run[d] != sweep[d]} == {"scenario"}
+    assert sweep["scenario"][1] == "Server" and run["scenario"][-1] is True

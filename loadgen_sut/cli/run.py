@@ -7,6 +7,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 from checker.engine import check_tree
 from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
@@ -114,56 +115,49 @@ def validate_arguments(args: argparse.Namespace) -> None:
         raise UnusableInput(f"--min-new-tokens {args.min_new_tokens} is more than {where} ({max_new})")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.epilog = (
-        "examples:\n"
-        "  inference-audit run --engine simulated --benchmark llama3.1-8b --scenario Server --round v6.1 \\\n"
-        "      --user-conf trial.conf --out out/\n"
-        "  inference-audit run --engine openai --endpoint http://127.0.0.1:8000 --model tiny --tokenizer ./tok \\\n"
-        "      --benchmark llama3.1-8b --scenario Offline --mode submission --system systems/mybox.json \\\n"
-        "      --submitter MyOrg --dataset cnn_eval.json --out out/\n"
-        "  # gpt-oss-120b: performance and TEST09 on --dataset, the accuracy run and TEST07 on their own data sets\n"
-        "  inference-audit run ... --benchmark gpt-oss-120b --mode submission --dataset perf_eval_ref.parquet \\\n"
-        "      --test-dataset accuracy=acc_eval_inputs.parquet --test-dataset TEST07=acc_eval_compliance_gpqa.parquet\n"
+class ArgumentAdder(Protocol):
+    """A parser or one of its argument groups."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action: ...
+
+
+def add_run_target(
+    what: ArgumentAdder,
+    *,
+    scenario_default: str | None = None,
+    scenario_help: str = "Offline, Server, Interactive or SingleStream",
+) -> None:
+    """The what-to-run flags ``run`` and ``sweep`` share: engine kind, benchmark, scenario (required unless
+    ``scenario_default``), round, data set, user.conf, progress and deadline."""
+    what.add_argument("--engine", required=True, choices=sorted(ENGINE_KINDS), help="engine kind")
+    what.add_argument("--benchmark", required=True, help="benchmark name, e.g. llama3.1-8b")
+    what.add_argument(
+        "--scenario", required=scenario_default is None, default=scenario_default, help=scenario_help
     )
-    g = parser.add_argument_group("what to run")
-    g.add_argument("--engine", required=True, choices=sorted(ENGINE_KINDS), help="engine kind")
-    g.add_argument("--benchmark", required=True, help="benchmark name, e.g. llama3.1-8b")
-    g.add_argument("--scenario", required=True, help="Offline, Server, Interactive or SingleStream")
-    g.add_argument("--round", default=None, help="rules round, e.g. v6.1 (default: the latest known)")
-    g.add_argument(
-        "--mode",
-        default="performance",
-        choices=[m.value for m in RunMode],
-        help="performance / accuracy trial; submission (performance + accuracy + TEST06 + tree + check; "
-        "compliant settings only); submission-trial (same flow, trial settings allowed, never submittable); find-peak",
-    )
-    g.add_argument(
+    what.add_argument("--round", default=None, help="rules round, e.g. v6.1 (default: the latest known)")
+    what.add_argument(
         "--dataset",
         default="builtin",
         help="builtin, a .jsonl/.json/.pkl/.parquet file, or kind:PATH (default builtin); in 'run': the data set of "
         "every LoadGen test without a --test-dataset",
     )
-    g.add_argument(
-        "--test-dataset",
-        action="append",
-        default=[],
-        metavar="TEST=FILE",
-        help="a LoadGen test's own data set (repeat per test; TEST: " + ", ".join(TEST_NAMES) + "), e.g. gpt-oss-120b: "
-        "--test-dataset accuracy=acc_eval_inputs.parquet --test-dataset TEST07=acc_eval_compliance_gpqa.parquet",
+    what.add_argument(
+        "--dataset-limit", type=_positive_int, default=None, help="use only the first N samples (of each data set)"
     )
-    g.add_argument("--dataset-limit", type=_positive_int, default=None, help="use only the first N samples (of each data set)")
-    g.add_argument("--user-conf", type=Path, default=None, help="a LoadGen user.conf (target_qps, trial overrides)")
-    g.add_argument("--target-qps", type=positive_number, default=None, help="shorthand for '*.<Scenario>.target_qps = X' in user.conf")
-    g.add_argument("--out", type=Path, required=True, help="work directory: runs/<run_id>/ and the submission tree go here")
-    g.add_argument("--progress-interval", type=_non_negative_seconds, default=5.0, help="seconds between progress lines (0: off)")
-    g.add_argument(
+    what.add_argument("--user-conf", type=Path, default=None, help="a LoadGen user.conf (target_qps, trial overrides)")
+    what.add_argument(
+        "--progress-interval", type=_non_negative_seconds, default=5.0, help="seconds between progress lines (0: off)"
+    )
+    what.add_argument(
         "--deadline-s",
         type=_positive_float,
         default=None,
         help="wall-clock deadline of each LoadGen test (default: derived from the settings; docs/run.md, 'Run deadline')",
     )
 
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """The engine and simulated-engine flags ``run`` and ``sweep`` share, each group under its own title."""
     e = parser.add_argument_group("engine")
     e.add_argument("--model", default=None, help="served model name (openai), model directory (transformers)")
     e.add_argument("--endpoint", action="append", default=[], help="OpenAI-compatible base URL; repeat for replicas")
@@ -193,13 +187,47 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     e.add_argument("--max-new-tokens", type=_positive_int, default=None, help="default: the benchmark's (128 for llama3.1-8b)")
     e.add_argument("--min-new-tokens", type=_non_negative_int, default=2, help="ask engines for at least N tokens (LoadGen TPOT needs 2)")
     e.add_argument("--ignore-eos", action="store_true", help="generate max-new-tokens regardless of EOS")
-
     s = parser.add_argument_group("simulated engine (results are labelled SIMULATED)")
     s.add_argument("--sim-ttft-ms", default="50", help="TTFT distribution: 50, uniform:A,B, normal:M,SD, lognormal:MED,SIGMA, exp:M")
     s.add_argument("--sim-tpot-ms", default="10", help="time per output token distribution (same forms)")
     s.add_argument("--sim-output-tokens", default="reference", help="output length: 'reference' or a distribution")
     s.add_argument("--sim-seed", type=int, default=0, help="seed of the simulated draws (TTFT, TPOT, output lengths)")
     s.add_argument("--sim-max-concurrency", type=_positive_int, default=None, help="emulate N slots (queueing shows in TTFT)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "examples:\n"
+        "  inference-audit run --engine simulated --benchmark llama3.1-8b --scenario Server --round v6.1 \\\n"
+        "      --user-conf trial.conf --out out/\n"
+        "  inference-audit run --engine openai --endpoint http://127.0.0.1:8000 --model tiny --tokenizer ./tok \\\n"
+        "      --benchmark llama3.1-8b --scenario Offline --mode submission --system systems/mybox.json \\\n"
+        "      --submitter MyOrg --dataset cnn_eval.json --out out/\n"
+        "  # gpt-oss-120b: performance and TEST09 on --dataset, the accuracy run and TEST07 on their own data sets\n"
+        "  inference-audit run ... --benchmark gpt-oss-120b --mode submission --dataset perf_eval_ref.parquet \\\n"
+        "      --test-dataset accuracy=acc_eval_inputs.parquet --test-dataset TEST07=acc_eval_compliance_gpqa.parquet\n"
+    )
+    g = parser.add_argument_group("what to run")
+    add_run_target(g)
+    g.add_argument(
+        "--mode",
+        default="performance",
+        choices=[m.value for m in RunMode],
+        help="performance / accuracy trial; submission (performance + accuracy + TEST06 + tree + check; "
+        "compliant settings only); submission-trial (same flow, trial settings allowed, never submittable); find-peak",
+    )
+    g.add_argument(
+        "--test-dataset",
+        action="append",
+        default=[],
+        metavar="TEST=FILE",
+        help="a LoadGen test's own data set (repeat per test; TEST: " + ", ".join(TEST_NAMES) + "), e.g. gpt-oss-120b: "
+        "--test-dataset accuracy=acc_eval_inputs.parquet --test-dataset TEST07=acc_eval_compliance_gpqa.parquet",
+    )
+    g.add_argument("--target-qps", type=positive_number, default=None, help="shorthand for '*.<Scenario>.target_qps = X' in user.conf")
+    g.add_argument("--out", type=Path, required=True, help="work directory: runs/<run_id>/ and the submission tree go here")
+
+    add_engine_options(parser)
 
     add_code_execution_arguments(parser)
 

@@ -1,14 +1,13 @@
 """``inference-audit sweep``: LoadGen Server runs at rising rates, goodput per level, the knee (see loadgen_sut.sweep).
 
-The engine, benchmark and data-set options are ``inference-audit run``'s own (borrowed from
-:func:`loadgen_sut.cli.run.add_arguments`, so they cannot drift apart); the sweep adds the rates, the SLO, the
-per-level duration, ``--find-peak`` and the results file.
+The engine, benchmark and data-set options are ``inference-audit run``'s own (added by the functions ``run`` adds
+them with, :func:`loadgen_sut.cli.run.add_run_target` and :func:`~loadgen_sut.cli.run.add_engine_options`, so they
+cannot drift apart); the sweep adds the rates, the SLO, the per-level duration, ``--find-peak`` and the results file.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import sys
 from pathlib import Path
 
@@ -27,11 +26,6 @@ from loadgen_sut.sweep import (
 from rules.models import Scenario
 from rules.registry import UnknownRound, latest_round
 
-# run's options that a sweep uses as they are (by dest); the rest of run's (--mode, --target-qps, --out, the
-# submission tree, code execution) mean nothing here
-_WHAT_TO_RUN = ("engine", "benchmark", "scenario", "round", "dataset", "dataset_limit", "user_conf", "progress_interval", "deadline_s")
-_RUN_GROUPS = ("engine", "simulated engine (results are labelled SIMULATED)")
-
 DEFAULT_DURATION_S = 30.0
 DEFAULT_MIN_QUERIES = 100
 
@@ -48,27 +42,6 @@ def _rate_list(text: str) -> list[float]:
     return out
 
 
-def _borrow_run_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``run``'s engine options (same names, defaults, help) to the sweep's parser."""
-    donor = argparse.ArgumentParser(add_help=False)
-    run_cli.add_arguments(donor)
-    groups = {g.title: g for g in donor._action_groups}
-    what = parser.add_argument_group("what to run (as 'inference-audit run')")
-    for action in groups["what to run"]._group_actions:
-        if action.dest not in _WHAT_TO_RUN:
-            continue
-        action = copy.copy(action)
-        if action.dest == "scenario":
-            action.required = False
-            action.default = "Server"
-            action.help = "Server (default) or Interactive: LoadGen's Server scenario either way"
-        what._add_action(action)
-    for title in _RUN_GROUPS:
-        mine = parser.add_argument_group(title)
-        for action in groups[title]._group_actions:
-            mine._add_action(copy.copy(action))
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = (
         "examples:\n"
@@ -80,7 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "\n"
         "Rerun the same command to resume: finished levels are skipped; other settings are refused."
     )
-    _borrow_run_arguments(parser)
+    run_cli.add_run_target(
+        parser.add_argument_group("what to run (as 'inference-audit run')"),
+        scenario_default="Server",
+        scenario_help="Server (default) or Interactive: LoadGen's Server scenario either way",
+    )
+    run_cli.add_engine_options(parser)
     g = parser.add_argument_group("sweep")
     g.add_argument("--rates", type=_rate_list, default=None, help="offered rates in req/s, e.g. 5,10,20,40")
     g.add_argument("--start", type=run_cli.positive_number, default=None, help="lowest rate (with --stop, --steps)")
