@@ -288,6 +288,21 @@ class Layout(Cited):
     def calibration_path(self, loc: ResultLocation) -> str:
         return self.path(self.calibration_file, loc)
 
+    # the paths of a submitter's parts above one result (a system, a benchmark), from the same templates
+    def system_file_of(self, division: str, submitter: str, system: str) -> str:
+        """``systems/<system>.json`` of a submitter: its system description."""
+        return self.system_file.format(division=division, submitter=submitter, system=system)
+
+    def benchmark_path(self, division: str, submitter: str, system: str, benchmark: str) -> str:
+        """The directory holding a benchmark's scenario directories: the result directory's parent."""
+        parent = self.result_dir.removesuffix("/{scenario}")
+        return parent.format(division=division, submitter=submitter, system=system, benchmark=benchmark)
+
+    def measurements_system_path(self, division: str, submitter: str, system: str) -> str:
+        """A system's directory of the submitter-level ``measurements/`` tree (v5.x)."""
+        head = self.measurements_dir[: self.measurements_dir.index("{system}") + len("{system}")]
+        return head.format(division=division, submitter=submitter, system=system)
+
     @property
     def measurements_in_result_dir(self) -> bool:
         """v6.x: user.conf, README.md, mlperf.conf and measurements.json sit in the result directory."""

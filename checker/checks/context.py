@@ -98,7 +98,7 @@ class SubmitterContext:
         """``systems/<system>.json`` read (safe reader) and parsed once: the record, or why there is none."""
         got = self._systems.get(system)
         if got is None:
-            rel = f"{self.sub.path}/systems/{system}.json"
+            rel = self.round.structure.layout.system_file_of(self.sub.division, self.sub.name, system)
             tr = self.files.text(rel)
             got = SystemDescRead(None, tr.problem) if tr.text is None else parse_system_desc(rel, tr.text)
             self._systems[system] = got

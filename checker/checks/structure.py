@@ -90,9 +90,9 @@ def submitter_findings(sctx: SubmitterContext) -> list[Finding]:
     ]:
         if name not in results:
             path = (
-                f"{sub.path}/measurements/{name}"
+                lay.measurements_system_path(sub.division, sub.name, name)
                 if kind == "measurements"
-                else f"{sub.path}/systems/{name}.json"
+                else lay.system_file_of(sub.division, sub.name, name)
             )
             out.append(
                 Finding(
@@ -153,7 +153,7 @@ def benchmark_findings(
     sctx: SubmitterContext, system: str, benchmark_dir: str, bench: Benchmark | None, system_type: str | None
 ) -> list[Finding]:
     """A15/A16 for one results/<system>/<benchmark> directory (ERRORs here invalidate all its results)."""
-    path = f"{sctx.sub.path}/results/{system}/{benchmark_dir}"
+    path = sctx.round.structure.layout.benchmark_path(sctx.sub.division, sctx.sub.name, system, benchmark_dir)
     if bench is None:
         div = sctx.division
         hint = " (open division: map it in model_mapping.json)" if div == "open" else ""
@@ -233,7 +233,7 @@ def required_scenario_findings(
     if sset is None:
         return []
     trial_only = trial_only or {}
-    path = f"{sctx.sub.path}/results/{system}/{benchmark_dir}"
+    path = sctx.round.structure.layout.benchmark_path(sctx.sub.division, sctx.sub.name, system, benchmark_dir)
     out: list[Finding] = []
 
     def without_valid(scenarios: Sequence[Scenario]) -> str:

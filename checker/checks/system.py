@@ -64,7 +64,7 @@ _CSV_BARE_FIELDS = ("number_of_nodes", "host_processors_per_node", "host_process
 def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
     sub = sctx.sub
     rules = sctx.round.system
-    rel = f"{sub.path}/systems/{system}.json"
+    rel = sctx.round.structure.layout.system_file_of(sub.division, sub.name, system)
     out: list[Finding] = []
     desc: SystemDesc | None = None
 

@@ -30,6 +30,18 @@ def test_v5_layout_paths(name: str) -> None:
     assert lay.has_measurements_tree and not lay.measurements_in_result_dir and not lay.compliance_in_result_dir
 
 
+@pytest.mark.parametrize("name", ["v4.1", "v5.0", "v5.1", "v6.0", "v6.1"])
+def test_paths_above_a_result_come_from_the_same_templates(name: str) -> None:
+    """The system file, the benchmark directory and the measurements system directory the checker names (the
+    submitter-, system- and benchmark-level findings) are the layout's, as a result's own paths are."""
+    lay = load_round(name).structure.layout
+    assert lay.system_file_of("closed", "Org", "box") == lay.system_path(LOC) == "closed/Org/systems/box.json"
+    assert lay.benchmark_path("closed", "Org", "box", "llama3.1-8b") == lay.result_path(LOC).rsplit("/", 1)[0]
+    assert lay.benchmark_path("closed", "Org", "box", "llama3.1-8b") == "closed/Org/results/box/llama3.1-8b"
+    if lay.has_measurements_tree:
+        assert lay.measurements_system_path("closed", "Org", "box") == "closed/Org/measurements/box"
+
+
 @pytest.mark.parametrize("name", ["v6.0", "v6.1"])
 def test_v6_layout_paths(name: str) -> None:
     lay = load_round(name).structure.layout
