@@ -40,7 +40,7 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from checker.safe_io import MAX_JSON_DEPTH, MAX_NUMBER_DIGITS, JsonProblem, parse_json, unique_object
+from checker.safe_io import MAX_JSON_DEPTH, MAX_NUMBER_DIGITS, JsonProblem, parse_json
 
 MLLOG_PREFIX = ":::MLLOG"
 ENDPTS_PREFIX = ":::ENDPTS"
@@ -559,35 +559,26 @@ class DetailLog:
         return self.float_value(f"{prefix}{pct:.2f}{suffix}")
 
 
-# the C scanner of a decoder with json.loads' own settings (strict strings; NaN / Infinity accepted) that refuses
-# a key given twice as parse_json does (the hook costs nothing measurable); a long number is refused after the
-# decode (:func:`_too_long`): a parse_int hook would be called for every integer of every record
-_SCAN: Callable[[str, int], tuple[Any, int]] = getattr(  # noqa: B009
-    json.JSONDecoder(object_pairs_hook=unique_object), "scan_once"
-)
+# the C scanner of a decoder with json.loads' own settings (strict strings; NaN / Infinity accepted; a key given
+# twice keeps its last value, as the official parser's json.loads does): no hook, which would cost a third more per
+# record; a number too long for parse_json is refused after the decode, from the record's value (below)
+_SCAN: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
 _MAX_INT = 10**MAX_NUMBER_DIGITS  # an integer this large has more digits than parse_json accepts
 
 
-def _too_long(obj: dict[str, Any]) -> bool:
-    """True when the record's value (or, in a list or object value, one of its numbers) or ``time_ms`` is an
-    integer of more than :data:`MAX_NUMBER_DIGITS` digits: :func:`parse_json` would refuse the record."""
-    v = obj.get("value")
-    if type(v) is int and not -_MAX_INT < v < _MAX_INT:
-        return True
-    t = obj.get("time_ms")
-    if type(t) is int and not -_MAX_INT < t < _MAX_INT:
-        return True
-    if isinstance(v, list | dict):
-        stack: list[Any] = [v]
-        while stack:
-            c = stack.pop()
-            items = c.values() if isinstance(c, dict) else c
-            for x in items:
-                if type(x) is int and not -_MAX_INT < x < _MAX_INT:
-                    return True
-                if isinstance(x, list | dict):
-                    stack.append(x)
+def _too_long(value: list[Any] | dict[str, Any]) -> bool:
+    """True when a list or object value holds an integer of more than :data:`MAX_NUMBER_DIGITS` digits."""
+    stack: list[Any] = [value]
+    while stack:
+        c = stack.pop()
+        for x in c.values() if isinstance(c, dict) else c:
+            if type(x) is int and not -_MAX_INT < x < _MAX_INT:
+                return True
+            if isinstance(x, list | dict):
+                stack.append(x)
     return False
+
+
 _JSON_WS = re.compile(r"[ \t\n\r]*")  # the whitespace json.loads skips around a document
 
 
@@ -602,13 +593,14 @@ def _decode_record(s: str, start: int, end: int) -> Any:
     try:
         obj, stop = _SCAN(s, pos)
     except Exception:  # every failure is reported by parse_json below, exactly as json.loads reports it
-        return parse_json(s[start:end])
+        return parse_json(s[start:end], repeated_keys=True)
     if stop != end and (stop > end or ws(s, stop, end).end() != end):  # type: ignore[union-attr]
-        return parse_json(s[start:end])  # text after the document (or it ran past the record)
+        return parse_json(s[start:end], repeated_keys=True)  # text after the document (or it ran past the record)
     if s.count("[", start, end) + s.count("{", start, end) > MAX_JSON_DEPTH:
-        return parse_json(s[start:end])  # parse_json's depth check
-    if isinstance(obj, dict) and _too_long(obj):
-        return parse_json(s[start:end])  # parse_json's refusal of the long number, with its message
+        return parse_json(s[start:end], repeated_keys=True)  # parse_json's depth check
+    v = obj.get("value") if type(obj) is dict else None  # a float, a string or a small integer: nothing to do
+    if (type(v) is int and not -_MAX_INT < v < _MAX_INT) or (isinstance(v, list | dict) and _too_long(v)):
+        return parse_json(s[start:end], repeated_keys=True)  # parse_json's refusal of the long number
     return obj
 
 

@@ -192,11 +192,11 @@ def test_detail_log_long_number_is_a_problem_at_its_line(value: str) -> None:
     assert [(p.line, "number too long" in p.message) for p in log.problems] == [(2, True)]
 
 
-def test_detail_log_duplicate_key_in_a_record_is_a_problem() -> None:
+def test_detail_log_duplicate_key_in_a_record_keeps_the_last_as_the_official_parser() -> None:
+    # json.loads (the official MLPerfLog) keeps the last value; a hook refusing it would cost a third more per record
     line = _GOOD % ("result_validity", '"INVALID", "value": "VALID"')
     log = parse_detail_text(line + "\n", "mlperf_log_detail.txt")
-    assert log.result_validity is None
-    assert len(log.problems) == 1 and "appears twice" in log.problems[0].message
+    assert log.result_validity == "VALID" and log.problems == []
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -123,7 +123,7 @@ def test_records_decode_exactly_as_parse_json() -> None:
         for layout in (":::MLLOG " + body, ":::MLLOG  " + body + "\n"):  # LoadGen's layout, and the general path
             log = parse_detail_text(layout + "\n" + ':::MLLOG {"key": "other", "value": 2}\n')
             try:
-                want = parse_json(body)
+                want = parse_json(body, repeated_keys=True)  # a repeated key: the last value, as json.loads
             except JsonProblem as exc:
                 assert log.value("k") is None
                 assert [(p.line, p.message) for p in log.problems] == [(1, f"malformed :::MLLOG JSON: {exc.msg}")]
