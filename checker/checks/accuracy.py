@@ -567,8 +567,8 @@ def _accuracy_sample_counts(
     # LoadGen issues min(accuracy_sample_count, QSL size) (GenerateLoadableSets caps it, mlcommons/inference a8d4d783)
     total = min((n for n in (requested, qsl) if n), default=expected)
     of_set = f"the {ctx.mlperf_model} data set has {expected}" + ("" if total == expected else f", the run's QSL {total}")
-    logged = list(zip(log.values("generated_query_count"), log.values("generated_samples_per_query"), strict=False))
-    batches = [(q, n) for q, n in logged if isinstance(q, int) and isinstance(n, int)]
+    logged = list(zip(log.int_values("generated_query_count"), log.int_values("generated_samples_per_query"), strict=False))
+    batches = [(q, n) for q, n in logged if q is not None and n is not None]
     set_size = log.int_value("effective_performance_sample_count")
     spq = log.int_value("effective_samples_per_query")
     scenario = log.effective_scenario

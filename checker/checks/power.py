@@ -8,6 +8,7 @@ fields, equal UUIDs and session names, and no ERROR line in ptd_logs.txt inside 
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from checker.checks.catalog import RuleInfo, register
 from checker.checks.context import ResultContext
@@ -39,9 +40,22 @@ WG_JSON_FIELDS = (
 )
 
 
+# POWER_TIME_FORMAT's usual form (PTD's and LoadGen's: zero-padded fields), read without strptime: an spl.txt has a
+# line per second of the run (31,000 in the published v5.1 power results); anything else goes through strptime
+_POWER_TIME = re.compile(r"(\d\d)-(\d\d)-(\d{4}) (\d\d):(\d\d):(\d\d)\.(\d{1,6})")
+
+
 def _parse_time(value: object) -> dt.datetime | None:
+    text = str(value)
+    m = _POWER_TIME.fullmatch(text)
+    if m is not None:
+        mo, d, y, h, mi, s, frac = m.groups()
+        try:
+            return dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), int(frac.ljust(6, "0")))
+        except ValueError:
+            return None
     try:
-        return dt.datetime.strptime(str(value), POWER_TIME_FORMAT)
+        return dt.datetime.strptime(text, POWER_TIME_FORMAT)
     except ValueError:
         return None
 
