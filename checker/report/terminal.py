@@ -12,15 +12,11 @@ import time
 from typing import TextIO
 
 from checker.findings import Finding, Severity
+from checker.printable import printable
 from checker.report.outcome import counts, exit_code, per_division, per_rule
 from checker.results import CheckReport, ResultEntry
 
 _MARK = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-
-
-def _one_line(text: str) -> str:
-    """Findings may quote file content: keep each on one printable line."""
-    return "".join(ch if ch.isprintable() else " " for ch in text.replace("\n", " "))
 
 
 def finding_line(f: Finding, *, verbose: bool = True) -> str:
@@ -32,7 +28,7 @@ def finding_line(f: Finding, *, verbose: bool = True) -> str:
         parts.append(f"  ({f.source})")
     if verbose and f.beyond_official:
         parts.append("  [beyond the official checker]")
-    return _one_line("".join(parts))
+    return printable("".join(parts), None)  # findings may quote file content: one printable line
 
 
 def _verdict_line(r: ResultEntry) -> str:
@@ -46,7 +42,7 @@ def _verdict_line(r: ResultEntry) -> str:
     if n_warn:
         extra.append(f"{n_warn} warning(s)")
     tail = f"  ({', '.join(extra)})" if extra else ""
-    return _one_line(f"{verdict} {r.path}{tail}")
+    return printable(f"{verdict} {r.path}{tail}", None)
 
 
 def render_terminal(
