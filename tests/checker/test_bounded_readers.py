@@ -401,3 +401,21 @@ def test_check_a_hostile_endpoints_result_is_a_finding_on_its_file(
     assert report.stat().st_size < 1 << 20
     if "59:59" not in path.read_text(encoding="utf-8"):
         assert f"{EP}/{rel}" in report.read_text(encoding="utf-8")
+
+
+def test_check_a_15_mb_string_in_a_result_gives_bounded_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from loadgen_sut.cli import main
+
+    root = _endpoints_tree(tmp_path)
+    path = root / EP / "performance" / "result_summary.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["state"], data["version"] = "x" * 15_000_000, "y" * 15_000_000
+    path.write_text(json.dumps(data), encoding="utf-8")
+    report = tmp_path / "report.json"
+    assert cli.main([str(root), "--round", "v6.1", "--workers", "1", "-q", "--json", str(report)]) == 1
+    out = capsys.readouterr()
+    assert len(out.out) + len(out.err) < 100_000 and report.stat().st_size < 200_000
+    assert main(["report", str(report), "--html", str(tmp_path / "page.html")]) == 0
+    assert (tmp_path / "page.html").stat().st_size < 1_000_000
