@@ -25,7 +25,11 @@ from pathlib import Path
 from checker.checks.catalog import WARN, RuleInfo, register
 from checker.findings import Finding, Severity
 from checker.safe_io import display_name, file_kind, is_utf8_name, join
-from rules.models import ResultLocation
+from rules.models import Layout, ResultLocation
+
+# the submitter's directories the walk lists, before any round applies: the names every round's layout shares
+# (results/, systems/, measurements/ in v5.x; tests/checker/test_layout.py pins them to each round's)
+WALK_LAYOUT = Layout()
 
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(
@@ -83,7 +87,7 @@ class ResultDir:
 
     @property
     def path(self) -> str:
-        return f"{self.submitter_path}/results/{self.system}/{self.benchmark}/{self.scenario}"
+        return WALK_LAYOUT.result_path(self.location)
 
     @property
     def performance_dir(self) -> str:
@@ -393,7 +397,7 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
                     special.append((child, file_kind(st.st_mode)))
     file_children = {k: tuple(sorted(v)) for k, v in fchildren.items()}
     dir_children = {k: tuple(sorted(v)) for k, v in dchildren.items()}
-    results_rel = f"{start}/results"
+    results_rel = WALK_LAYOUT.results_root(division, name)
     result_systems = dir_children.get(results_rel, ())
     benchmarks: dict[str, dict[str, tuple[str, ...]]] = {}
     results: list[ResultDir] = []
@@ -406,7 +410,7 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
             results.extend(ResultDir(division, name, system, bm, sc) for sc in scens)
         benchmarks[system] = bms
     systems = tuple(
-        n[: -len(".json")] for n in file_children.get(f"{start}/systems", ()) if n.endswith(".json")
+        n[: -len(".json")] for n in file_children.get(WALK_LAYOUT.systems_root(division, name), ()) if n.endswith(".json")
     )
     results_kind: str | None = None
     if results_rel not in dirs:
@@ -424,7 +428,7 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
         symlinks=tuple(links),
         systems=systems,
         result_systems=result_systems,
-        measurement_systems=dir_children.get(f"{start}/measurements", ()),
+        measurement_systems=dir_children.get(WALK_LAYOUT.measurements_root(division, name), ()),
         results=tuple(results),
         benchmarks=benchmarks,
         file_children=file_children,
@@ -443,7 +447,7 @@ def walk_findings(sub: SubmitterTree) -> list[Finding]:
     out = [_unreadable_finding(path, why, scope) for path, why in sub.unreadable]
     out += [_name_finding(path, scope) for path in sub.bad_names]
     if sub.results_kind is not None:
-        out.append(_not_dir_finding(f"{sub.path}/results", sub.results_kind, scope, "results"))
+        out.append(_not_dir_finding(WALK_LAYOUT.results_root(sub.division, sub.name), sub.results_kind, scope, "results"))
     for path, kind in sub.special_files:
         out.append(
             Finding(

@@ -298,6 +298,23 @@ class Layout(Cited):
         parent = self.result_dir.removesuffix("/{scenario}")
         return parent.format(division=division, submitter=submitter, system=system, benchmark=benchmark)
 
+    def results_root(self, division: str, submitter: str) -> str:
+        """A submitter's ``results/`` directory (every result directory is below it)."""
+        return self._head(self.result_dir, "{system}").format(division=division, submitter=submitter)
+
+    def systems_root(self, division: str, submitter: str) -> str:
+        """A submitter's ``systems/`` directory (its system descriptions)."""
+        return self._head(self.system_file, "{system}").format(division=division, submitter=submitter)
+
+    def measurements_root(self, division: str, submitter: str) -> str:
+        """A submitter's ``measurements/`` tree (v5.x; in v6.x the result directory holds the measurement files)."""
+        return self._head(self.measurements_dir, "{system}").format(division=division, submitter=submitter)
+
+    @staticmethod
+    def _head(template: str, placeholder: str) -> str:
+        """``template`` up to the directory before ``placeholder``."""
+        return template[: template.index(placeholder)].rstrip("/")
+
     def measurements_system_path(self, division: str, submitter: str, system: str) -> str:
         """A system's directory of the submitter-level ``measurements/`` tree (v5.x)."""
         head = self.measurements_dir[: self.measurements_dir.index("{system}") + len("{system}")]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from checker.engine import check_tree
+from checker.tree import WALK_LAYOUT
 from rules import load_round
 from rules.models import ResultLocation
 
@@ -40,6 +41,12 @@ def test_paths_above_a_result_come_from_the_same_templates(name: str) -> None:
     assert lay.benchmark_path("closed", "Org", "box", "llama3.1-8b") == "closed/Org/results/box/llama3.1-8b"
     if lay.has_measurements_tree:
         assert lay.measurements_system_path("closed", "Org", "box") == "closed/Org/measurements/box"
+    # the walk lists these before a round applies (checker.tree.WALK_LAYOUT): the same in every round
+    assert lay.results_root("closed", "Org") == WALK_LAYOUT.results_root("closed", "Org") == "closed/Org/results"
+    assert lay.systems_root("closed", "Org") == WALK_LAYOUT.systems_root("closed", "Org") == "closed/Org/systems"
+    assert lay.result_path(LOC) == WALK_LAYOUT.result_path(LOC)
+    if lay.has_measurements_tree:
+        assert lay.measurements_root("closed", "Org") == WALK_LAYOUT.measurements_root("closed", "Org")
 
 
 @pytest.mark.parametrize("name", ["v6.0", "v6.1"])
