@@ -30,6 +30,7 @@ Compliance TEST01/TEST04 performance logs are checked with the PERF-/LAT- rules 
 from __future__ import annotations
 
 import importlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -86,12 +87,18 @@ _REGISTRY: dict[str, RuleInfo] = {}
 
 
 def register(module: str, *infos: RuleInfo) -> Mapping[str, RuleInfo]:
-    """Register ``infos`` as emitted by ``module`` (its ``__name__``); a rule id registered twice is a bug."""
-    out: dict[str, RuleInfo] = {}
+    """Register ``infos`` as emitted by ``module`` (its ``__name__``); a rule id registered twice (by two modules, or
+    twice in one module's list) is a bug, refused before anything is registered."""
+    ids = Counter(info.rule for info in infos)
+    twice = sorted(r for r, n in ids.items() if n > 1)
+    if twice:
+        raise ValueError(f"rule {', '.join(twice)} registered twice by {module}")
     for info in infos:
         known = _REGISTRY.get(info.rule)
         if known is not None and known.module != module:
             raise ValueError(f"rule {info.rule} registered by {known.module} and {module}")
+    out: dict[str, RuleInfo] = {}
+    for info in infos:
         entry = replace(info, module=module)
         _REGISTRY[info.rule] = entry
         out[info.rule] = entry
