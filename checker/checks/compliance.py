@@ -6,8 +6,6 @@ Only for closed/network (the official checker skips open). Sets ``ctx.computed.c
 
 from __future__ import annotations
 
-import re
-
 from checker.checks.catalog import WARN, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.latency import latency_checks
@@ -19,7 +17,11 @@ from checker.compliance.audit_run import (
     audit_run_report,
     logged_entries,
 )
+from checker.compliance.test01 import ACCURACY_FILES, delta_pct, difference_pct, first_value
 from checker.compliance.test06 import (
+    FIRST_TOKEN_SKIPPED,
+    PASS_LINES,
+    describe_failure,
     detect_token_dtype,
     fix_for,
     screen_bytes,
@@ -27,7 +29,7 @@ from checker.compliance.test06 import (
     token_settings_of,
     verify_test06,
 )
-from checker.compliance.test07 import DEFAULT_SCORE_PATTERN, parse_verify_accuracy
+from checker.compliance.test07 import DEFAULT_SCORE_PATTERN, parse_verify_accuracy, summary_problems
 from checker.compliance.test09 import reported_mean, verify_test09
 from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.accuracy_log import TokenDtype, parse_accuracy_log
@@ -248,7 +250,7 @@ def _test01_accuracy(ctx: ResultContext, tdir: str) -> list[Finding]:
         return out
     # non-deterministic fallback: compare baseline and compliance accuracy within the delta
     bm = ctx.benchmark
-    need = {"baseline_accuracy.txt", "compliance_accuracy.txt"}
+    need = set(ACCURACY_FILES)
     if not need <= files or bm is None:
         out.append(
             ctx.finding(
@@ -261,7 +263,7 @@ def _test01_accuracy(ctx: ResultContext, tdir: str) -> list[Finding]:
             )
         )
         return out
-    delta = _delta_pct(ctx)
+    delta = delta_pct(ctx.round.compliance_delta_pct, ctx.mlperf_model)
     pats = ctx.round.acc_patterns
     base_t = ctx.files.text(f"{acc}/baseline_accuracy.txt").text or ""
     comp_t = ctx.files.text(f"{acc}/compliance_accuracy.txt").text or ""
@@ -269,7 +271,7 @@ def _test01_accuracy(ctx: ResultContext, tdir: str) -> list[Finding]:
         pat = pats.get(t.metric)
         if pat is None:
             continue
-        b, c = _first_value(pat, base_t), _first_value(pat, comp_t)
+        b, c = first_value(pat, base_t), first_value(pat, comp_t)
         if not b or not c:
             out.append(
                 ctx.finding(
@@ -280,7 +282,7 @@ def _test01_accuracy(ctx: ResultContext, tdir: str) -> list[Finding]:
                 )
             )
             continue
-        diff = abs(1 - b / c) * 100
+        diff = difference_pct(b, c)
         if diff > delta:
             out.append(
                 ctx.finding(
@@ -292,26 +294,6 @@ def _test01_accuracy(ctx: ResultContext, tdir: str) -> list[Finding]:
                 )
             )
     return out
-
-
-def _delta_pct(ctx: ResultContext) -> float:
-    deltas = ctx.round.compliance_delta_pct
-    model = ctx.mlperf_model or ""
-    if model.endswith("99.9") and "99.9" in deltas:
-        return deltas["99.9"]
-    return deltas.get("99", 1.0)
-
-
-def _first_value(pattern: str, text: str) -> float | None:
-    rx = re.compile(pattern)
-    for line in text.splitlines():
-        m = rx.match(line)
-        if m:
-            try:
-                return float(m.group(1))
-            except ValueError:
-                return None
-    return None
 
 
 def _test06(ctx: ResultContext, tdir: str) -> list[Finding]:
@@ -332,12 +314,7 @@ def _test06(ctx: ResultContext, tdir: str) -> list[Finding]:
         )
         return out
     lines = [ln.strip() for ln in tr.text.splitlines()]
-    wanted = {
-        "First token check pass": ("First token check pass: True", "First token check pass: Skipped"),
-        "EOS check pass": ("EOS check pass: True",),
-        "Sample length check pass": ("Sample length check pass: True",),
-    }
-    for name, ok in wanted.items():
+    for name, ok in PASS_LINES.items():
         if not any(ln in ok for ln in lines):
             line_no = next((i for i, ln in enumerate(lines, 1) if ln.startswith(name)), None)
             out.append(
@@ -350,7 +327,7 @@ def _test06(ctx: ResultContext, tdir: str) -> list[Finding]:
                     fix="fix the SUT (first token / EOS / token count) and rerun TEST06",
                 )
             )
-    skipped = next((i for i, ln in enumerate(lines, 1) if ln == "First token check pass: Skipped"), None)
+    skipped = next((i for i, ln in enumerate(lines, 1) if ln == FIRST_TOKEN_SKIPPED), None)
     if (
         skipped is not None
         and ctx.scenario is not None
@@ -437,23 +414,10 @@ def _test06_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
     for outcome in res.outcomes:
         if outcome.passed is False:
             first = outcome.problems[0] if outcome.problems else None
-            extra = (
-                f"; first: entry {first.entry_index} (qsl_idx {first.qsl_idx}): {first.reason}"
-                if first
-                else ""
-            )
-            note = f" ({outcome.note})" if outcome.note else ""
-            if outcome.official_pass is None:
-                official = " run_verification.py does not check this"
-            elif outcome.official_pass:
-                official = " The official run_verification.py passes this"
-            else:
-                official = ""
             out.append(
                 ctx.finding(
                     "COMPL-TEST06-REVERIFY",
-                    f"TEST06 {outcome.check.value} check fails on {len(outcome.problems)} of {outcome.samples_checked} "
-                    f"logged samples{extra}{note} [{dtype_why}].{official}",
+                    describe_failure(outcome, dtype_why),
                     path=rel,
                     line=first.line if first else None,
                     source="compliance/TEST06/run_verification.py checks, re-run on the submitted accuracy log",
@@ -500,46 +464,8 @@ def _test07_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
             )
         )
     if tr.text is not None:
-        rep = parse_verify_accuracy(tr.text, pattern)
-        if not rep.has_summary or rep.score is None:
-            add(
-                "COMPL-TEST07-REVERIFY",
-                f"{va} has no 'TEST07 Verification Summary' with an 'Accuracy score'",
-                va,
-                "keep verify_accuracy.txt exactly as run_verification.py wrote it",
-            )
-        else:
-            if rep.output_score is not None and rep.output_score != rep.score:
-                add(
-                    "COMPL-TEST07-REVERIFY",
-                    f"the summary's score {rep.score:g} is not the accuracy script's "
-                    f"output score {rep.output_score:g}",
-                    va,
-                    "keep verify_accuracy.txt exactly as written",
-                )
-            if threshold is not None and rep.threshold is not None and rep.threshold < threshold:
-                add(
-                    "COMPL-TEST07-REVERIFY",
-                    f"verified against threshold {rep.threshold:g}, below the round's {threshold:g}",
-                    va,
-                    "run run_verification.py with the benchmark's audit.config",
-                )
-            want = threshold if threshold is not None else rep.threshold
-            if want is not None and not rep.score >= want:
-                add(
-                    "COMPL-TEST07-REVERIFY",
-                    f"score {rep.score:g} is below the threshold {want:g}"
-                    + (" although the file says TEST PASS" if rep.says_pass else ""),
-                    va,
-                    "fix the SUT's accuracy in performance mode and rerun TEST07",
-                )
-            elif want is not None and not rep.says_pass:
-                add(
-                    "COMPL-TEST07-REVERIFY",
-                    f"score {rep.score:g} >= {want:g} but no TEST PASS line",
-                    va,
-                    "rerun run_verification.py",
-                )
+        for problem, fix in summary_problems(parse_verify_accuracy(tr.text, pattern), threshold, va):
+            add("COMPL-TEST07-REVERIFY", problem, va, fix)
     log = f"{tdir}/accuracy/mlperf_log_accuracy.json"
     if not ctx.exists_file(log):
         add(

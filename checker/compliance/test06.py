@@ -363,6 +363,32 @@ def eos_pair_suffixes(eos_ids: Sequence[int]) -> tuple[bytes, ...]:
     )
 
 
+# the lines of verify_accuracy.txt that pass each check (run_verification.py prints them; Skipped: Offline only)
+FIRST_TOKEN_SKIPPED = "First token check pass: Skipped"
+PASS_LINES = {
+    "First token check pass": ("First token check pass: True", FIRST_TOKEN_SKIPPED),
+    "EOS check pass": ("EOS check pass: True",),
+    "Sample length check pass": ("Sample length check pass: True",),
+}
+
+
+def describe_failure(outcome: CheckOutcome, dtype_why: str) -> str:
+    """A failed check in words: how many samples fail, the first one and why, and what the official script says."""
+    first = outcome.problems[0] if outcome.problems else None
+    extra = f"; first: entry {first.entry_index} (qsl_idx {first.qsl_idx}): {first.reason}" if first else ""
+    note = f" ({outcome.note})" if outcome.note else ""
+    if outcome.official_pass is None:
+        official = " run_verification.py does not check this"
+    elif outcome.official_pass:
+        official = " The official run_verification.py passes this"
+    else:
+        official = ""
+    return (
+        f"TEST06 {outcome.check.value} check fails on {len(outcome.problems)} of {outcome.samples_checked} "
+        f"logged samples{extra}{note} [{dtype_why}].{official}"
+    )
+
+
 def fix_for(check: Test06Check, n: int) -> str:
     if check is Test06Check.SAMPLE_COUNT and n == 0:
         return (

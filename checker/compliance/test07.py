@@ -62,3 +62,37 @@ def parse_verify_accuracy(text: str, score_pattern: str = DEFAULT_SCORE_PATTERN)
         says_pass=any(line.strip() == "TEST PASS" for line in text.splitlines()),
         has_summary=bool(mark),
     )
+
+
+def summary_problems(rep: Test07Report, threshold: float | None, path: str) -> list[tuple[str, str]]:
+    """(problem, fix) for each way the summary of ``verify_accuracy.txt`` (at ``path``) is inconsistent with its own
+    script output, the round's ``threshold`` (None: not in the rules data; the file's own is used) or its PASS line."""
+    if not rep.has_summary or rep.score is None:
+        return [(f"{path} has no '{SUMMARY_MARK}' with an 'Accuracy score'", "keep verify_accuracy.txt exactly as run_verification.py wrote it")]
+    out: list[tuple[str, str]] = []
+    if rep.output_score is not None and rep.output_score != rep.score:
+        out.append(
+            (
+                f"the summary's score {rep.score:g} is not the accuracy script's output score {rep.output_score:g}",
+                "keep verify_accuracy.txt exactly as written",
+            )
+        )
+    if threshold is not None and rep.threshold is not None and rep.threshold < threshold:
+        out.append(
+            (
+                f"verified against threshold {rep.threshold:g}, below the round's {threshold:g}",
+                "run run_verification.py with the benchmark's audit.config",
+            )
+        )
+    want = threshold if threshold is not None else rep.threshold
+    if want is not None and not rep.score >= want:
+        out.append(
+            (
+                f"score {rep.score:g} is below the threshold {want:g}"
+                + (" although the file says TEST PASS" if rep.says_pass else ""),
+                "fix the SUT's accuracy in performance mode and rerun TEST07",
+            )
+        )
+    elif want is not None and not rep.says_pass:
+        out.append((f"score {rep.score:g} >= {want:g} but no TEST PASS line", "rerun run_verification.py"))
+    return out
