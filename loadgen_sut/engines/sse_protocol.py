@@ -40,9 +40,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import json.scanner
 import math
 import reprlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from loadgen_sut.engines.base import (
@@ -75,7 +76,22 @@ RETOKENIZE_SLACK_TOKENS = 3
 RETOKENIZE_SLACK_FRACTION = 0.10
 PLAUSIBLE_EXTRA_TOKENS = 2
 
-_decode = json.JSONDecoder().decode  # on str: skips json.loads' encoding sniffing of bytes
+_DECODER = json.JSONDecoder()
+# the C scanner: (value, end) of the JSON value at an index, else StopIteration (typeshed types its argument as itself)
+_scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]
+_decode_whole = _DECODER.decode  # on str: skips json.loads' encoding sniffing of bytes
+
+
+def _decode(text: str) -> Any:
+    """``json.loads(text)``, same value and same errors, at about half the cost for an SSE event's payload:
+    ``JSONDecoder.decode`` spends as much again on two whitespace regexes and its Python frames as the C scanner on
+    the value. The scanner is asked first; text it does not take whole (leading or trailing whitespace, garbage
+    after the value, no value) goes through ``decode``, which returns or raises what it always did."""
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:
+        return _decode_whole(text)
+    return value if end == len(text) else _decode_whole(text)
 
 
 class _Stream:
