@@ -3,7 +3,8 @@
 Public API
 ----------
 - :func:`parse_detail_text(text, path)` -> :class:`DetailLog`; :func:`parse_detail_file(path)` reads then parses
-  (raises :class:`OSError` / :class:`UnicodeDecodeError`; the checker reads through :mod:`checker.safe_io` instead).
+  (a regular file under the read cap, UTF-8, else :class:`~checker.findings.UnusableInput` naming it; the checker
+  reads through :mod:`checker.safe_io` instead).
 - :class:`DetailLog`:
   - ``value(key)`` the value of the **first** record with that key (as the official ``MLPerfLog``), None when absent;
     ``values(key)`` every value; ``line_of(key)`` the 1-based line of the first record; ``records(key)``;
@@ -40,7 +41,15 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from checker.safe_io import MAX_JSON_DEPTH, MAX_NUMBER_DIGITS, JsonProblem, parse_json
+from checker.findings import UnusableInput
+from checker.safe_io import (
+    MAX_JSON_DEPTH,
+    MAX_NUMBER_DIGITS,
+    JsonProblem,
+    display_name,
+    parse_json,
+    read_input_bytes,
+)
 
 MLLOG_PREFIX = ":::MLLOG"
 ENDPTS_PREFIX = ":::ENDPTS"
@@ -651,7 +660,15 @@ def parse_detail_text(text: str, path: str | None = None) -> DetailLog:
 
 
 def parse_detail_file(path: Path) -> DetailLog:
-    return DetailLog(str(path), path.read_text(encoding="utf-8"))
+    """Read a log the user named (a run's, for ``package``, ``verify``, ``sweep``): a regular file under the read
+    cap (:func:`checker.safe_io.read_input_bytes`), UTF-8; :class:`UnusableInput` naming the file otherwise."""
+    data = read_input_bytes(path, what="LoadGen detail log")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UnusableInput(f"not UTF-8 text (byte {exc.start})", display_name(str(path)), line) from None
+    return DetailLog(str(path), text)
 
 
 # ---- mlperf_log_summary.txt ---------------------------------------------------------------------------------

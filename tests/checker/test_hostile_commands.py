@@ -120,3 +120,13 @@ def test_verify_on_a_hostile_accuracy_log(tmp_path: Path, capsys: pytest.Capture
     (run / "mlperf_log_accuracy.json").write_bytes(content)
     code, text = _run(capsys, "verify", "TEST06", str(run), "--out", str(tmp_path / "out"), "--benchmark", "llama3.1-8b")
     assert code == 2 and "mlperf_log_accuracy.json" in text
+
+
+def test_verify_with_a_non_utf8_detail_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    entry = '{"seq_id": 0, "qsl_idx": 0, "data": "0100000002000000", "token_count": 2}'
+    (run / "mlperf_log_accuracy.json").write_text(f"[\n{entry}\n]\n", encoding="utf-8")
+    (run / "mlperf_log_detail.txt").write_bytes(b':::MLLOG {"key": "effective_scenario", "value": "\xff"}\n')
+    code, text = _run(capsys, "verify", "TEST06", str(run), "--out", str(tmp_path / "out"), "--benchmark", "llama3.1-8b")
+    assert code == 2 and "mlperf_log_detail.txt:1: not UTF-8" in text
