@@ -32,7 +32,7 @@ from checker.compliance.test06 import (
 from checker.compliance.test07 import DEFAULT_SCORE_PATTERN, parse_verify_accuracy, summary_problems
 from checker.compliance.test09 import reported_mean, verify_test09
 from checker.findings import Finding, Severity, UnusableInput
-from checker.parsers.accuracy_log import TokenDtype, parse_accuracy_log
+from checker.parsers.accuracy_log import AccuracyLog, TokenDtype, parse_accuracy_log
 from rules.models import Scenario
 
 # the rules this module emits (the registry: checker/checks/catalog.py)
@@ -248,7 +248,12 @@ def _test01_accuracy(ctx: ResultContext, tdir: str) -> list[Finding]:
                 )
             )
         return out
-    # non-deterministic fallback: compare baseline and compliance accuracy within the delta
+    return _test01_delta(ctx, va, acc, files)
+
+
+def _test01_delta(ctx: ResultContext, va: str, acc: str, files: set[str]) -> list[Finding]:
+    """TEST01 without TEST PASS (a non-deterministic SUT): baseline and compliance accuracy within the delta."""
+    out: list[Finding] = []
     bm = ctx.benchmark
     need = set(ACCURACY_FILES)
     if not need <= files or bm is None:
@@ -541,35 +546,9 @@ def _test09_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
                 "copy TEST09's mlperf_log_accuracy.json (run_verification.py copies it to TEST09/accuracy/)",
             )
         ]
-    tree = ctx.sctx.tree
-    size = tree.size(rel)
-    if not tree.is_inside(rel) or size is None:
-        return []  # tree hygiene findings report these
-    if size > TEST06_MAX_LOG_BYTES:  # never silently skipped: say the mean was not re-computed
-        return [
-            ctx.finding(
-                "COMPL-TEST09-LOG",
-                f"{rel} is {size} bytes, more than this tool re-reads ({TEST06_MAX_LOG_BYTES}); the mean output "
-                "length was not re-computed",
-                severity=Severity.WARNING,
-                path=rel,
-                source="beyond the official checker, which only reads verify_output_len.txt",
-                fix="nothing to fix in the submission if TEST09 passed; verify it with compliance/TEST09/run_verification.py",
-                beyond_official=True,
-            )
-        ]
-    try:
-        log = parse_accuracy_log(tree.abspath(rel))
-    except UnusableInput as exc:
-        return [
-            finding(
-                "COMPL-TEST09-LOG",
-                f"the accuracy log cannot be parsed: {exc}",
-                "submit the log as LoadGen wrote it",
-                exc.line,
-            )
-        ]
-    out: list[Finding] = []
+    log, out = _test09_log(ctx, rel, src)
+    if log is None:
+        return out
     res = verify_test09(log.entries, low, high)
     need = getattr(bm, "test09_sample_count", None)
     if log.truncated or (need is not None and res.samples < need):
@@ -604,6 +583,42 @@ def _test09_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
             )
         )
     return out
+
+
+def _test09_log(ctx: ResultContext, rel: str, src: str) -> tuple[AccuracyLog | None, list[Finding]]:
+    """TEST09's accuracy log parsed, or why not (none: outside the tree or unsized, which tree hygiene reports; too
+    large to re-read, said as a warning, never skipped silently; unparseable)."""
+    tree = ctx.sctx.tree
+    size = tree.size(rel)
+    if not tree.is_inside(rel) or size is None:
+        return None, []
+    if size > TEST06_MAX_LOG_BYTES:
+        return None, [
+            ctx.finding(
+                "COMPL-TEST09-LOG",
+                f"{rel} is {size} bytes, more than this tool re-reads ({TEST06_MAX_LOG_BYTES}); the mean output "
+                "length was not re-computed",
+                severity=Severity.WARNING,
+                path=rel,
+                source="beyond the official checker, which only reads verify_output_len.txt",
+                fix="nothing to fix in the submission if TEST09 passed; verify it with compliance/TEST09/run_verification.py",
+                beyond_official=True,
+            )
+        ]
+    try:
+        return parse_accuracy_log(tree.abspath(rel)), []
+    except UnusableInput as exc:
+        return None, [
+            ctx.finding(
+                "COMPL-TEST09-LOG",
+                f"TEST09: the accuracy log cannot be parsed: {exc}",
+                path=rel,
+                line=exc.line,
+                source=src,
+                fix="submit the log as LoadGen wrote it",
+                beyond_official=True,
+            )
+        ]
 
 
 def _audit_run(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
