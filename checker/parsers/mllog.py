@@ -639,8 +639,9 @@ def _decode_record(s: str, start: int, end: int) -> Any:
         return parse_json(s[start:end], repeated_keys=True)  # text after the document (or it ran past the record)
     if s.count("[", start, end) + s.count("{", start, end) > MAX_JSON_DEPTH:
         return parse_json(s[start:end], repeated_keys=True)  # parse_json's depth check
-    v = obj.get("value") if type(obj) is dict else None  # a float, a string or a small integer: nothing to do
-    if (type(v) is int and not -_MAX_INT < v < _MAX_INT) or (isinstance(v, list | dict) and _too_long(v)):
+    v: Any = obj.get("value") if type(obj) is dict else None  # a float, a string or a small integer: nothing to do
+    kind = type(v)  # (type tests only: this runs for every record read)
+    if (kind is int and not -_MAX_INT < v < _MAX_INT) or ((kind is list or kind is dict) and _too_long(v)):
         return parse_json(s[start:end], repeated_keys=True)  # parse_json's refusal of the long number
     return obj
 
