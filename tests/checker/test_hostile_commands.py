@@ -130,3 +130,25 @@ def test_verify_with_a_non_utf8_detail_log(tmp_path: Path, capsys: pytest.Captur
     (run / "mlperf_log_detail.txt").write_bytes(b':::MLLOG {"key": "effective_scenario", "value": "\xff"}\n')
     code, text = _run(capsys, "verify", "TEST06", str(run), "--out", str(tmp_path / "out"), "--benchmark", "llama3.1-8b")
     assert code == 2 and "mlperf_log_detail.txt:1: not UTF-8" in text
+
+
+@pytest.mark.parametrize(
+    ("spec", "content", "what"),
+    [
+        ("jsonl", "[" * 100_000 + "]" * 100_000 + "\n", "nested deeper"),
+        ("jsonl", '{"prompt": "a", "prompt": "b"}\n', "appears twice"),
+        ("cnndm", '[{"input": "a", "output": ' + "9" * 500 + "}]", "number too long"),
+    ],
+)
+def test_run_dataset_of_hostile_json_is_unusable_naming_the_file(
+    tmp_path: Path, spec: str, content: str, what: str
+) -> None:
+    from checker.findings import UnusableInput
+    from loadgen_sut.datasets import load_dataset
+
+    path = tmp_path / "data.json"
+    path.write_text(content, encoding="utf-8")
+    t0 = time.perf_counter()
+    with pytest.raises(UnusableInput, match=what) as info:
+        load_dataset(f"{spec}:{path}")
+    assert time.perf_counter() - t0 < 5 and str(path) in str(info.value)
