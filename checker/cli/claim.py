@@ -138,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
     audit = ClaimAudit(
         claim=claim,
         claim_path=where,
+        claim_source="--text" if args.text else f"result files {', '.join(p.name for p in peer_files)}",
         round=rnd.name,
         metric=metric,
         results=tuple(resolution.results),

@@ -65,15 +65,23 @@ class ClaimAudit:
     issues: tuple[Issue, ...]
     findings: tuple[Finding, ...]
     footnote: tuple[str, ...]
+    # what the claim came from when it is no claim file: '--text', or the peer result files it compares
+    claim_source: str = "--text"
+
+    def blocking_rules(self) -> list[str]:
+        """The rules that make the results not comparable: blockers, and lookups whose quoted number is wrong."""
+        return sorted(
+            {i.rule for i in self.issues if i.kind is IssueKind.BLOCKER}
+            | {
+                f.rule
+                for f in self.findings
+                if f.rule in BLOCKING_FINDINGS and f.severity is Severity.ERROR and (f.scope or "").startswith("results[")
+            }
+        )
 
     @property
     def verdict(self) -> Verdict:
-        if any(i.kind is IssueKind.BLOCKER for i in self.issues) or any(
-            f.rule in BLOCKING_FINDINGS
-            and f.severity is Severity.ERROR
-            and (f.scope or "").startswith("results[")
-            for f in self.findings
-        ):
+        if self.blocking_rules():
             return Verdict.NOT_COMPARABLE
         if any(i.kind is IssueKind.REQUIREMENT and i.rule not in LABELLING_RULES for i in self.issues):
             return Verdict.WITH_DISCLOSURES
@@ -179,11 +187,35 @@ def _result_line(r: ResolvedResult) -> str:
     return f"  [{r.index}] {r.label} — {', '.join(bits)}"
 
 
+VERDICT_WORDS = {
+    Verdict.COMPARABLE: "COMPARABLE",
+    Verdict.WITH_DISCLOSURES: "COMPARABLE ONLY WITH THE DISCLOSURES LISTED",
+    Verdict.NOT_COMPARABLE: "NOT COMPARABLE",
+}
+
+
+def verdict_line(audit: ClaimAudit, needed: list[Issue]) -> str:
+    """Two answers a reader needs: whether the results may be compared, and whether the claim may be published as
+    written (no ERROR: every number is the published one, every required label and disclosure is there)."""
+    n = severity_counts(audit.findings)
+    errors = sorted({f.rule for f in audit.findings if f.severity is Severity.ERROR})
+    if not errors:
+        publish = "the claim may be published as written"
+    else:
+        publish = f"the claim may NOT be published as written: fix {', '.join(errors)}"
+    rules = audit.blocking_rules() or sorted({i.rule for i in needed if not i.satisfied})
+    why = f" ({', '.join(rules)})" if rules and audit.verdict is not Verdict.COMPARABLE else ""
+    return (
+        f"verdict: results {VERDICT_WORDS[audit.verdict]}{why}; {publish} "
+        f"({n['error']} errors, {n['warning']} warnings)"
+    )
+
+
 def render_text(audit: ClaimAudit, *, verbose: bool = False) -> list[str]:
     m = audit.metric
     derived = f", derived: {', '.join(d.value for d in m.derivations)}" if m.derivations else ""
     lines = [
-        f"inference-audit claim: {audit.claim_path or '--text'} (round {audit.round}; metric: {m.text}"
+        f"inference-audit claim: {audit.claim_path or audit.claim_source} (round {audit.round}; metric: {m.text}"
         f"{' (from the text)' if m.from_text else ''}{derived})",
         "results:",
     ]
@@ -195,22 +227,9 @@ def render_text(audit: ClaimAudit, *, verbose: bool = False) -> list[str]:
         for i in needed:
             mark = "ok " if i.satisfied else "MISSING"
             lines.append(f"  [{mark}] {i.rule}: {i.required}  ({i.reason})")
-    blockers = [i for i in audit.issues if i.kind is IssueKind.BLOCKER]
     lines.append("citation and footnote the claim must carry:")
     lines += [f"  {line}" for line in audit.footnote]
-    verdict = {
-        Verdict.COMPARABLE: "COMPARABLE",
-        Verdict.WITH_DISCLOSURES: "COMPARABLE ONLY WITH THE DISCLOSURES LISTED",
-        Verdict.NOT_COMPARABLE: "NOT COMPARABLE",
-    }[audit.verdict]
-    rules = (
-        sorted({i.rule for i in blockers})
-        if blockers
-        else sorted({i.rule for i in needed if not i.satisfied})
-    )
-    n = severity_counts(audit.findings)
-    tail = f" — rules: {', '.join(rules)}" if rules else ""
-    lines.append(f"verdict: {verdict}{tail} ({n['error']} errors, {n['warning']} warnings)")
+    lines.append(verdict_line(audit, needed))
     if verbose:
         lines += finding_lines([f for f in audit.findings if f.severity is Severity.INFO], verbose=True)
     return lines

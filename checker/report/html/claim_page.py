@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from checker.audit.claim.model import Claim, ClaimResultSpec, Metric, Origin, ResolvedResult, ServerMetric
-from checker.audit.claim.report import ClaimAudit, Verdict, quoted
+from checker.audit.claim.report import VERDICT_WORDS, ClaimAudit, quoted
 from checker.audit.claim.rules import Issue, IssueKind
 from checker.audit.peers.model import PeerRun
 from checker.audit.report_common import severity_counts
@@ -35,13 +35,6 @@ from checker.report.html.page import (
 )
 from checker.report.html.plots import Bars, figure, render_bars
 from rules.models import Scenario
-
-_VERDICT_WORDS = {
-    Verdict.COMPARABLE: "COMPARABLE",
-    Verdict.WITH_DISCLOSURES: "COMPARABLE ONLY WITH THE DISCLOSURES LISTED",
-    Verdict.NOT_COMPARABLE: "NOT COMPARABLE",
-}
-
 
 QUOTED_MISSING = "the number the claim quotes for each result (the report's results[].quoted: the 'claim quotes' column)"
 
@@ -131,7 +124,7 @@ def claim_page(audit: ClaimAudit, *, link_dir: Path | None = None, lacks: Sequen
     derived = ", ".join(d.value for d in m.derivations)
     summary = kv_table(
         [
-            ("verdict", [badge(verdict.value, None), " ", _VERDICT_WORDS[verdict], f" (exit code {audit.exit_code})"]),
+            ("verdict", [badge(verdict.value, None), " ", VERDICT_WORDS[verdict], f" (exit code {audit.exit_code})"]),
             ("claim", el("q", audit.claim.text)),
             ("from", where),
             ("round", audit.round),
@@ -162,7 +155,7 @@ def claim_page(audit: ClaimAudit, *, link_dir: Path | None = None, lacks: Sequen
     body.append(section("Citation and footnote the claim must carry", el("ul", [el("li", line) for line in audit.footnote]),
                         id="footnote"))
     errors = n["error"]
-    subtitle = f"{_VERDICT_WORDS[verdict]}; {errors} error(s); round {audit.round}"
+    subtitle = f"{VERDICT_WORDS[verdict]}; {errors} error(s); round {audit.round}"
     return document("inference-audit claim", subtitle, body, kind="claim")
 
 

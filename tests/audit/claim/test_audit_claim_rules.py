@@ -50,7 +50,7 @@ def test_break(audit, rows_table: Path, case: str) -> None:
     if rule in BLOCKERS:
         assert verdict == "not-comparable", run.out
         assert any(r["rule"] == rule and r["kind"] == "not-comparable" for r in run.report["rules"])
-        assert "NOT COMPARABLE — rules: " in run.out and rule in run.out.splitlines()[-1]
+        assert "verdict: results NOT COMPARABLE (" in run.out and rule in run.out.splitlines()[-1]
     else:
         assert verdict in ("comparable-with-disclosures", "comparable"), run.out
         assert any(r["rule"] == rule and r["satisfied"] is False for r in run.report["rules"])

@@ -75,7 +75,9 @@ def test_comparable_claim_prints_citation(audit, rows_table: Path, tmp_path: Pat
         "https://mlcommons.org/benchmarks/inference-datacenter/ 10 September 2025, entry 5.1-0001. "
         "Result verified by MLCommons Association.",
     ]
-    assert run.out.splitlines()[-1].startswith("verdict: COMPARABLE (")
+    assert run.out.splitlines()[-1] == (
+        "verdict: results COMPARABLE; the claim may be published as written (0 errors, 0 warnings)"
+    )
 
 
 def test_quoted_number_differs_from_table(audit, rows_table: Path, tmp_path: Path) -> None:
@@ -89,6 +91,24 @@ def test_quoted_number_differs_from_table(audit, rows_table: Path, tmp_path: Pat
     assert run.code == 1 and run.report["verdict"] == "not-comparable"
     hit = run.findings("VER-05", "error")
     assert hit and "the table says 27803.9 Tokens/s" in hit[0]["message"]
+    assert run.out.splitlines()[-1].startswith(
+        "verdict: results NOT COMPARABLE (VER-05); the claim may NOT be published as written: fix VER-05 (1 errors"
+    )
+
+
+def test_a_factor_the_numbers_do_not_support_is_no_publishable_claim(audit, rows_table: Path) -> None:
+    """Issue 23: the results are comparable, the claim is not: the last line says both."""
+    text = (
+        "MLPerf® Inference v5.1 Closed, llama2-70b-99 Offline: Lenovo ThinkSystem SR680a V3 (8x B200-SXM-180GB, "
+        "TensorRT) (5.1-0061) delivers 9.7x the tokens/s of AMD Supermicro AS-8125GS-TNMR2 (5.1-0001)"
+    )
+    run = audit("claim", "--text", text, "--table", str(rows_table))
+    assert run.code == 1 and run.report["verdict"] == "comparable" and run.findings("VER-05", "error")
+    lines = run.out.splitlines()
+    assert lines[0].startswith("inference-audit claim: --text (round v5.1")
+    assert lines[-1] == (
+        "verdict: results COMPARABLE; the claim may NOT be published as written: fix VER-05 (1 errors, 0 warnings)"
+    )
 
 
 def test_text_claim(audit, rows_table: Path) -> None:
