@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import signal
 import socket
 import sys
 import threading
@@ -251,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     cfg = wire.WorkerConfig.model_validate_json(args[1])
     sock = socket.socket(fileno=int(args[0]))
     sys.setswitchinterval(0.0005)
+    # Ctrl-C reaches the test's whole process group: the LoadGen process handles it and exits, and this worker
+    # stops at its socket's end of file (a KeyboardInterrupt here would only print a traceback from a callback)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     loop, kind = new_event_loop()
     try:
         return loop.run_until_complete(_serve(cfg, sock, kind))
