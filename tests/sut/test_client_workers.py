@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -156,3 +158,58 @@ def test_one_slow_worker_is_client_bound_even_when_the_merged_lags_are_not() -> 
     reasons = client_bound_reasons(diag, None)
     assert any(r.startswith("client worker 3: dispatch lag p99 180.0 ms") for r in reasons)
     assert any("reporting thread was busy 95%" in r for r in reasons)
+
+
+def test_ctrl_c_with_workers_ends_the_run_without_a_traceback_or_a_worker_left(tmp_path: Path) -> None:
+    server = start_server(output_tokens=16)
+    conf = tmp_path / "long.conf"
+    conf.write_text("*.Server.target_qps = 50\n*.Server.min_duration = 60000\n", encoding="utf-8")
+    cmd = [sys.executable, "-m", "loadgen_sut.cli", "run", "--engine", "openai", "--endpoint", server.url, "--model",
+           "tiny", "--benchmark", "llama3.1-8b", "--scenario", "Server", "--round", "v6.1", "--user-conf", str(conf),
+           "--out", str(tmp_path / "out"), "--progress-interval", "0", "--client-workers", "2"]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal: SIGINT not ignored
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and server.stats.completions < 50:
+            time.sleep(0.1)
+        workers = [
+            int(d.name) for d in Path("/proc").iterdir()
+            if d.name.isdigit() and b"loadgen_sut.client_worker" in _cmdline(d) and _pgid(int(d.name)) == proc.pid
+        ]  # fmt: skip
+        assert len(workers) == 2
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground process group
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        server.stop()
+    assert proc.returncode == 130, out
+    assert "Traceback" not in out, out
+    time.sleep(1.0)
+    assert not [pid for pid in workers if _alive(pid)]  # each worker stopped at its socket's end of file
+
+
+def _cmdline(d: Path) -> bytes:
+    try:
+        return (d / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:  # ended meanwhile
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
