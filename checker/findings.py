@@ -98,6 +98,7 @@ def filter_findings(
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_UNUSABLE = 2
+EXIT_INTERNAL = 3  # a bug of this tool (every command: one line, the traceback with --debug)
 
 
 class UnusableInput(Exception):

@@ -22,7 +22,7 @@ from checker.checks.catalog import all_rules
 from checker.cli.options import add_report_options, add_rule_filters, parse_filters
 from checker.cli.parser import Parser
 from checker.engine import check_tree
-from checker.findings import EXIT_UNUSABLE, UnusableInput
+from checker.findings import EXIT_INTERNAL, EXIT_UNUSABLE, UnusableInput
 from checker.report.json_report import render_json, report_dict
 from checker.report.junit import render_junit
 from checker.report.outcome import exit_code, filter_report
@@ -35,7 +35,6 @@ from rules.models import Round
 from rules.registry import UnknownRound, list_rounds, load_round
 
 PROG = "check-submission"
-EXIT_INTERNAL = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -7,7 +7,8 @@ besides the checker's reports). Each module defines the flags of
 ``inference-audit <command>`` (``add_arguments(parser)``) and handles them (``run(args) -> int``), so a flag leads to
 its handler in one hop (:data:`SUBCOMMANDS` names the module); the work itself is done by the library modules, which
 hold no argument parsing. ``check-submission`` is :func:`checker.cli.check.main`. This module only wires the
-subcommands together and maps errors to exit codes (0 ok, 1 invalid / not comparable, 2 unusable input). The
+subcommands together and maps errors to exit codes (0 ok, 1 invalid / not comparable, 2 unusable input, 3 an internal
+error: one line, the traceback with ``--debug``, in every command). The
 dispatcher is in ``loadgen_sut`` because that package sits at the top of the dependency graph (loadgen_sut ->
 checker -> rules): it may import every command, and the checker and the rules never import it.
 
@@ -22,6 +23,7 @@ the console script.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -68,6 +70,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if name == only:
             module = importlib.import_module(module_name)
             module.add_arguments(p)
+            with contextlib.suppress(argparse.ArgumentError):  # every command takes --debug (check has its own)
+                p.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
             p.set_defaults(_run=module.run)
     return parser
 
@@ -89,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             parser.parse_args(args_list)  # the help (exit 0), or a usage error (exit 2)
         return 2  # argparse's status for a usage error (checker.findings.EXIT_UNUSABLE)
-    from checker.findings import EXIT_UNUSABLE, UnusableInput  # pydantic: not for --help
+    from checker.findings import EXIT_INTERNAL, EXIT_UNUSABLE, UnusableInput  # pydantic: not for --help
 
     try:
         parser = build_parser(only=_chosen_command(args_list))  # imports the subcommand: seconds for run
@@ -102,6 +106,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("inference-audit: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug of this tool, never the input's fault: exit 3, not the code of a verdict (1)
+        import traceback
+
+        from checker.printable import printable
+
+        print(
+            printable(
+                f"inference-audit: internal error ({type(exc).__name__}: {exc}); please report it"
+                + ("" if "--debug" in args_list else " (rerun with --debug for the traceback)"),
+                500,
+            ),
+            file=sys.stderr,
+        )
+        if "--debug" in args_list:  # the traceback may quote an input: through the sanitiser too
+            print(printable(traceback.format_exc(), None, lines=True), file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

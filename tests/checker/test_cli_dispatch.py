@@ -28,3 +28,23 @@ def test_inference_audit_check_is_the_same_command(
     a = json.loads((tmp_path / "a.json").read_text())
     b = json.loads((tmp_path / "b.json").read_text())
     assert a == b
+
+
+def test_an_internal_error_of_any_command_is_exit_3_in_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 21: a bug of this tool is exit 3 with one sanitised line (the traceback with --debug), in every command,
+    never the exit code of a verdict (1)."""
+    import checker.cli.table as table_cli
+    from loadgen_sut.cli import main
+
+    def boom(args: object) -> int:
+        raise RuntimeError("boom \x1b]0;title\x07")
+
+    monkeypatch.setattr(table_cli, "run", boom)
+    assert main(["table", "x.json"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error (RuntimeError: boom" in err and "--debug" in err
+    assert "\x1b" not in err and "\x07" not in err
+    assert main(["table", "x.json", "--debug"]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "\x1b" not in err
