@@ -543,11 +543,34 @@ def loadgen_accuracy_batches(
     if total <= 0 or set_size <= 0 or samples_per_query <= 0:
         return []
     sizes = [set_size] * (total // set_size) + ([total % set_size] if total % set_size else [])
+    return [_batch(n, scenario, samples_per_query, logs_batch_size) for n in sizes]
+
+
+def accuracy_batch_count(total: int, set_size: int) -> int:
+    """How many loadable sets (and so logged pairs) LoadGen's accuracy mode makes of ``total`` samples."""
+    return -(-total // set_size) if total > 0 and set_size > 0 else 0
+
+
+def planned_issued(total: int, set_size: int, scenario: str, samples_per_query: int, logs_batch_size: bool) -> int:
+    """The samples of :func:`loadgen_accuracy_batches`, in closed form (the log's numbers may be huge)."""
+    if total <= 0 or set_size <= 0 or samples_per_query <= 0:
+        return 0
+    full, rest = divmod(total, set_size)
+    q, n = _batch(set_size, scenario, samples_per_query, logs_batch_size)
+    out = full * q * n
+    if rest:
+        q, n = _batch(rest, scenario, samples_per_query, logs_batch_size)
+        out += q * n
+    return out
+
+
+def _batch(size: int, scenario: str, samples_per_query: int, logs_batch_size: bool) -> tuple[int, int]:
+    """The pair LoadGen logs for one loadable set of ``size`` samples."""
     if scenario == "Offline":
-        return [(1, n if logs_batch_size else samples_per_query) for n in sizes]
+        return (1, size if logs_batch_size else samples_per_query)
     if scenario == "MultiStream":
-        return [((n + samples_per_query - 1) // samples_per_query, samples_per_query) for n in sizes]
-    return [(n // samples_per_query, samples_per_query) for n in sizes]
+        return ((size + samples_per_query - 1) // samples_per_query, samples_per_query)
+    return (size // samples_per_query, samples_per_query)
 
 
 def _accuracy_sample_counts(
@@ -574,13 +597,16 @@ def _accuracy_sample_counts(
     scenario = log.effective_scenario
     if batches and len(batches) == len(logged) and set_size and spq and scenario:
         release = log.loadgen_release
-        plans = [
-            loadgen_accuracy_batches(total, set_size, scenario, spq, logs_batch_size=logs)
-            for logs in (True, False)
-            if release is None or (release >= LOGS_OFFLINE_BATCH_SIZE_FROM) == logs
-        ]
+        forms = [logs for logs in (True, False) if release is None or (release >= LOGS_OFFLINE_BATCH_SIZE_FROM) == logs]
+        n_sets = accuracy_batch_count(total, set_size)
+        # the plan is built only when it has as many pairs as the log (the log's numbers are the input's: a QSL of
+        # 10^15 samples in sets of 1 must not make a list of 10^15 pairs)
+        plans = (
+            [loadgen_accuracy_batches(total, set_size, scenario, spq, logs_batch_size=logs) for logs in forms]
+            if n_sets == len(batches)
+            else []
+        )
         if batches not in plans:
-            plan = plans[0]
             issued = sum(q * n for q, n in batches)
             shown = ", ".join(f"{q}x{n}" for q, n in batches[:3]) + (", ..." if len(batches) > 3 else "")
             out.append(
@@ -588,7 +614,8 @@ def _accuracy_sample_counts(
                     "ACC-SAMPLES",
                     f"the accuracy run issued {issued} samples in {len(batches)} batch(es) (generated_query_count x "
                     f"generated_samples_per_query: {shown}); {of_set}, for which LoadGen's {scenario} accuracy mode "
-                    f"issues {sum(q * n for q, n in plan)} in {len(plan)} batch(es) of up to {set_size} "
+                    f"issues {planned_issued(total, set_size, scenario, spq, forms[0])} in {n_sets} batch(es) of up to "
+                    f"{set_size} "
                     "(effective_performance_sample_count)",
                     path=rel,
                     line=log.line_of("generated_samples_per_query"),
