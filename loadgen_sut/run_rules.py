@@ -21,9 +21,11 @@ RUN_MODULES = (
     "loadgen_sut.settings.user_conf",
     "loadgen_sut.settings.preflight",
     "loadgen_sut.settings.boundary",
-    "loadgen_sut.runner",
+    "loadgen_sut.run.preflight",
+    "loadgen_sut.run.plan",
     "loadgen_sut.run.verdict",
     "loadgen_sut.client_diag",
+    "loadgen_sut.run.steps",
     "loadgen_sut.scoring.score",
 )
 

@@ -58,7 +58,8 @@ from loadgen_sut.timeline import TIMELINE_FILE, SampleTiming, Timeline, read_tim
 from rules.models import Benchmark, Scenario
 
 if TYPE_CHECKING:  # the runner pulls in LoadGen and the scorers (seconds); readers of the model need neither
-    from loadgen_sut.runner import RunOutcome, RunRequest
+    from loadgen_sut.run.plan import RunRequest
+    from loadgen_sut.runner import RunOutcome
 
 SWEEP_TOOL: Literal["inference-audit sweep"] = "inference-audit sweep"
 SWEEP_SCHEMA_VERSION: Literal[1] = 1

@@ -53,8 +53,10 @@ AUDIT_FAMILIES = {
     "PEER": ("checker/audit/peers/rules.py",),
 }
 RUN_FAMILY = (
-    "loadgen_sut/runner.py",
+    "loadgen_sut/run/preflight.py",
+    "loadgen_sut/run/plan.py",
     "loadgen_sut/run/verdict.py",
+    "loadgen_sut/run/steps.py",
     "loadgen_sut/settings/user_conf.py",
     "loadgen_sut/settings/preflight.py",
     "loadgen_sut/settings/boundary.py",

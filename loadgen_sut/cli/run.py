@@ -19,7 +19,7 @@ from loadgen_sut.client_workers import default_client_workers, usable_cpus
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.engines.openai_http import FLAVORS
 from loadgen_sut.package import PackageRequest, package_run, plan_package, read_implementation_json
-from loadgen_sut.runner import TEST_NAMES, RunRequest, canonical_test_name, dataset_specs
+from loadgen_sut.run.plan import TEST_NAMES, RunRequest, canonical_test_name, dataset_specs
 from loadgen_sut.runner import run as run_mode
 from loadgen_sut.settings import RunMode
 from rules import load_round
@@ -82,7 +82,7 @@ def parse_test_datasets(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
     """``--test-dataset NAME=SPEC`` values as (test name, data set spec); the name in any case, the spec as
     ``--dataset`` takes it (split at the first ``=``). A value without ``=``, a name that is no LoadGen test, a test
     given twice: :class:`UnusableInput` (exit 2). Whether the run has the test and the file is there:
-    :func:`loadgen_sut.runner.dataset_specs`."""
+    :func:`loadgen_sut.run.plan.dataset_specs`."""
     out: list[tuple[str, str]] = []
     for value in values:
         name, sep, spec = value.partition("=")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
 from loadgen_sut.cli import run as run_cli
-from loadgen_sut.runner import RunRequest, resolve
+from loadgen_sut.run.plan import RunRequest, resolve
 from loadgen_sut.settings import RunMode
 from loadgen_sut.sweep import (
     SweepPlan,

@@ -11,7 +11,7 @@ from checker.checks.catalog import WARN, RuleInfo, register, registered_finding
 from checker.findings import Finding
 from checker.parsers.loadgen_conf import UserConf
 
-# ERRORs refuse --mode submission; the other modes run with them as WARNINGs (loadgen_sut.runner.preflight)
+# ERRORs refuse --mode submission; the other modes run with them as WARNINGs (loadgen_sut.run.preflight)
 RULES = register(
     __name__,
     RuleInfo(

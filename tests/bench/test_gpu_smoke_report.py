@@ -17,7 +17,8 @@ import pytest
 from checker.parsers.mllog import parse_detail_file
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.record import RunRecord
-from loadgen_sut.runner import RunRequest, run
+from loadgen_sut.run.plan import RunRequest
+from loadgen_sut.runner import run
 from loadgen_sut.settings import RunMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "device"))

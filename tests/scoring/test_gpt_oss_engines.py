@@ -14,7 +14,8 @@ from gpt_oss_fixture import frame
 from loadgen_sut.engines.base import GenerationRequest
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.engines.openai_http import OpenAIConfig, OpenAIEngine
-from loadgen_sut.runner import RunOutcome, RunRequest, run
+from loadgen_sut.run.plan import RunRequest
+from loadgen_sut.runner import RunOutcome, run
 from loadgen_sut.settings import RunMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sut"))  # the harness tests' streaming server

@@ -129,7 +129,7 @@ def test_interactive_submission_wants_the_8k_data_set(tmp_path: Path) -> None:
     """--mode submission's data-set check (runner._refuse_wrong_sized_datasets) on the accuracy run: Interactive's is
     the 8000-sample subset, Server's the 48289-sample catalogue."""
     from loadgen_sut.datasets import load_dataset
-    from loadgen_sut.runner import _size_problem
+    from loadgen_sut.run.plan import _size_problem
     from rules.models import Scenario
 
     bench = load_round("v6.1").benchmark(BENCH)

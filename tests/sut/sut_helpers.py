@@ -7,7 +7,8 @@ from pathlib import Path
 from sse_server import ServerConfig, SSEServer
 
 from loadgen_sut.engines.factory import EngineSpec
-from loadgen_sut.runner import RunOutcome, RunRequest, run
+from loadgen_sut.run.plan import RunRequest
+from loadgen_sut.runner import RunOutcome, run
 from loadgen_sut.settings import RunMode
 
 ROUND = "v6.1"  # the installed LoadGen (6.0.x) carries this round's compiled mlperf.conf

@@ -14,9 +14,18 @@ from checker.findings import Severity, UnusableInput
 from loadgen_sut.cli import main
 from loadgen_sut.datasets import load_dataset
 from loadgen_sut.record import RunRecord
-from loadgen_sut.runner import RunRequest, _audit_findings, _compliance_dataset_findings, _tests_for
+from loadgen_sut.run.plan import (
+    TEST_NAMES,
+    RunRequest,
+    TestDataset,
+    compliance_dataset_findings,
+    planned_tests,
+    refuse_wrong_sized_datasets,
+)
+from loadgen_sut.run.steps import STEPS, audit_findings
 from loadgen_sut.settings import RunMode, TestMode
 from rules import load_round
+from rules.models import Scenario
 
 GPT_OSS = "gpt-oss-120b"
 
@@ -35,20 +44,27 @@ def _gpt_oss_trial_set(path: Path, n: int = 16) -> Path:
 
 def test_tests_per_benchmark() -> None:
     rnd = load_round("v6.1")
-    names = [n for n, _, _ in _tests_for(RunMode.SUBMISSION, rnd.benchmarks[GPT_OSS])]
+    names = [n for n, _, _ in planned_tests(RunMode.SUBMISSION, rnd.benchmarks[GPT_OSS])]
     assert names == ["performance", "accuracy", "TEST07", "TEST09"]
-    llama = _tests_for(RunMode.SUBMISSION_TRIAL, rnd.benchmarks["llama3.1-8b"])
+    llama = planned_tests(RunMode.SUBMISSION_TRIAL, rnd.benchmarks["llama3.1-8b"])
     assert llama == [
         ("performance", TestMode.PERFORMANCE_ONLY, False),
         ("accuracy", TestMode.ACCURACY_ONLY, False),
         ("TEST06", TestMode.PERFORMANCE_ONLY, True),
     ]
-    assert _tests_for(RunMode.PERFORMANCE, rnd.benchmarks[GPT_OSS]) == [("performance", TestMode.PERFORMANCE_ONLY, False)]
-    assert [n for n, _, _ in _tests_for(RunMode.SUBMISSION, load_round("v6.0").benchmarks[GPT_OSS])][2:] == ["TEST07", "TEST09"]
+    assert planned_tests(RunMode.PERFORMANCE, rnd.benchmarks[GPT_OSS]) == [("performance", TestMode.PERFORMANCE_ONLY, False)]
+    assert [n for n, _, _ in planned_tests(RunMode.SUBMISSION, load_round("v6.0").benchmarks[GPT_OSS])][2:] == ["TEST07", "TEST09"]
     needs_test01 = rnd.benchmarks["llama3.1-8b"].model_copy(update={"compliance_tests": ("TEST01", "TEST06")})
     with pytest.raises(UnusableInput, match="TEST01, which this harness cannot produce"):
-        _tests_for(RunMode.SUBMISSION, needs_test01)
-    assert len(_tests_for(RunMode.ACCURACY, needs_test01)) == 1  # only the submission flow runs compliance tests
+        planned_tests(RunMode.SUBMISSION, needs_test01)
+    assert len(planned_tests(RunMode.ACCURACY, needs_test01)) == 1  # only the submission flow runs compliance tests
+
+
+def test_one_table_of_steps_after_each_test() -> None:
+    """Every LoadGen test a run can have has its steps in one table (none after a performance run)."""
+    assert set(STEPS) == set(TEST_NAMES)
+    assert STEPS["performance"] == STEPS["find-peak"] == ()
+    assert all(len(STEPS[t]) == 1 for t in ("accuracy", "TEST06", "TEST07", "TEST09"))
 
 
 def test_compliance_data_set_sizes(tmp_path: Path) -> None:
@@ -60,12 +76,20 @@ def test_compliance_data_set_sizes(tmp_path: Path) -> None:
     def req(mode: RunMode) -> RunRequest:
         return RunRequest("v6.1", GPT_OSS, "Offline", mode, sim_engine(model=GPT_OSS), tmp_path / "out", dataset="d.jsonl")
 
+    per_test = {
+        name: TestDataset(spec="d.jsonl", option="--dataset d.jsonl", dataset=data, tokenizer=None)
+        for name, _, _ in planned_tests(RunMode.SUBMISSION, bench)
+    }
     with pytest.raises(UnusableInput, match=r"TEST07 of gpt-oss-120b covers its own data set of 990 samples"):
-        _compliance_dataset_findings(req(RunMode.SUBMISSION), bench, data, lambda _s: None)
-    found = _compliance_dataset_findings(req(RunMode.SUBMISSION_TRIAL), bench, data, lambda _s: None)
+        refuse_wrong_sized_datasets(bench, Scenario.OFFLINE, per_test)
+    found = compliance_dataset_findings(req(RunMode.SUBMISSION_TRIAL), bench, per_test)
     assert [(f.rule, f.severity) for f in found] == [("RUN-COMPLIANCE-DATASET", Severity.WARNING)] * 2
+    assert found[0].message == (
+        "TEST07 of gpt-oss-120b covers its own data set of 990 samples (acc/acc_eval_compliance_gpqa.parquet); this "
+        f"trial runs it on the 16 samples of {data.name} (--dataset d.jsonl): a rehearsal of the test"
+    )
     assert "6396" in found[1].message and "perf_eval_ref.parquet" in found[1].message
-    assert _compliance_dataset_findings(req(RunMode.PERFORMANCE), bench, data, lambda _s: None) == []
+    assert compliance_dataset_findings(req(RunMode.PERFORMANCE), bench, per_test) == []
 
 
 def test_audit_problems_in_the_verdict() -> None:
@@ -76,10 +100,10 @@ def test_audit_problems_in_the_verdict() -> None:
         "effective_test_mode is 'AccuracyOnly', not 'PerformanceOnly' (the audit.config's mode = 2)",
         "the QSL held 16 samples (qsl_reported_total_count); the test's data set has 990",
     ]
-    trial = [f.severity for f in _audit_findings("TEST07", problems, RunMode.SUBMISSION_TRIAL)]
+    trial = [f.severity for f in audit_findings("TEST07", problems, RunMode.SUBMISSION_TRIAL)]
     assert trial == [Severity.ERROR, Severity.ERROR, Severity.WARNING]
-    assert {f.severity for f in _audit_findings("TEST07", problems, RunMode.SUBMISSION)} == {Severity.ERROR}
-    assert all(f.rule == "RUN-AUDIT-CONFIG" and f.message.startswith("TEST07: ") for f in _audit_findings("TEST07", problems, RunMode.SUBMISSION))
+    assert {f.severity for f in audit_findings("TEST07", problems, RunMode.SUBMISSION)} == {Severity.ERROR}
+    assert all(f.rule == "RUN-AUDIT-CONFIG" and f.message.startswith("TEST07: ") for f in audit_findings("TEST07", problems, RunMode.SUBMISSION))
 
 
 def test_gpt_oss_trial_tree_has_test07_and_test09(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

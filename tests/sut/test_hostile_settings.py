@@ -19,7 +19,8 @@ import pytest
 from sut_helpers import ROUND, sim_engine, trial
 
 from checker.findings import Severity, UnusableInput
-from loadgen_sut.runner import RunRequest, preflight, resolve
+from loadgen_sut.run.plan import RunRequest, resolve
+from loadgen_sut.run.preflight import preflight
 from loadgen_sut.settings import (
     RunMode,
     SettingsError,

@@ -22,14 +22,14 @@ from loadgen_sut.cli import main
 from loadgen_sut.cli.run import parse_test_datasets
 from loadgen_sut.datasets import Dataset, Sample
 from loadgen_sut.record import DatasetRecord, RunRecord
-from loadgen_sut.runner import (
+from loadgen_sut.run.plan import (
     RunRequest,
     TestDataset,
-    _refuse_wrong_sized_datasets,
     dataset_specs,
-    preflight,
+    refuse_wrong_sized_datasets,
     required_test_samples,
 )
+from loadgen_sut.run.preflight import preflight
 from loadgen_sut.settings import RunMode, parse_user_conf_text, plan_settings
 from rules import find_benchmark, load_round
 from rules.models import Scenario
@@ -151,14 +151,14 @@ def test_submission_sizes_are_judged_per_test() -> None:
             out[test] = TestDataset(spec=s, option=option, dataset=_mem_dataset(s, n), tokenizer=None)
         return out
 
-    _refuse_wrong_sized_datasets(bench, Scenario.OFFLINE, data())  # the official sizes: accepted
+    refuse_wrong_sized_datasets(bench, Scenario.OFFLINE, data())  # the official sizes: accepted
     with pytest.raises(UnusableInput) as exc:
-        _refuse_wrong_sized_datasets(bench, Scenario.OFFLINE, data(TEST07=989))
+        refuse_wrong_sized_datasets(bench, Scenario.OFFLINE, data(TEST07=989))
     msg = str(exc.value)
     assert "TEST07 (--test-dataset TEST07=TEST07.parquet): TEST07 of gpt-oss-120b covers its own data set of 990" in msg
     assert "the data set holds 989" in msg and "accuracy (" not in msg
     with pytest.raises(UnusableInput) as exc:
-        _refuse_wrong_sized_datasets(bench, Scenario.OFFLINE, data(accuracy=6396, performance=4395, TEST09=4395))
+        refuse_wrong_sized_datasets(bench, Scenario.OFFLINE, data(accuracy=6396, performance=4395, TEST09=4395))
     msg = str(exc.value)
     assert "accuracy (--test-dataset accuracy=accuracy.parquet): the data set holds 6396 samples, the gpt-oss-120b " in msg
     assert "Offline accuracy run covers 4395 (acc/acc_eval_inputs.parquet)" in msg

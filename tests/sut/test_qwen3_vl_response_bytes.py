@@ -22,7 +22,8 @@ from sut_helpers import http_engine, sim_engine
 
 from loadgen_sut.datasets import load_dataset
 from loadgen_sut.engines.factory import EngineSpec
-from loadgen_sut.runner import RunOutcome, RunRequest, run
+from loadgen_sut.run.plan import RunRequest
+from loadgen_sut.runner import RunOutcome, run
 from loadgen_sut.settings import RunMode
 from loadgen_sut.sut import BadOutput, LoadGenSUT, LoopThread, text_response
 from rules.registry import load_round

@@ -22,6 +22,7 @@ from loadgen_sut.record import (
 )
 from loadgen_sut.run import child as run_child
 from loadgen_sut.run import verdict as run_verdict
+from loadgen_sut.run.plan import RunRequest
 from loadgen_sut.settings import RunMode
 from schemas import schema_errors
 
@@ -101,7 +102,7 @@ def test_simulated_trial_is_not_submittable_by_warnings(tmp_path: Path) -> None:
     lines: list[str] = []
     conf = tmp_path / "trial.conf"
     conf.write_text(SERVER_TRIAL, encoding="utf-8")
-    request = runner.RunRequest(
+    request = RunRequest(
         round_name="v6.1",
         benchmark="llama3.1-8b",
         scenario="Server",

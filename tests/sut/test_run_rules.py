@@ -10,10 +10,10 @@ import pytest
 
 from checker.checks.catalog import all_rules, audit_rules
 from checker.findings import Severity
-from loadgen_sut import runner
 from loadgen_sut.cli import main
 from loadgen_sut.compliance import TEST07, TEST09
 from loadgen_sut.record import CLIENT_BOUND_RULE, INCOMPLETE_RULES
+from loadgen_sut.run import steps
 from loadgen_sut.run_rules import RUN_MODULES, run_rules, run_rules_markdown
 from loadgen_sut.settings import RunMode, loadgen_version_findings
 from rules import load_round
@@ -38,7 +38,7 @@ def test_run_entries_are_complete() -> None:
         assert rule.startswith("RUN-") and info.title and info.catalogue == "-", rule
     # the verdict's status reads these ids: they are registered rules
     assert INCOMPLETE_RULES | {CLIENT_BOUND_RULE} <= set(rules)
-    assert {runner.VERIFICATION_RULES[t] for t in (TEST07, TEST09)} == {"RUN-TEST07-FAILED", "RUN-TEST09-FAILED"}
+    assert {steps.VERIFICATION_RULES[t] for t in (TEST07, TEST09)} == {"RUN-TEST07-FAILED", "RUN-TEST09-FAILED"}
 
 
 def test_run_rules_command(capsys: pytest.CaptureFixture[str]) -> None:
@@ -67,19 +67,19 @@ def test_verification_failed_severity_is_the_registrations_unless_the_trial_deci
     mode: RunMode, own_dataset: bool, severity: Severity
 ) -> None:
     for test in (TEST07, TEST09):
-        f = runner._verification_failed(test, Path("verify_accuracy.txt"), mode, own_dataset)
+        f = steps.verification_failed(test, Path("verify_accuracy.txt"), mode, own_dataset)
         assert (f.rule, f.severity, f.beyond_official) == (f"RUN-{test}-FAILED", severity, False)
 
 
 def test_audit_config_and_loadgen_findings_keep_their_severities() -> None:
     not_the_test = "effective_test_mode is 'AccuracyOnly', not 'PerformanceOnly' (the audit.config's mode = 2)"
     short = "sampling target 10 below the test's 990 samples"
-    trial = runner._audit_findings(TEST07, [not_the_test, short], RunMode.SUBMISSION_TRIAL)
+    trial = steps.audit_findings(TEST07, [not_the_test, short], RunMode.SUBMISSION_TRIAL)
     assert [(f.rule, f.severity) for f in trial] == [
         ("RUN-AUDIT-CONFIG", Severity.ERROR),
         ("RUN-AUDIT-CONFIG", Severity.WARNING),
     ]
-    submission = runner._audit_findings(TEST07, [short], RunMode.SUBMISSION)
+    submission = steps.audit_findings(TEST07, [short], RunMode.SUBMISSION)
     assert [f.severity for f in submission] == [Severity.ERROR]
     rnd = load_round("v6.1")
     assert [(f.rule, f.severity) for f in loadgen_version_findings(rnd, None)] == [

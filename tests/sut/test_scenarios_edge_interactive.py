@@ -14,7 +14,8 @@ import pytest
 from sut_helpers import sim_engine
 
 from checker.parsers.mllog import parse_detail_file
-from loadgen_sut.runner import RunOutcome, RunRequest, run
+from loadgen_sut.run.plan import RunRequest
+from loadgen_sut.runner import RunOutcome, run
 from loadgen_sut.settings import RunMode
 from rules import load_round
 from rules.models import Scenario

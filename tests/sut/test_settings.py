@@ -12,7 +12,8 @@ from sut_helpers import BENCH, ROUND, sim_engine
 
 from checker.findings import Severity, UnusableInput
 from loadgen_sut.cli import main
-from loadgen_sut.runner import RunRequest, run
+from loadgen_sut.run.plan import RunRequest
+from loadgen_sut.runner import run
 from loadgen_sut.settings import (
     RunMode,
     TestSettingsModel,

@@ -15,7 +15,8 @@ import pytest
 from sut_helpers import OFFLINE_TRIAL, sim_engine
 
 from loadgen_sut.cli import main
-from loadgen_sut.runner import RunRequest, preflight
+from loadgen_sut.run.plan import RunRequest
+from loadgen_sut.run.preflight import preflight
 from loadgen_sut.settings import RunMode
 from rules import find_benchmark
 from rules.models import Scenario

@@ -16,7 +16,8 @@ from loadgen_sut.cli import build_parser
 from loadgen_sut.cli.sweep import build_plan
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.record import Percentile
-from loadgen_sut.runner import RunOutcome, RunRequest
+from loadgen_sut.run.plan import RunRequest
+from loadgen_sut.runner import RunOutcome
 from loadgen_sut.settings import RunMode
 from loadgen_sut.sweep import (
     Knee,

@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 from loadgen_sut.engines.factory import EngineSpec
-from loadgen_sut.runner import RunOutcome, RunRequest
+from loadgen_sut.run.plan import RunRequest
+from loadgen_sut.runner import RunOutcome
 from loadgen_sut.runner import run as runner_run
 from loadgen_sut.settings import RunMode
 from loadgen_sut.sweep import SweepPlan, SweepResult, SweepSettings, SweepSlo, run_sweep
