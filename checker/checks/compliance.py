@@ -516,13 +516,65 @@ def _entry_count(ctx: ResultContext, rel: str) -> int | str | None:
         return f"the accuracy log cannot be parsed: {exc}"
 
 
+TEST09_SOURCE = (
+    "compliance/TEST09/run_verification.py (4-byte ids per sample, mean over logged samples, bounds inclusive); "
+    "HEAD compliance_endpoints_check (an Endpoints result: mean_output_tokens within TEST09_LOW/TEST09_HIGH)"
+)
+
+
+def test09_bounds(ctx: ResultContext) -> tuple[float, float] | Finding:
+    """The round's TEST09 mean output length bounds of the benchmark, or the COMPL-RULES-DATA finding that says they
+    are missing (both result formats)."""
+    bm = ctx.benchmark
+    low = getattr(bm, "test09_min_output_tokens", None)
+    high = getattr(bm, "test09_max_output_tokens", None)
+    if low is None or high is None:
+        return _rules_data(
+            ctx,
+            f"the TEST09 mean output length bounds of {ctx.mlperf_model}",
+            "Benchmark.test09_min_output_tokens / test09_max_output_tokens",
+        )
+    return low, high
+
+
+def test09_mean_findings(
+    ctx: ResultContext,
+    mean: float | None,
+    samples: int | None,
+    path: str,
+    bounds: tuple[float, float],
+    *,
+    measured_as: str = "",
+    beyond_official: bool = True,
+) -> list[Finding]:
+    """F12 COMPL-TEST09-REVERIFY for either format: the mean output length of TEST09's samples (a LoadGen result: its
+    accuracy log re-read as run_verification.py reads it; an Endpoints result: the performance run's
+    output_sequence_lengths, as HEAD reads it, so not beyond the official checker there) within the bounds."""
+    low, high = bounds
+    if mean is not None and low <= mean <= high:
+        return []
+    shown = "missing" if mean is None else f"{mean:.2f}"
+    return [
+        ctx.finding(
+            "COMPL-TEST09-REVERIFY",
+            f"TEST09: mean output length {shown} tokens over {samples} samples{measured_as} is outside "
+            f"[{low:g}, {high:g}]",
+            path=path,
+            source=TEST09_SOURCE,
+            fix="generate outputs of the reference length (do not truncate or pad) and rerun TEST09",
+            beyond_official=beyond_official,
+        )
+    ]
+
+
 def _test09_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
     """Beyond official (which reads only the PASS line): the mean output length recomputed from TEST09's accuracy
     log as run_verification.py computes it, against the round's bounds."""
     bm = ctx.benchmark
-    low = getattr(bm, "test09_min_output_tokens", None)
-    high = getattr(bm, "test09_max_output_tokens", None)
-    src = "compliance/TEST09/run_verification.py (4-byte ids per sample, mean over logged samples, bounds inclusive)"
+    bounds = test09_bounds(ctx)
+    if isinstance(bounds, Finding):
+        return [bounds]
+    src = TEST09_SOURCE
     rel = f"{tdir}/accuracy/mlperf_log_accuracy.json"
 
     def finding(rule: str, msg: str, fix: str, line: int | None = None, trial: bool = False) -> Finding:
@@ -530,14 +582,6 @@ def _test09_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
             rule, f"TEST09: {msg}", path=rel, line=line, source=src, fix=fix, beyond_official=True, trial=trial
         )
 
-    if low is None or high is None:
-        return [
-            _rules_data(
-                ctx,
-                f"the TEST09 mean output length bounds of {ctx.mlperf_model}",
-                "Benchmark.test09_min_output_tokens / test09_max_output_tokens",
-            )
-        ]
     if not ctx.exists_file(rel):
         return [
             finding(
@@ -549,7 +593,7 @@ def _test09_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
     log, out = _test09_log(ctx, rel, src)
     if log is None:
         return out
-    res = verify_test09(log.entries, low, high)
+    res = verify_test09(log.entries, *bounds)
     need = getattr(bm, "test09_sample_count", None)
     if log.truncated or (need is not None and res.samples < need):
         out.append(
@@ -563,14 +607,7 @@ def _test09_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
             )
         )
     if not res.passed:
-        out.append(
-            finding(
-                "COMPL-TEST09-REVERIFY",
-                f"mean output length {res.mean:.2f} tokens over {res.samples} "
-                f"samples is outside [{low:g}, {high:g}]",
-                "generate outputs of the reference length (do not truncate or pad) and rerun TEST09",
-            )
-        )
+        out += test09_mean_findings(ctx, res.mean, res.samples, rel, bounds)
     vt = ctx.files.text(f"{tdir}/verify_output_len.txt").text
     shown = reported_mean(vt) if vt else None
     if shown is not None and abs(shown - res.mean) > 0.006:

@@ -21,6 +21,7 @@ import math
 
 from checker.checks.accuracy import dataset_findings, target_findings
 from checker.checks.catalog import INFO, WARN, RuleInfo, register
+from checker.checks.compliance import test09_bounds, test09_mean_findings
 from checker.checks.context import ResultContext
 from checker.checks.inferred import result_checks
 from checker.checks.latency import token_latency_findings
@@ -466,32 +467,20 @@ def _compliance(ctx: ResultContext, run: EndpointsRun, perf_rel: str) -> list[Fi
 
 
 def _test09_endpoints(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Finding]:
-    bm = ctx.benchmark
-    low = getattr(bm, "test09_min_output_tokens", None)
-    high = getattr(bm, "test09_max_output_tokens", None)
-    if low is None or high is None:
-        return [
-            rules_data_finding(
-                ctx,
-                "COMPL-RULES-DATA",
-                f"the TEST09 mean output length bounds of {ctx.mlperf_model}",
-                "Benchmark.test09_min_output_tokens / test09_max_output_tokens",
-            )
-        ]
-    mean = run.stat("output_sequence_lengths", "avg")
-    if mean is not None and low <= mean <= high:
-        return []
-    return [
-        ctx.finding(
-            "COMPL-TEST09-REVERIFY",
-            f"TEST09: mean output tokens of the performance run "
-            f"(output_sequence_lengths.avg) {mean} is outside [{low:g}, {high:g}]",
-            path=rel,
-            source=f"compliance/TEST09/{ctx.mlperf_model}/audit.config; {HEAD}: compliance_endpoints_check "
-            "(mean_output_tokens within TEST09_LOW/TEST09_HIGH)",
-            fix="generate outputs of the reference length (do not truncate)",
-        )
-    ]
+    """TEST09 on an Endpoints result: the performance run's mean output length within the bounds, by the rule the
+    LoadGen TEST09 uses (HEAD checks the same, so nothing beyond it)."""
+    bounds = test09_bounds(ctx)
+    if isinstance(bounds, Finding):
+        return [bounds]
+    return test09_mean_findings(
+        ctx,
+        run.stat("output_sequence_lengths", "avg"),
+        run.count("n_samples_completed"),
+        rel,
+        bounds,
+        measured_as=" (output_sequence_lengths.avg of the performance run)",
+        beyond_official=False,
+    )
 
 
 __all__ = ["EndpointsDetailLog", "check_endpoints", "rules_data_finding"]
