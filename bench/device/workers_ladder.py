@@ -6,7 +6,8 @@ with a fixed timing; for each worker count the rates are climbed, one short ``in
 --client-workers N`` Server performance test each, until one saturates:
 
 - LoadGen's result is not VALID, or the run's verdict is CLIENT_BOUND (``RUN-CLIENT-BOUND``: the client's own
-  delays or CPU), or a sample failed, or fewer than 95 % of the scheduled samples per second completed.
+  delays or CPU), or a sample failed, or the samples completed per second fell under 95 % of those LoadGen
+  scheduled (``result_scheduled_samples_per_sec``: the Poisson schedule as it came, not the target rate).
 
 The rest of that worker count's rates are skipped; the table says the highest rate held and where and why it
 saturated. The whole ladder keeps to ``--total-s`` (a level that would not fit is skipped and said so).
@@ -80,7 +81,9 @@ def run_level(workers: int, rate: float, urls: list[str], work: Path, args: argp
     sut = test.get("sut") or {}
     diag = test.get("client") or {}
     details = sorted(out.glob("runs/*/performance/mlperf_log_detail.txt"))
-    completed_s = parse_detail_file(details[-1]).float_value("result_completed_samples_per_sec") if details else None
+    detail = parse_detail_file(details[-1]) if details else None
+    completed_s = detail.float_value("result_completed_samples_per_sec") if detail else None
+    scheduled_s = detail.float_value("result_scheduled_samples_per_sec") if detail else None
     why = []
     if lgr.get("result_validity") != "VALID":
         why.append(f"LoadGen {lgr.get('result_validity')}")
@@ -89,13 +92,14 @@ def run_level(workers: int, rate: float, urls: list[str], work: Path, args: argp
         why.append("CLIENT_BOUND: " + bound[0].split("CLIENT-BOUND: ", 1)[-1][:160])
     if sut.get("failed"):
         why.append(f"{sut['failed']} failed")
-    if completed_s is not None and completed_s < HELD_SHARE * rate:
-        why.append(f"completed {completed_s:.0f}/s")
+    if completed_s is not None and completed_s < HELD_SHARE * (scheduled_s or rate):
+        why.append(f"completed {completed_s:.0f}/s of {scheduled_s or rate:.0f}/s scheduled")
     row.update(
         held=not why,
         why="; ".join(why),
         validity=lgr.get("result_validity"),
         completed_per_s=completed_s,
+        scheduled_per_s=scheduled_s,
         ttft_p99_ms=((lgr.get("ttft_p99_ns") or {}).get("value") or 0) / 1e6 or None,
         client_cpu_cores=diag.get("process_cpu_cores"),
         loadgen_process_cpu_s=diag.get("loadgen_process_cpu_s"),
