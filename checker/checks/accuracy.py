@@ -322,7 +322,7 @@ AUDIT_CONFIG_MARK = "Found Audit Config file"
 # ACC-MODE / ACC-AUDIT-CONFIG / ACC-SAMPLES: by the rules these results are invalid. Two published results of the
 # shared v5.1 subset (AMD 8xMI325X_2xEPYC_9575F_2 llama2-70b-99/-99.9 Offline) are exactly such runs (a
 # PerformanceOnly run under an audit.config, 100 samples scored) and the official checker calls them valid: the
-# deliberate differences in tests/checker/test_conformance.py.
+# deliberate differences in tests/fixtures/rounds/v5.1/deliberate.yaml (test_conformance, test_whole_rounds).
 ACC_RUN_SEVERITY = Severity.ERROR
 ACC_RUN_RULES = (
     "inference_rules.adoc: the accuracy result comes from a LoadGen run in accuracy mode (AccuracyOnly) over every "
