@@ -96,10 +96,12 @@ def render_summary(report: CheckReport, *, quiet: bool = False) -> list[str]:
             for rule, severity, n in rules:
                 lines.append(f"    {rule:<28} {_MARK[severity]:<8} {n:>5}")
         if c.trial_errors:
+            real = c.errors - c.trial_errors
             lines.append(
                 f"  trial settings: {c.trial_errors} of the {c.errors} errors are what a trial's short run, few "
                 "queries or samples, or partial data set produce (marked 'trial setting'); a full-length run with the "
-                "round's official settings and data set does not have them. The other errors are real problems."
+                "round's official settings and data set does not have them. "
+                + (f"The other {real} are real problems." if real else "None of the errors is of another kind.")
             )
     verdict = {0: "all results valid", 1: "submission has errors", 2: "input could not be checked"}[code]
     trial = f" ({c.trial_errors} from trial settings)" if c.trial_errors else ""

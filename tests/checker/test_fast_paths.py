@@ -52,7 +52,7 @@ def test_int_values_read_as_the_decoder_reads(value: str, time_ms: str, tail: st
     st.tuples(
         st.integers(0, 13), st.integers(0, 32), st.integers(0, 9999), st.integers(0, 25), st.integers(0, 61),
         st.integers(0, 62), st.text("0123456789", min_size=0, max_size=7),
-    ).map(lambda t: "%02d-%02d-%04d %02d:%02d:%02d.%s" % (*t[:6], t[6]))
+    ).map(lambda t: f"{t[0]:02d}-{t[1]:02d}-{t[2]:04d} {t[3]:02d}:{t[4]:02d}:{t[5]:02d}.{t[6]}")
     | st.text(max_size=30)
 )
 def test_power_times_read_as_strptime_reads(text: str) -> None:
