@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rules.build_data import DATA_DIR, ROUNDS, check_cite, main, render_all
+from rules.build_data import DATA_DIR, ROUNDS, main, render_all
+from rules.build_values import check_cite
 
 
 @pytest.mark.shared

@@ -19,7 +19,7 @@ from rules import (
     load_round,
     normalize_round,
 )
-from rules.build_data import arith, check_cite
+from rules.build_values import arith, check_cite
 from rules.models import Round, Scenario
 
 ROUNDS = ["v4.1", "v5.0", "v5.1", "v6.0", "v6.1"]
