@@ -5,6 +5,8 @@ submissions). Units are in the field names.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from checker.checks.catalog import registered_finding
@@ -135,7 +137,9 @@ def official_settings(rnd: Round, benchmark: Benchmark, scenario: Scenario) -> T
     # token latencies as the round's mlperf.conf sets them for the benchmark (qwen3-vl: 0, CONF_HEAD:111), else on for
     # every LLM (TTFT/TPOT, tokens/s)
     conf_tokens = benchmark.mlperf_conf_flags.get("use_token_latencies")
-    tokens = benchmark.use_token_latencies_required or (bool(conf_tokens) if conf_tokens is not None else benchmark.is_llm)
+    tokens = benchmark.use_token_latencies_required or (
+        bool(conf_tokens) if conf_tokens is not None else benchmark.is_llm
+    )
     percentile = defaults.target_latency_percentile if defaults and lg_scn is not Scenario.OFFLINE else None
     if percentile is not None and percentile > 1:
         percentile = percentile / 100.0
@@ -150,22 +154,33 @@ def official_settings(rnd: Round, benchmark: Benchmark, scenario: Scenario) -> T
         ttft_latency_ns=round(limits.ttft_ms * _NS_PER_MS) if limits and lg_scn is Scenario.SERVER else None,
         tpot_latency_ns=round(limits.tpot_ms * _NS_PER_MS) if limits and lg_scn is Scenario.SERVER else None,
         target_latency_percentile=percentile,
-        server_target_latency_ns=benchmark.target_latency_ns_for(scenario) if lg_scn is Scenario.SERVER else None,
+        server_target_latency_ns=benchmark.target_latency_ns_for(scenario)
+        if lg_scn is Scenario.SERVER
+        else None,
         seeds=rnd.seeds,
     )
 
 
-def _judge(
-    entry: ConfEntry, official: TestSettingsModel, benchmark: Benchmark
-) -> tuple[dict[str, Any], Override | None]:
-    """The field update an entry makes (the value LoadGen applies, :func:`loadgen_value`), and its judgement."""
-    key = entry.key
-    lg_scn = official.loadgen_scenario
-    num = loadgen_value(key, entry.value, lg_scn)
+_Judgement = tuple[dict[str, Any], Override | None]
 
-    def ov(setting: str, off: object, eff: object, ok: bool, why: str) -> Override:
+
+@dataclass(frozen=True)
+class _Judging:
+    """One user.conf entry being judged: the number LoadGen applies and the official settings it changes."""
+
+    entry: ConfEntry
+    official: TestSettingsModel
+    benchmark: Benchmark
+    num: ConfNumber
+    ival: int  # the number as an integer (0 for a float key)
+
+    @property
+    def lg_scn(self) -> Scenario:
+        return self.official.loadgen_scenario
+
+    def ov(self, setting: str, off: object, eff: object, ok: bool, why: str) -> Override:
         return Override(
-            entry=entry,
+            entry=self.entry,
             setting=setting,
             official=None if off is None else str(off),
             effective=str(eff),
@@ -173,128 +188,162 @@ def _judge(
             reason=why,
         )
 
-    if num.refused:  # never run (plan_settings refuses); judged non-compliant for the record
-        return {}, ov(key, None, entry.value, False, num.refused)
-    ival = int(num.value) if num.kind == "integer" else 0
-    if key == "target_qps":
-        qps = float(num.value)
-        if lg_scn is Scenario.SERVER:
-            return {"server_target_qps": qps}, ov(
-                "server_target_qps", None, qps, True, "the offered load is the submitter's choice"
-            )
-        if lg_scn is Scenario.OFFLINE:
-            return {"offline_expected_qps": qps}, ov(
-                "offline_expected_qps", None, qps, True, "sizes the Offline query"
-            )
+    def sets(self, setting: str, value: object, off: object, ok: bool, why: str) -> _Judgement:
+        """The entry sets ``setting`` to ``value`` (official ``off``), compliant when ``ok``."""
+        return {setting: value}, self.ov(setting, off, value, ok, why)
+
+
+def _target_qps(c: _Judging) -> _Judgement:
+    qps = float(c.num.value)
+    if c.lg_scn is Scenario.SERVER:
+        return c.sets("server_target_qps", qps, None, True, "the offered load is the submitter's choice")
+    if c.lg_scn is Scenario.OFFLINE:
+        return c.sets("offline_expected_qps", qps, None, True, "sizes the Offline query")
+    return {}, None
+
+
+def _target_latency(c: _Judging) -> _Judgement:
+    if c.lg_scn is Scenario.SINGLE_STREAM:
+        ns = int(c.num.value)
+        return c.sets(
+            "single_stream_expected_latency_ns", ns, None, True, "expected latency only sizes the schedule"
+        )
+    if c.lg_scn is Scenario.SERVER:
+        off = c.official.server_target_latency_ns
+        ok = off is not None and c.ival <= off
+        return c.sets("server_target_latency_ns", c.ival, off, ok, "the latency gate is fixed by the rules")
+    return {}, None
+
+
+def _min_duration(c: _Judging) -> _Judgement:
+    off = c.official.min_duration_ms
+    return c.sets(
+        "min_duration_ms", c.ival, off, c.ival >= off, "runs must last at least the round's minimum duration"
+    )
+
+
+def _max_duration(c: _Judging) -> _Judgement:
+    return c.sets("max_duration_ms", c.ival, 0, c.ival == 0, "a maximum duration can end a run early")
+
+
+def _min_query_count(c: _Judging) -> _Judgement:
+    off = c.official.min_query_count
+    return c.sets("min_query_count", c.ival, off, c.ival >= off, "fewer queries than the rules require")
+
+
+def _max_query_count(c: _Judging) -> _Judgement:
+    return c.sets("max_query_count", c.ival, 0, c.ival == 0, "a maximum query count can end a run early")
+
+
+def _performance_sample_count(c: _Judging) -> _Judgement:
+    off_psc = c.official.performance_sample_count
+    psc = c.ival or None  # 0: LoadGen uses the QSL's own performance sample count
+    ok = psc is None or off_psc is None or psc >= off_psc
+    return c.sets(
+        "performance_sample_count",
+        psc,
+        off_psc,
+        ok,
+        "the loaded sample set may not be smaller than the round's",
+    )
+
+
+def _accuracy_sample_count(c: _Judging) -> _Judgement:
+    acc = c.ival or None  # 0: the whole data set
+    return c.sets(
+        "accuracy_sample_count", acc, None, acc is None, "the accuracy run must cover the whole dataset"
+    )
+
+
+def _equal_issue(c: _Judging) -> _Judgement:
+    on = c.num.flag_on
+    ok = on or not c.benchmark.equal_issue_required
+    off = c.official.sample_concatenate_permutation
+    return c.sets("sample_concatenate_permutation", on, off, ok, "equal-issue mode is required")
+
+
+def _token_latencies(c: _Judging) -> _Judgement:
+    on = c.num.flag_on
+    ok = on or not c.official.use_token_latencies
+    return c.sets(
+        "use_token_latencies", on, c.official.use_token_latencies, ok, "LLM runs must report token latencies"
+    )
+
+
+def _token_latency_gate(c: _Judging) -> _Judgement:
+    """ttft_latency / tpot_latency: a Server gate the rules fix."""
+    if c.lg_scn is not Scenario.SERVER:
         return {}, None
-    if key == "target_latency" and lg_scn is Scenario.SINGLE_STREAM:
-        ns = int(num.value)
-        return {"single_stream_expected_latency_ns": ns}, ov(
-            "single_stream_expected_latency_ns", None, ns, True, "expected latency only sizes the schedule"
-        )
-    if key == "target_latency" and lg_scn is Scenario.SERVER:
-        off = official.server_target_latency_ns
-        ok = off is not None and ival <= off
-        return {"server_target_latency_ns": ival}, ov(
-            "server_target_latency_ns", off, ival, ok, "the latency gate is fixed by the rules"
-        )
-    if key == "min_duration":
-        ok = ival >= official.min_duration_ms
-        return {"min_duration_ms": ival}, ov(
-            "min_duration_ms",
-            official.min_duration_ms,
-            ival,
-            ok,
-            "runs must last at least the round's minimum duration",
-        )
-    if key == "max_duration":
-        return {"max_duration_ms": ival}, ov(
-            "max_duration_ms", 0, ival, ival == 0, "a maximum duration can end a run early"
-        )
-    if key == "min_query_count":
-        ok = ival >= official.min_query_count
-        return {"min_query_count": ival}, ov(
-            "min_query_count", official.min_query_count, ival, ok, "fewer queries than the rules require"
-        )
-    if key == "max_query_count":
-        return {"max_query_count": ival}, ov(
-            "max_query_count", 0, ival, ival == 0, "a maximum query count can end a run early"
-        )
-    if key == "performance_sample_count_override":
-        off_psc = official.performance_sample_count
-        psc = ival or None  # 0: LoadGen uses the QSL's own performance sample count
-        ok = psc is None or off_psc is None or psc >= off_psc
-        return {"performance_sample_count": psc}, ov(
-            "performance_sample_count",
-            off_psc,
-            psc,
-            ok,
-            "the loaded sample set may not be smaller than the round's",
-        )
-    if key == "accuracy_sample_count_override":
-        acc = ival or None  # 0: the whole data set
-        return {"accuracy_sample_count": acc}, ov(
-            "accuracy_sample_count", None, acc, acc is None, "the accuracy run must cover the whole dataset"
-        )
-    if key == "sample_concatenate_permutation":
-        on = num.flag_on
-        ok = on or not benchmark.equal_issue_required
-        return {"sample_concatenate_permutation": on}, ov(
-            "sample_concatenate_permutation",
-            official.sample_concatenate_permutation,
-            on,
-            ok,
-            "equal-issue mode is required",
-        )
-    if key == "use_token_latencies":
-        on = num.flag_on
-        ok = on or not official.use_token_latencies
-        return {"use_token_latencies": on}, ov(
-            "use_token_latencies",
-            official.use_token_latencies,
-            on,
-            ok,
-            "LLM runs must report token latencies",
-        )
-    if key in ("ttft_latency", "tpot_latency"):
-        if lg_scn is not Scenario.SERVER:
-            return {}, None
-        field = f"{key}_ns"
-        off_ns = getattr(official, field)
-        return {field: ival}, ov(
-            field,
-            off_ns,
-            ival,
-            off_ns is not None and ival == off_ns,
-            "the token-latency gates are fixed by the rules",
-        )
-    if key == "target_latency_percentile":
-        if lg_scn is Scenario.OFFLINE:
-            return {}, None
-        frac = float(num.value)
-        off_pct = official.target_latency_percentile
-        ok = off_pct is not None and abs(frac - off_pct) < 1e-9
-        return {"target_latency_percentile": frac}, ov(
-            "target_latency_percentile", off_pct, frac, ok, "the latency percentile is fixed by the rules"
-        )
+    field = f"{c.entry.key}_ns"
+    off_ns = getattr(c.official, field)
+    ok = off_ns is not None and c.ival == off_ns
+    return c.sets(field, c.ival, off_ns, ok, "the token-latency gates are fixed by the rules")
+
+
+def _latency_percentile(c: _Judging) -> _Judgement:
+    if c.lg_scn is Scenario.OFFLINE:
+        return {}, None
+    frac = float(c.num.value)
+    off_pct = c.official.target_latency_percentile
+    ok = off_pct is not None and abs(frac - off_pct) < 1e-9
+    return c.sets(
+        "target_latency_percentile", frac, off_pct, ok, "the latency percentile is fixed by the rules"
+    )
+
+
+# the keys that change a setting, each with its judgement
+_JUDGES: dict[str, Callable[[_Judging], _Judgement]] = {
+    "target_qps": _target_qps,
+    "target_latency": _target_latency,
+    "min_duration": _min_duration,
+    "max_duration": _max_duration,
+    "min_query_count": _min_query_count,
+    "max_query_count": _max_query_count,
+    "performance_sample_count_override": _performance_sample_count,
+    "accuracy_sample_count_override": _accuracy_sample_count,
+    "sample_concatenate_permutation": _equal_issue,
+    "use_token_latencies": _token_latencies,
+    "ttft_latency": _token_latency_gate,
+    "tpot_latency": _token_latency_gate,
+    "target_latency_percentile": _latency_percentile,
+}
+
+
+def _unapplied(c: _Judging) -> Override | None:
+    """The judgement of a key that changes no setting of the mirror: seeds, audit keys, token inference (never
+    compliant) and tuning knobs (always); None for any other."""
+    key, value = c.entry.key, c.entry.value
     if key in SEED_KEYS:
-        return {}, ov(
+        return c.ov(
             key,
             None,
-            entry.value,
+            value,
             False,
             "LoadGen ignores seeds in user.conf; the compiled mlperf.conf decides them",
         )
     if key in AUDIT_KEYS:
-        return {}, ov(key, None, entry.value, False, "audit/compliance-test key: only an audit.config may set it")
+        return c.ov(key, None, value, False, "audit/compliance-test key: only an audit.config may set it")
     if key in ("infer_token_latencies", "token_latency_scaling_factor"):
-        return {}, ov(key, None, entry.value, False, "token inference is fixed per benchmark by mlperf.conf")
+        return c.ov(key, None, value, False, "token inference is fixed per benchmark by mlperf.conf")
     if key in FREE_KEYS:
-        return {}, ov(key, None, entry.value, True, "tuning knob")
-    return {}, None
+        return c.ov(key, None, value, True, "tuning knob")
+    return None
 
 
-def conf_number_findings(user_conf: UserConf, conf_model: str, lg_scenario: Scenario) -> tuple[list[Finding], list[str]]:
+def _judge(entry: ConfEntry, official: TestSettingsModel, benchmark: Benchmark) -> _Judgement:
+    """The field update an entry makes (the value LoadGen applies, :func:`loadgen_value`), and its judgement."""
+    num = loadgen_value(entry.key, entry.value, official.loadgen_scenario)
+    if num.refused:  # never run (plan_settings refuses); judged non-compliant for the record
+        c = _Judging(entry, official, benchmark, num, 0)
+        return {}, c.ov(entry.key, None, entry.value, False, num.refused)
+    c = _Judging(entry, official, benchmark, num, int(num.value) if num.kind == "integer" else 0)
+    judge = _JUDGES.get(entry.key)
+    return judge(c) if judge is not None else ({}, _unapplied(c))
+
+
+def conf_number_findings(
+    user_conf: UserConf, conf_model: str, lg_scenario: Scenario
+) -> tuple[list[Finding], list[str]]:
     """The numbers of the entries LoadGen applies to this test: (misread findings, refusals).
 
     A misread (the text does not mean what LoadGen applies: ``6e5`` -> 6 for an integer key) is an ERROR
@@ -327,7 +376,10 @@ def conf_number_findings(user_conf: UserConf, conf_model: str, lg_scenario: Scen
 
 
 def _applied_text(num: ConfNumber) -> str:
-    mult = key_type(num.key, Scenario.SERVER if num.key == "target_latency" and num.kind == "integer" else Scenario.OFFLINE).multiplier
+    mult = key_type(
+        num.key,
+        Scenario.SERVER if num.key == "target_latency" and num.kind == "integer" else Scenario.OFFLINE,
+    ).multiplier
     if num.kind == "integer" and mult != 1:
         return f"{num.read} (x {mult} = {num.value})"
     return str(num.value)
@@ -424,5 +476,3 @@ def conf_applied_fields(user_conf: UserConf, planned: TestSettingsModel) -> dict
             continue
         out[field] = v
     return out
-
-
