@@ -109,107 +109,99 @@ def parse_user_conf_text(text: str, path: str | None = None) -> UserConf:
     entries: list[ConfEntry] = []
     problems: list[ConfProblem] = []
     for line_nr, line in enumerate(text.split("\n"), start=1):
-        tokens = _tokens(line)
-        if not tokens or tokens[0] == "#":
-            continue
-        if len(tokens) > 1 and tokens[1] == "#":
-            continue  # 'key # ...': LoadGen stops at the '#' before any '='
-        if "=" in tokens[0] and tokens[0] != "=" and len(tokens) == 1:
-            problems.append(
-                ConfProblem(
-                    kind="SYNTAX",
-                    message=f"{tokens[0]!r}: LoadGen needs spaces around '=' ('key = value'); it would ignore this line",
-                    fix="write 'model.Scenario.key = value'",
-                    path=path,
-                    line=line_nr,
-                )
-            )
-            continue
-        if len(tokens) >= 2 and tokens[1] != "=":
-            problems.append(
-                ConfProblem(
-                    kind="SYNTAX",
-                    message=f"expected 'key = value', got {line.strip()!r} (LoadGen logs error_invalid_config "
-                    "and rejects the whole file)",
-                    fix="comments need '# ' with a space; settings need 'model.Scenario.key = value'",
-                    path=path,
-                    line=line_nr,
-                )
-            )
-            continue
-        if len(tokens) < 3:
-            problems.append(
-                ConfProblem(
-                    kind="SYNTAX",
-                    message=f"{line.strip()!r}: no value; LoadGen silently ignores this line",
-                    fix="comments need '# ' with a space; settings need 'model.Scenario.key = value'",
-                    path=path,
-                    line=line_nr,
-                )
-            )
-            continue
-        key, values = tokens[0], tokens[2:]
-        bad = [v for v in values if not loadgen_accepts_number(v)]
-        if bad:
-            what = (
-                "a '#' after the value is read as one more value, not as a comment"
-                if "#" in bad
-                else f"value {bad[0]!r} is not an integer or a number"
-            )
-            problems.append(
-                ConfProblem(
-                    kind="SYNTAX",
-                    message=f"{key}: {what} (LoadGen logs error_invalid_config and rejects the whole file)",
-                    fix="one number per line; comments on lines of their own",
-                    path=path,
-                    line=line_nr,
-                )
-            )
-            continue
-        value = values[-1]
-        if len(values) > 1:
-            problems.append(
-                ConfProblem(
-                    kind="NUMBER",
-                    message=f"{key}: {len(values)} values {' '.join(values)!r}: LoadGen keeps only the last, {value}",
-                    fix="one value per line",
-                    path=path,
-                    line=line_nr,
-                )
-            )
-        parts = key.rsplit(".", 2)
-        if len(parts) != 3 or not all(parts):
-            problems.append(
-                ConfProblem(
-                    kind="SYNTAX",
-                    message=f"{key!r}: keys are 'model.Scenario.key' (model may be '*')",
-                    path=path,
-                    line=line_nr,
-                )
-            )
-            continue
-        model, scenario, name = parts
-        if scenario != "*" and scenario not in {s.value for s in Scenario}:
-            problems.append(
-                ConfProblem(
-                    kind="SCENARIO",
-                    message=f"{key!r}: scenario {scenario!r} matches nothing (LoadGen is case-sensitive: "
-                    "SingleStream, MultiStream, Server, Offline)",
-                    path=path,
-                    line=line_nr,
-                )
-            )
-        if name not in KNOWN_KEYS:
-            problems.append(
-                ConfProblem(
-                    kind="UNKNOWN-KEY",
-                    message=f"{key!r}: LoadGen does not read key {name!r}",
-                    path=path,
-                    line=line_nr,
-                )
-            )
-        entries.append(ConfEntry(model=model, scenario=scenario, key=name, value=value, line=line_nr))
+        found: list[tuple[str, str, str | None]] = []  # (kind, message, fix) of this line
+        entry = _parse_line(line, line_nr, found)
+        problems.extend(ConfProblem(kind=k, message=m, fix=f, path=path, line=line_nr) for k, m, f in found)
+        if entry is not None:
+            entries.append(entry)
     return UserConf(path=path, entries=tuple(entries), problems=tuple(problems))
+
+
+_COMMENT_OR_SETTING_FIX = "comments need '# ' with a space; settings need 'model.Scenario.key = value'"
+
+
+def _shape_problem(tokens: list[str], line: str) -> tuple[str, str] | None:
+    """Why a line that is no comment gives LoadGen no ``key = value`` (message, fix); None when it does."""
+    if "=" in tokens[0] and tokens[0] != "=" and len(tokens) == 1:
+        return (
+            f"{tokens[0]!r}: LoadGen needs spaces around '=' ('key = value'); it would ignore this line",
+            "write 'model.Scenario.key = value'",
+        )
+    if len(tokens) >= 2 and tokens[1] != "=":
+        return (
+            f"expected 'key = value', got {line.strip()!r} (LoadGen logs error_invalid_config "
+            "and rejects the whole file)",
+            _COMMENT_OR_SETTING_FIX,
+        )
+    if len(tokens) < 3:
+        return f"{line.strip()!r}: no value; LoadGen silently ignores this line", _COMMENT_OR_SETTING_FIX
+    return None
+
+
+def _value_problem(key: str, values: list[str]) -> str | None:
+    """Why LoadGen rejects the values of a ``key = value ...`` line (the whole file with it); None when it reads
+    them."""
+    bad = [v for v in values if not loadgen_accepts_number(v)]
+    if not bad:
+        return None
+    what = (
+        "a '#' after the value is read as one more value, not as a comment"
+        if "#" in bad
+        else f"value {bad[0]!r} is not an integer or a number"
+    )
+    return f"{key}: {what} (LoadGen logs error_invalid_config and rejects the whole file)"
+
+
+def _key_problems(key: str, scenario: str, name: str) -> list[tuple[str, str, str | None]]:
+    """A scenario that matches nothing and a key LoadGen does not read (the entry is kept)."""
+    found: list[tuple[str, str, str | None]] = []
+    if scenario != "*" and scenario not in {s.value for s in Scenario}:
+        found.append(
+            (
+                "SCENARIO",
+                f"{key!r}: scenario {scenario!r} matches nothing (LoadGen is case-sensitive: "
+                "SingleStream, MultiStream, Server, Offline)",
+                None,
+            )
+        )
+    if name not in KNOWN_KEYS:
+        found.append(("UNKNOWN-KEY", f"{key!r}: LoadGen does not read key {name!r}", None))
+    return found
+
+
+def _parse_line(line: str, line_nr: int, found: list[tuple[str, str, str | None]]) -> ConfEntry | None:
+    """The entry one line gives LoadGen (None for a comment, a blank line or one LoadGen ignores or rejects), its
+    problems appended to ``found`` as (kind, message, fix)."""
+    tokens = _tokens(line)
+    if not tokens or tokens[0] == "#":
+        return None
+    if len(tokens) > 1 and tokens[1] == "#":
+        return None  # 'key # ...': LoadGen stops at the '#' before any '='
+    shape = _shape_problem(tokens, line)
+    if shape is not None:
+        found.append(("SYNTAX", *shape))
+        return None
+    key, values = tokens[0], tokens[2:]
+    rejected = _value_problem(key, values)
+    if rejected is not None:
+        found.append(("SYNTAX", rejected, "one number per line; comments on lines of their own"))
+        return None
+    value = values[-1]
+    if len(values) > 1:
+        found.append(
+            (
+                "NUMBER",
+                f"{key}: {len(values)} values {' '.join(values)!r}: LoadGen keeps only the last, {value}",
+                "one value per line",
+            )
+        )
+    parts = key.rsplit(".", 2)
+    if len(parts) != 3 or not all(parts):
+        found.append(("SYNTAX", f"{key!r}: keys are 'model.Scenario.key' (model may be '*')", None))
+        return None
+    model, scenario, name = parts
+    found.extend(_key_problems(key, scenario, name))
+    return ConfEntry(model=model, scenario=scenario, key=name, value=value, line=line_nr)
 
 
 # --------------------------------------------------------------------------------------------
@@ -233,7 +225,10 @@ _SPECIAL_FLOAT = re.compile(r"[+-]?(inf|infinity|nan(\([0-9A-Za-z_]*\))?)\Z", re
 def loadgen_accepts_number(text: str) -> bool:
     """Whether LoadGen's conf parser accepts this value token (a whole strtoul or strtod number)."""
     return bool(
-        _STRTOUL_FULL.match(text) or _DEC_FLOAT.match(text) or _HEX_FLOAT.match(text) or _SPECIAL_FLOAT.match(text)
+        _STRTOUL_FULL.match(text)
+        or _DEC_FLOAT.match(text)
+        or _HEX_FLOAT.match(text)
+        or _SPECIAL_FLOAT.match(text)
     )
 
 
@@ -319,7 +314,10 @@ _KEY_TYPES: dict[str, KeyType] = {
     "test05": KeyType(kind="integer", flag="eq1", from_user_conf=False),
     "accuracy_log_probability": KeyType(kind="double", multiplier=0.01, from_user_conf=False),
     **{k: _CONF_ONLY_INT for k in ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed")},
-    **{k: _CONF_ONLY_INT for k in ("test05_qsl_rng_seed", "test05_sample_index_rng_seed", "test05_schedule_rng_seed")},
+    **{
+        k: _CONF_ONLY_INT
+        for k in ("test05_qsl_rng_seed", "test05_sample_index_rng_seed", "test05_schedule_rng_seed")
+    },
 }
 _DURATION_KEYS = frozenset({"min_duration", "max_duration"})  # ms; LoadGen turns them into int64 ns
 
@@ -360,7 +358,9 @@ def loadgen_value(key: str, text: str, lg_scenario: Scenario) -> ConfNumber:
         if apparent is None:
             refused = f"{text!r} is not a number; LoadGen's integer parser reads it as {read}"
         elif apparent < 0:
-            refused = f"negative: LoadGen reads {text!r} as the unsigned integer {read} (2^64 - {_U64 - read})"
+            refused = (
+                f"negative: LoadGen reads {text!r} as the unsigned integer {read} (2^64 - {_U64 - read})"
+            )
         elif overflow:
             refused = f"{text!r} does not fit 64 bits: LoadGen reads it as 2^64 - 1 = {read}"
         elif read * mult > _I64_MAX or (key in _DURATION_KEYS and read * _NS_PER_MS > _I64_MAX):
@@ -371,10 +371,14 @@ def loadgen_value(key: str, text: str, lg_scenario: Scenario) -> ConfNumber:
         elif apparent != read:
             misread = f"LoadGen reads only the leading integer of {text!r} (C base-0 syntax): {read}, not {_num_text(apparent)}"
         elif kt.flag == "eq1" and read not in (0, 1):
-            misread = f"{read} is neither 0 nor 1: LoadGen turns the setting on only for exactly 1, so this is off"
+            misread = (
+                f"{read} is neither 0 nor 1: LoadGen turns the setting on only for exactly 1, so this is off"
+            )
         elif key == "mode" and read not in (0, 1, 2, 3):
             misread = f"mode {read} is not 0-3: LoadGen logs error_invalid_config and keeps the mode"
-        return ConfNumber(key=key, text=text, kind=kt.kind, value=value, read=read, misread=misread, refused=refused)
+        return ConfNumber(
+            key=key, text=text, kind=kt.kind, value=value, read=read, misread=misread, refused=refused
+        )
     dread = c_strtod(text)
     dvalue = dread * float(kt.multiplier)
     if not math.isfinite(dvalue):
@@ -385,7 +389,9 @@ def loadgen_value(key: str, text: str, lg_scenario: Scenario) -> ConfNumber:
         refused = f"target_latency {text} ms is not positive"
     elif key == "target_latency_percentile" and not 0 < dvalue <= 1:
         refused = f"target_latency_percentile {text} is outside (0, 100]"
-    return ConfNumber(key=key, text=text, kind=kt.kind, value=dvalue, read=dread, misread=misread, refused=refused)
+    return ConfNumber(
+        key=key, text=text, kind=kt.kind, value=dvalue, read=dread, misread=misread, refused=refused
+    )
 
 
 def _num_text(x: Fraction) -> str:
@@ -448,5 +454,3 @@ KNOWN_KEYS = (
         }
     )
 )
-
-
