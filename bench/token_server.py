@@ -26,6 +26,10 @@ The server is one asyncio process with a hand-written HTTP/1.1 parser (keep-aliv
 loop timer for all streams (two FIFO queues of due token events): no framework, no per-token coroutine or timer. It uses uvloop when it is importable and
 ``--loop`` allows it.
 
+It stands in for a submitter's OpenAI-compatible server in the documented first-submission path (docs/run.md, "Your
+server, a trial tree, its check"; ``tests/sut/test_first_submission_path.py`` runs it): it serves the model id
+``token-server``, and the tokenizer of its one word is ``examples/token-server-tokenizer``.
+
 It is also the tests' local engine (``tests/sut/sse_server.py``): :class:`ServerThread` runs a
 :class:`TokenServer` on its own loop in a daemon thread, and a subclass may override
 :meth:`TokenServer.stream_plan`, which says what one streamed answer writes and when (a :class:`StreamPlan`:
@@ -60,7 +64,9 @@ except ImportError:  # pragma: no cover - depends on the environment
 MAX_HEADER_BYTES = 64 * 1024
 MAX_BODY_BYTES = 64 * 1024 * 1024
 TOKEN_TEXT = " tok"
-TOKEN_ID = 3  # the id of "tok" in bench/peers/make_tokenizer.py's vocabulary
+TOKEN_ID = (
+    3  # the id of "tok" in examples/token-server-tokenizer (bench/peers/make_tokenizer.py's vocabulary)
+)
 
 
 @dataclass(frozen=True)
@@ -517,7 +523,11 @@ class TokenServer:
             }
             reply = response("200 OK", json.dumps(models).encode(), keep_alive=keep_alive)
         elif method == "GET" and path == "/version":
-            reply = response("200 OK", json.dumps({"version": self.version}, separators=(",", ":")).encode(), keep_alive=keep_alive)
+            reply = response(
+                "200 OK",
+                json.dumps({"version": self.version}, separators=(",", ":")).encode(),
+                keep_alive=keep_alive,
+            )
         elif method == "GET" and path == "/_bench/stats":
             stats = {
                 "requests": self.recorder.total_requests,
@@ -586,7 +596,9 @@ class TokenServer:
 
             def begin_whole(begin: float) -> None:
                 due = begin + whole_s
-                self.loop.call_later(due - time.monotonic(), self._send_whole, conn, record, reply, keep_alive)
+                self.loop.call_later(
+                    due - time.monotonic(), self._send_whole, conn, record, reply, keep_alive
+                )
 
             self._when_free(conn, start, begin_whole, False)
             return
@@ -637,7 +649,9 @@ class TokenServer:
 
     # --max-concurrency: a request holds a slot from the start of its generation to its last token; without a
     # free slot it waits in ``waiting`` (FIFO) and starts, first token ttft_ms later, when one is released.
-    def _when_free(self, conn: HttpConnection, start: float, begin: Callable[[float], None], stream: bool) -> None:
+    def _when_free(
+        self, conn: HttpConnection, start: float, begin: Callable[[float], None], stream: bool
+    ) -> None:
         if self.max_concurrency is None or self.running < self.max_concurrency:
             self.running += 1
             begin(start)
@@ -765,7 +779,9 @@ class ServerThread:
 
     def start(self) -> ServerThread:
         self._thread.start()
-        self.port = asyncio.run_coroutine_threadsafe(self.app.listen(self.host, self.port), self._loop).result(10)
+        self.port = asyncio.run_coroutine_threadsafe(
+            self.app.listen(self.host, self.port), self._loop
+        ).result(10)
         return self
 
     def stop(self) -> None:
@@ -779,26 +795,37 @@ class ServerThread:
 
     async def _shutdown(self) -> None:
         self.app.shutdown()
-        await asyncio.sleep(0)  # the dropped connections' callbacks run (their sockets close) before the loop stops
+        # the dropped connections' callbacks run (their sockets close) before the loop stops
+        await asyncio.sleep(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        description="Recording OpenAI-compatible SSE server with fixed token timing."
+        description="Recording OpenAI-compatible SSE server with fixed token timing: the stand-in for your engine. "
+        "It serves the model id 'token-server' (--model) and answers ' tok' per token, token id 3 when a request asks "
+        "for vLLM's return_token_ids; its tokenizer (for `inference-audit run --tokenizer`) is "
+        "examples/token-server-tokenizer (bench/peers/make_tokenizer.py writes it).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument("--host", default="127.0.0.1", help="bind address (loopback by default)")
+    parser.add_argument("--host", default="127.0.0.1", help="bind address (loopback)")
     parser.add_argument("--port", type=int, default=8011, help="port; 0 picks a free one (see --port-file)")
-    parser.add_argument("--port-file", help="write the bound port to this file once listening")
+    parser.add_argument(
+        "--port-file", help="write the bound port to this file once listening (None: no file)"
+    )
     parser.add_argument("--ttft-ms", type=float, default=200.0, help="time to first token (ms)")
     parser.add_argument("--tpot-ms", type=float, default=20.0, help="time between tokens (ms)")
     parser.add_argument("--tokens", type=int, default=64, help="tokens per response (capped by max_tokens)")
-    parser.add_argument("--model", default="token-server", help="model id reported by /v1/models")
+    parser.add_argument(
+        "--model",
+        default="token-server",
+        help="model id reported by /v1/models (inference-audit run --model)",
+    )
     parser.add_argument(
         "--max-concurrency",
         type=int,
         default=None,
         help="serve at most N requests at once, the others wait (FIFO; the wait counts in their TTFT): "
-        "capacity = N / (ttft + (tokens - 1) * tpot) requests/s (default: no limit)",
+        "capacity = N / (ttft + (tokens - 1) * tpot) requests/s; None: no limit",
     )
     parser.add_argument(
         "--max-records",

@@ -5,7 +5,12 @@ from the Hugging Face hub, which this machine cannot reach. This tokenizer split
 hundred common English words plus ``tok`` (the token server's output word), so one streamed token event is one
 token for a peer that counts tokens itself.
 
+It is also the served model's tokenizer of ``bench/token_server.py`` in the documented first-submission path
+(``run --tokenizer examples/token-server-tokenizer``): that directory is this script's output, committed
+(``tests/sut/test_first_submission_path.py`` checks that it still is).
+
     $PEERS_VENV/bin/python bench/peers/make_tokenizer.py DIR
+    python3 bench/peers/make_tokenizer.py examples/token-server-tokenizer   # needs only `tokenizers` ([hf] brings it)
 """
 
 from __future__ import annotations
