@@ -10,6 +10,11 @@ implementation description (``schemas/measurements.json``: weight data types, st
 Whatever cannot be read is written as ``"<FILL IN: ...>"``, a placeholder the schema refuses, so an
 unfilled template cannot be packaged; the command lists those fields, and the probed values to review.
 
+With ``--trial`` the same fields get ``"TRIAL: not described"`` instead (and the few fields the schema allows only
+fixed values or counts in get a stated default: :data:`TRIAL_DEFAULTS`): a value the schema and the official checkers
+accept, so a ``--mode submission-trial`` tree can be made and checked at once, and that ``--mode submission``
+refuses (:func:`refuse_trial_values`), so a trial description never becomes a submission's. ``init check FILE``
+judges a description before a run (:func:`check_description`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,22 @@ from schemas import load_schema, schema_errors
 SYSTEM_SCHEMA = "system-description"
 IMPLEMENTATION_SCHEMA = "measurements"
 PLACEHOLDER_PREFIX = "<FILL IN"  # the schemas refuse strings that start with it ($defs/text)
+TRIAL_PREFIX = (
+    "TRIAL:"  # the schemas accept it (a trial tree is checked as any other); --mode submission refuses it
+)
+TRIAL_VALUE = f"{TRIAL_PREFIX} not described"
+# fields whose schema takes only listed values or whole numbers: a trial gets this default, said and to review
+TRIAL_DEFAULTS: dict[str, str] = {
+    "status": "available",
+    "system_type": "datacenter",
+    "accelerators_per_node": "0",
+    "number_of_nodes": "1",
+    "host_processors_per_node": "1",
+    "host_processor_core_count": "1",
+}
+# the hints say which fields may be empty: the schema takes "" there, and N/A (not "") where it needs a value
+_EMPTY_OK = '(may be empty: "")'
+_NA_OK = "(N/A if there is none; not empty)"
 
 # what to write in each field, shown inside its placeholder
 _SYSTEM_HINTS: dict[str, str] = {
@@ -44,30 +65,30 @@ _SYSTEM_HINTS: dict[str, str] = {
     "host_memory_capacity": "host memory per node, e.g. 2 TB",
     "host_storage_capacity": "storage per node, e.g. 15 TB",
     "host_storage_type": "storage type, e.g. NVMe SSD",
-    "accelerators_per_node": 'accelerators per node, e.g. 8 ("0" for none)',
-    "accelerator_model_name": "accelerator model, e.g. NVIDIA H200-SXM-141GB (N/A for none)",
-    "accelerator_memory_capacity": "memory per accelerator, e.g. 141 GB (N/A for none)",
+    "accelerators_per_node": 'accelerators per node, e.g. 8 ("0" if there is none)',
+    "accelerator_model_name": "accelerator model, e.g. NVIDIA H200-SXM-141GB " + _NA_OK,
+    "accelerator_memory_capacity": "memory per accelerator, e.g. 141 GB " + _NA_OK,
     "framework": "inference framework and version, e.g. vLLM 0.10.0",
     "operating_system": "OS and version, e.g. Ubuntu 24.04",
     "system_type": "datacenter, edge or datacenter,edge",
     "other_software_stack": "drivers and libraries with versions, e.g. CUDA 12.8, PyTorch 2.7",
-    "host_processor_frequency": "CPU frequency, e.g. 2.8 GHz (or empty)",
-    "host_processor_caches": "CPU caches, e.g. L3: 256 MiB (or empty)",
+    "host_processor_frequency": "CPU frequency, e.g. 2.8 GHz " + _EMPTY_OK,
+    "host_processor_caches": "CPU caches, e.g. L3: 256 MiB " + _EMPTY_OK,
     "host_memory_configuration": "DIMMs, e.g. 24x 64GB DDR5-6000",
-    "host_processor_interconnect": "CPU interconnect (or empty)",
+    "host_processor_interconnect": "CPU interconnect " + _EMPTY_OK,
     "host_networking": "host networking, e.g. Infiniband",
     "host_networking_topology": "network topology, e.g. Ethernet/Infiniband on switching network",
-    "accelerator_frequency": "accelerator frequency (or empty)",
-    "accelerator_host_interconnect": "accelerator-host link, e.g. PCIe Gen5 x16 (N/A for none)",
-    "accelerator_interconnect": "accelerator-accelerator link, e.g. NVLink (N/A for none)",
-    "accelerator_interconnect_topology": "e.g. NVLink Switch (or empty)",
-    "accelerator_memory_configuration": "e.g. HBM3e (N/A for none)",
-    "accelerator_on-chip_memories": "on-chip memories (or empty)",
+    "accelerator_frequency": "accelerator frequency " + _EMPTY_OK,
+    "accelerator_host_interconnect": "accelerator-host link, e.g. PCIe Gen5 x16 " + _NA_OK,
+    "accelerator_interconnect": "accelerator-accelerator link, e.g. NVLink " + _NA_OK,
+    "accelerator_interconnect_topology": "e.g. NVLink Switch " + _EMPTY_OK,
+    "accelerator_memory_configuration": "e.g. HBM3e " + _NA_OK,
+    "accelerator_on-chip_memories": "on-chip memories " + _EMPTY_OK,
     "cooling": "e.g. air-cooled",
-    "hw_notes": "hardware notes (or empty)",
-    "sw_notes": "software notes (or empty)",
+    "hw_notes": "hardware notes " + _EMPTY_OK,
+    "sw_notes": "software notes " + _EMPTY_OK,
     "host_network_card_count": "network cards, e.g. 8x 400Gb Infiniband",
-    "system_type_detail": "e.g. cloud, on-premise (or empty)",
+    "system_type_detail": "e.g. cloud, on-premise " + _EMPTY_OK,
     "is_network": '"true" for a network-division system',
 }
 IMPLEMENTATION_HINTS: dict[str, str] = {
@@ -261,6 +282,18 @@ class Template:
     to_fill: list[str]  # fields left as placeholders
     to_review: dict[str, str]  # probed / given field -> where its value came from
     notes: list[str]
+    trial: list[str] = field(
+        default_factory=list
+    )  # fields given a trial value (--trial): a submission refuses them
+
+
+def _trial_fill(doc: dict[str, Any]) -> list[str]:
+    """``--trial``: every placeholder becomes the trial value, or the stated default where the schema takes only
+    listed values or counts. Returns the fields filled so."""
+    filled = [f for f, v in doc.items() if is_placeholder(v)]
+    for f in filled:
+        doc[f] = TRIAL_DEFAULTS.get(f, TRIAL_VALUE)
+    return filled
 
 
 def system_template(
@@ -272,6 +305,7 @@ def system_template(
     system_type: str | None,
     facts: HostFacts,
     sysinfo: dict[str, Any] | None = None,
+    trial: bool = False,
 ) -> Template:
     network = division == "network"
     names = system_fields(network)
@@ -302,13 +336,77 @@ def system_template(
         if f in review:
             notes.append(f"{f}: {review.pop(f)} gave {doc[f]!r}, refused: {msgs[0]}")
             doc[f] = placeholder(_SYSTEM_HINTS.get(f, f.replace("_", " ")))
+    filled = _trial_fill(doc) if trial else []
     to_fill = [f for f, v in doc.items() if is_placeholder(v)]
-    return Template(doc, to_fill, review, notes)
+    return Template(doc, to_fill, review, notes, filled)
 
 
-def implementation_template(given: dict[str, str | None]) -> Template:
+def implementation_template(given: dict[str, str | None], trial: bool = False) -> Template:
     doc: dict[str, Any] = {}
     for f, hint in IMPLEMENTATION_HINTS.items():
         v = given.get(f)
         doc[f] = v if v is not None else placeholder(hint)
-    return Template(doc, [f for f, v in doc.items() if is_placeholder(v)], {}, [])
+    filled = _trial_fill(doc) if trial else []
+    return Template(doc, [f for f, v in doc.items() if is_placeholder(v)], {}, [], filled)
+
+
+def is_trial_value(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(TRIAL_PREFIX)
+
+
+def trial_fields(doc: dict[str, Any]) -> list[str]:
+    """The fields of a description that hold a trial value (``init --trial``), in the file's order."""
+    return [f for f, v in doc.items() if is_trial_value(v)]
+
+
+def refuse_trial_values(
+    system: Path | None, implementation: dict[str, Any] | None, source: Path | None
+) -> None:
+    """``--mode submission``: a description with trial values (``init --trial``) is a trial's, never a result's."""
+    for what, doc, where in (
+        ("system description", read_input_json(system, "system description") if system else None, system),
+        ("implementation description", implementation, source),
+    ):
+        fields = trial_fields(doc) if isinstance(doc, dict) else []
+        if fields:
+            raise UnusableInput(
+                f"--mode submission: the {what} holds {len(fields)} trial value(s) ({TRIAL_VALUE!r}, written by "
+                f"`inference-audit init --trial`): {', '.join(fields)}; describe them (or run --mode submission-trial)",
+                path=str(where) if where else None,
+            )
+
+
+@dataclass
+class DescriptionCheck:
+    """``init check FILE``: what a run would say about a description before it starts."""
+
+    kind: str  # "system" or "implementation"
+    errors: list[
+        str
+    ]  # refused by the schema (or, with ``submission``, trial values): the run would refuse it
+    trial: list[str]  # fields with trial values: a submission-trial accepts them, a submission refuses them
+    filled_by_run: list[str]  # implementation fields the file leaves out, which the run fills where it can
+
+
+def description_kind(doc: dict[str, Any]) -> str:
+    """An implementation description has only implementation fields (and extras); a system one has its names."""
+    return "system" if {"system_name", "division", "submitter"} & doc.keys() else "implementation"
+
+
+def check_description(path: Path, kind: str | None, submission: bool) -> DescriptionCheck:
+    doc = read_input_json(path, "description")
+    if not isinstance(doc, dict):
+        raise UnusableInput("a system or implementation description is a JSON object", path=str(path))
+    kind = kind or description_kind(doc)
+    trial = trial_fields(doc)
+    if kind == "system":
+        errors = schema_errors(doc, SYSTEM_SCHEMA)
+        left_out: list[str] = []
+    else:
+        # the run fills what it knows before it validates (loadgen_sut.package.implementation_description): only the
+        # fields present are judged here, the missing ones are listed
+        left_out = [f for f in IMPLEMENTATION_HINTS if f not in doc]
+        errors = [e for e in schema_errors(doc, IMPLEMENTATION_SCHEMA) if "is a required property" not in e]
+    if submission and trial:
+        errors += [f"{f}: a trial value ({doc[f]!r}): --mode submission refuses it" for f in trial]
+    return DescriptionCheck(kind, errors, trial, left_out)

@@ -1,9 +1,10 @@
-"""``inference-audit init system|implementation``: write a submission's description templates.
+"""``inference-audit init system|implementation|check``: write a submission's description templates, or judge one.
 
-The templates and the host probe are :mod:`loadgen_sut.describe`. The output is a new file, or an existing
+The templates, the host probe and the check are :mod:`loadgen_sut.describe`. The output is a new file, or an existing
 regular file with ``--force``; ``-`` writes to stdout (the one output policy of every command:
 :mod:`checker.report.output`). Exit status: 0 written, 2 unusable input (bad option, existing file, directory,
-FIFO, device, symbolic link, ...).
+FIFO, device, symbolic link, ...). ``init check FILE``: 0 when a run would accept the file, 1 when it would refuse it,
+2 when it cannot be read.
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from checker.findings import EXIT_OK, UnusableInput
+from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
 from checker.printable import printable
 from checker.report.output import OutputTarget, plan_outputs, write_output
 from loadgen_sut.describe import (
     IMPLEMENTATION_HINTS,
     IMPLEMENTATION_SCHEMA,
     SYSTEM_SCHEMA,
+    TRIAL_DEFAULTS,
+    TRIAL_VALUE,
     Template,
+    check_description,
     field_errors,
     implementation_template,
     is_placeholder,
@@ -50,7 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "  inference-audit init system --submitter ACME --system-name 'ACME X1 (8x H200, vLLM)' \\\n"
         "      --out closed/ACME/systems/x1_vllm.json\n"
         "  inference-audit init implementation --weight-data-types fp8 --out implementation.json\n"
-        'Fields that cannot be read are written as "<FILL IN: ...>", which the schema refuses: fill them in.'
+        "  inference-audit init system --trial --submitter MyOrg --system-name 'My box' --out mybox.json\n"
+        "  inference-audit init check mybox.json\n"
+        'Fields that cannot be read are written as "<FILL IN: ...>", which the schema refuses: fill them in. '
+        f"With --trial they are {TRIAL_VALUE!r} instead: --mode submission-trial accepts it, --mode submission "
+        "refuses it."
     )
     kinds = parser.add_subparsers(dest="kind", metavar="KIND")
     kinds.required = True
@@ -68,13 +76,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--submitter", default=None, help="your organisation (the submitter directory's name)")
     p.add_argument("--system-name", default=None, help="the system's published name")
     p.add_argument(
-        "--status", choices=["available", "preview", "rdi"], default=None, help="availability (default: a field to fill in)"
+        "--status",
+        choices=["available", "preview", "rdi"],
+        default=None,
+        help="availability (default: a field to fill in)",
     )
     p.add_argument(
         "--system-type",
         choices=["datacenter", "edge", "datacenter,edge", "edge,datacenter"],
         default=None,
-        help="the system type (default: a field to fill in)",
+        metavar="TYPE",
+        help="the system type: datacenter, edge, datacenter,edge or edge,datacenter (default: a field to fill in)",
     )
     p.add_argument(
         "--from-sysinfo",
@@ -84,13 +96,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="take the values of a system_desc.json written by `mlperf-sysinfo capture` (PyPI mlperf-sysinfo)",
     )
     p.add_argument("--no-gpu-probe", action="store_true", help="do not run nvidia-smi")
+    p.add_argument(
+        "--trial",
+        action="store_true",
+        help=f"a trial's description: what is not given or probed is {TRIAL_VALUE!r} (the counts and listed values "
+        "get a stated default), which --mode submission-trial accepts and --mode submission refuses",
+    )
     p.set_defaults(_init=_run_system)
     q = kinds.add_parser("implementation", help="the implementation description (measurements JSON)")
     q.add_argument("--out", default="implementation.json", help="file to write (a new file; - for stdout)")
     q.add_argument("--force", action="store_true", help="overwrite an existing regular file")
     for f, hint in IMPLEMENTATION_HINTS.items():
         q.add_argument("--" + f.replace("_", "-"), dest=f, default=None, help=hint)
+    q.add_argument(
+        "--trial",
+        action="store_true",
+        help=f"a trial's description: what is not given is {TRIAL_VALUE!r}, which --mode submission-trial accepts "
+        "and --mode submission refuses",
+    )
     q.set_defaults(_init=_run_implementation)
+    c = kinds.add_parser(
+        "check",
+        help="judge a system or implementation description as a run would, before running",
+        description="Judge a system or implementation description file as `run --mode submission-trial` (or, with "
+        "--submission, `--mode submission`) would before its first query. Exit 0: accepted; 1: refused (each "
+        "problem named); 2: the file cannot be read.",
+    )
+    c.add_argument("file", type=Path, metavar="FILE", help="the description JSON")
+    c.add_argument(
+        "--kind",
+        choices=["system", "implementation"],
+        default=None,
+        help="what the file describes (default: a system when it names a system_name, division or submitter)",
+    )
+    c.add_argument(
+        "--submission", action="store_true", help="judge for --mode submission: trial values refused"
+    )
+    c.set_defaults(_init=_run_check)
 
 
 def _report(tpl: Template, where: str, schema: str) -> None:
@@ -107,6 +149,16 @@ def _report(tpl: Template, where: str, schema: str) -> None:
         print("review these values read from this host:", file=err)
         for f, src in tpl.to_review.items():
             print(printable(f"  {f} = {json.dumps(tpl.doc[f], ensure_ascii=False)}  ({src})"), file=err)
+    if tpl.trial:
+        defaults = [f for f in tpl.trial if f in TRIAL_DEFAULTS]
+        n_text = len(tpl.trial) - len(defaults)
+        set_for = ", ".join(f"{f}={TRIAL_DEFAULTS[f]}" for f in defaults)
+        print(
+            f"trial: {len(tpl.trial)} field(s) left for a trial: {n_text} written as {TRIAL_VALUE!r}"
+            + (f", set for the trial: {set_for}" if defaults else "")
+            + "; --mode submission-trial accepts them, --mode submission refuses the file until they are described",
+            file=err,
+        )
     for note in tpl.notes:
         print(printable(f"note: {note}"), file=err)
     left = len(schema_errors(tpl.doc, schema))
@@ -131,6 +183,7 @@ def _run_system(args: argparse.Namespace) -> int:
         system_type=args.system_type,
         facts=facts,
         sysinfo=sysinfo,
+        trial=args.trial,
     )
     where = _write(target, tpl.doc)
     _report(tpl, where, SYSTEM_SCHEMA)
@@ -140,13 +193,47 @@ def _run_system(args: argparse.Namespace) -> int:
 def _run_implementation(args: argparse.Namespace) -> int:
     target = _target(args)
     given = {f: getattr(args, f) for f in IMPLEMENTATION_HINTS}
-    tpl = implementation_template(given)
+    tpl = implementation_template(given, trial=args.trial)
     bad = {f: m for f, m in field_errors(tpl.doc, IMPLEMENTATION_SCHEMA).items() if given.get(f) is not None}
     if bad:
         f, msgs = next(iter(bad.items()))
         raise UnusableInput(f"--{f.replace('_', '-')} {given[f]!r}: {msgs[0]}")
     where = _write(target, tpl.doc)
     _report(tpl, where, IMPLEMENTATION_SCHEMA)
+    return EXIT_OK
+
+
+# what `run` writes for an implementation field the file leaves out (loadgen_sut.package.implementation_description)
+RUN_FILLS = {
+    "input_data_types": "int32 (token ids)",
+    "retraining": "no",
+    "starting_weights_filename": "--model",
+    "weight_data_types": "the transformers engine's --dtype; an OpenAI-compatible server does not say it, so the run "
+    "refuses to start without it",
+    "weight_transformations": "none",
+}
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    result = check_description(args.file, args.kind, args.submission)
+    name = printable(str(args.file))
+    mode = "--mode submission" if args.submission else "--mode submission-trial"
+    for e in result.errors:
+        print(printable(f"{name}: {e}"))
+    if result.filled_by_run:
+        fills = "; ".join(f"{f}: {RUN_FILLS[f]}" for f in result.filled_by_run)
+        print(printable(f"{name}: not in the file, filled by the run where it knows them: {fills}"))
+    if result.errors:
+        print(
+            f"{name}: {result.kind} description: {len(result.errors)} problem(s): {mode} refuses it (exit 1)"
+        )
+        return EXIT_INVALID
+    trial = (
+        f"; {len(result.trial)} trial value(s), which --mode submission refuses"
+        if result.trial and not args.submission
+        else ""
+    )
+    print(f"{name}: {result.kind} description: accepted by {mode}{trial} (exit 0)")
     return EXIT_OK
 
 

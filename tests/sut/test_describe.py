@@ -10,8 +10,18 @@ from typing import Any
 
 import pytest
 
+from checker.findings import UnusableInput
 from loadgen_sut.cli import main
-from loadgen_sut.describe import HostFacts, is_placeholder, probe_host, system_template
+from loadgen_sut.describe import (
+    TRIAL_VALUE,
+    HostFacts,
+    implementation_template,
+    is_placeholder,
+    probe_host,
+    refuse_trial_values,
+    system_template,
+    trial_fields,
+)
 from schemas import schema_errors
 
 CPUINFO = "".join(
@@ -210,3 +220,102 @@ def test_cli_bad_options_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
         == 2
     )
     assert not (tmp_path / "s.json").exists()
+
+
+def test_trial_template_is_accepted_and_every_trial_value_is_named(tmp_path: Path) -> None:
+    proc, sys_root, _ = _fake_host(tmp_path, None)
+    facts = probe_host(proc, sys_root, nvidia_smi="", gpus=True)
+    tpl = system_template(
+        division="closed",
+        submitter="ACME",
+        system_name="X1",
+        status=None,
+        system_type=None,
+        facts=facts,
+        trial=True,
+    )
+    assert tpl.to_fill == [] and schema_errors(tpl.doc, "system-description") == []
+    # the fields a schema takes only listed values or counts in get the stated default; the rest the trial value
+    assert (tpl.doc["status"], tpl.doc["system_type"], tpl.doc["accelerators_per_node"]) == (
+        "available",
+        "datacenter",
+        "0",
+    )
+    assert tpl.doc["cooling"] == TRIAL_VALUE and tpl.doc["accelerator_model_name"] == TRIAL_VALUE
+    assert tpl.doc["host_processor_model_name"] == "AMD EPYC 9575F 64-Core Processor"  # probed values stay
+    assert set(trial_fields(tpl.doc)) == set(tpl.trial) - {"status", "system_type", "accelerators_per_node"}
+    impl = implementation_template({"weight_data_types": "bf16"}, trial=True)
+    assert impl.doc["weight_data_types"] == "bf16" and impl.doc["retraining"] == TRIAL_VALUE
+    assert schema_errors(impl.doc, "measurements") == []
+
+
+def test_hints_say_which_fields_may_be_empty() -> None:
+    tpl = system_template(
+        division="closed", submitter="A", system_name="X", status=None, system_type=None, facts=HostFacts()
+    )
+    empty_ok = [f for f, v in tpl.doc.items() if is_placeholder(v) and 'may be empty: ""' in v]
+    na_ok = [f for f, v in tpl.doc.items() if is_placeholder(v) and "N/A if there is none; not empty" in v]
+    filled = {f: ("" if f in empty_ok else "N/A") for f in empty_ok + na_ok}
+    doc = {**_fill(tpl.doc), **filled}
+    assert (
+        schema_errors(doc, "system-description") == []
+    )  # "" where the hint says so, N/A elsewhere: accepted
+    assert {
+        e.split(":", 1)[0] for e in schema_errors({**doc, **dict.fromkeys(na_ok, "")}, "system-description")
+    } == set(na_ok)
+
+
+def test_cli_init_trial_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    system, impl = tmp_path / "box.json", tmp_path / "impl.json"
+    assert (
+        main(
+            [
+                "init",
+                "system",
+                "--trial",
+                "--submitter",
+                "ACME",
+                "--system-name",
+                "X1",
+                "--no-gpu-probe",
+                "--out",
+                str(system),
+            ]
+        )
+        == 0
+    )
+    assert main(["init", "implementation", "--trial", "--out", str(impl)]) == 0
+    err = capsys.readouterr().err
+    assert "set for the trial: status=available" in err and "schemas/system-description.json: valid" in err
+    assert main(["init", "check", str(system)]) == 0
+    out = capsys.readouterr().out
+    assert "system description: accepted by --mode submission-trial" in out and "trial value(s)" in out
+    assert main(["init", "check", str(impl), "--submission"]) == 1
+    out = capsys.readouterr().out
+    assert "retraining: a trial value" in out and out.rstrip().endswith(
+        "--mode submission refuses it (exit 1)"
+    )
+    placeholders = tmp_path / "p.json"
+    assert main(["init", "system", "--submitter", "ACME", "--no-gpu-probe", "--out", str(placeholders)]) == 0
+    capsys.readouterr()
+    assert main(["init", "check", str(placeholders)]) == 1
+    assert "cooling: still the template placeholder" in capsys.readouterr().out
+    partial = tmp_path / "w.json"
+    partial.write_text('{"weight_data_types": "bf16"}')
+    assert main(["init", "check", str(partial)]) == 0
+    assert "filled by the run where it knows them: input_data_types: int32" in capsys.readouterr().out
+    assert main(["init", "check", str(tmp_path / "missing.json")]) == 2
+    (tmp_path / "list.json").write_text("[]")
+    assert main(["init", "check", str(tmp_path / "list.json")]) == 2
+
+
+def test_a_submission_refuses_trial_values_naming_them(tmp_path: Path) -> None:
+    system = tmp_path / "box.json"
+    system.write_text(json.dumps({"division": "closed", "cooling": TRIAL_VALUE, "hw_notes": ""}))
+    with pytest.raises(UnusableInput, match=r"1 trial value\(s\).*: cooling;") as exc:
+        refuse_trial_values(system, None, None)
+    assert exc.value.path == str(system)
+    with pytest.raises(UnusableInput, match="implementation description holds 1 trial value"):
+        refuse_trial_values(None, {"retraining": TRIAL_VALUE}, tmp_path / "impl.json")
+    system.write_text(json.dumps({"division": "closed", "cooling": "air"}))
+    refuse_trial_values(system, {"retraining": "no"}, None)  # described: accepted
