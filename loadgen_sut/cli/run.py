@@ -351,6 +351,10 @@ def run(args: argparse.Namespace) -> int:
             implementation_source=args.implementation_json,
         )
         # refuse now rather than after a 10-minute run: names, both descriptions, an existing result
+        if mode is RunMode.SUBMISSION:  # `init --trial` values are a trial's, never a result's
+            from loadgen_sut.describe import refuse_trial_values
+
+            refuse_trial_values(args.system, implementation, args.implementation_json)
         eng = request.engine
         plan = plan_package(
             package_request,
