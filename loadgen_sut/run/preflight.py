@@ -13,6 +13,7 @@ from pathlib import Path
 
 from checker.checks.catalog import RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity, UnusableInput
+from loadgen_sut.compliance import TEST07
 from loadgen_sut.datasets import BUILTIN_SPEC
 from loadgen_sut.run import child
 from loadgen_sut.run.plan import RunRequest, planned_tests, specs_by_test
@@ -36,14 +37,24 @@ RULES = register(
     __name__,
     RuleInfo("RUN-MODE", "-", "find-peak on a scenario other than Server or Interactive"),
     RuleInfo(
-        "RUN-CONF-INTERACTIVE", "-", "a user.conf line for the Interactive scenario, which LoadGen ignores (WARNING "
+        "RUN-CONF-INTERACTIVE",
+        "-",
+        "a user.conf line for the Interactive scenario, which LoadGen ignores (WARNING "
         "outside --mode submission)",
     ),
     RuleInfo(
-        "RUN-DATASET", "-", "--mode submission on the built-in sample set or a --dataset-limit: each test needs its "
+        "RUN-DATASET",
+        "-",
+        "--mode submission on the built-in sample set or a --dataset-limit: each test needs its "
         "official data set",
     ),
     RuleInfo("RUN-GENERATION", "-", "--mode submission with a --max-new-tokens other than the round's"),
+    RuleInfo(
+        "RUN-TOKENIZER",
+        "-",
+        "a submission flow on an OpenAI-compatible server without --tokenizer: its accuracy (or "
+        "TEST07) outputs are token ids that only the served model's tokenizer turns into the text they are scored on",
+    ),
 )
 
 Printer = Callable[[str], None]
@@ -58,13 +69,19 @@ def preflight(
     submission = request.mode is RunMode.SUBMISSION
     findings: list[Finding] = []
     for f in loadgen_version_findings(rnd, installed_loadgen_version()):
-        findings.append(f if submission or f.rule == "RUN-LOADGEN-MISSING" else f.model_copy(update={"severity": Severity.WARNING}))
+        findings.append(
+            f
+            if submission or f.rule == "RUN-LOADGEN-MISSING"
+            else f.model_copy(update={"severity": Severity.WARNING})
+        )
     for f in planned.conf_problems:
         findings.append(f if submission else f.model_copy(update={"severity": Severity.WARNING}))
     findings += override_findings(planned, request.mode)
     findings += _interactive_line_findings(user_conf, scenario, submission)
     if submission:
         findings += _submission_input_findings(request, bench)
+    if request.mode.is_submission_flow:
+        findings += _tokenizer_findings(request, bench)
     if request.mode is RunMode.FIND_PEAK and scenario.loadgen_scenario is not Scenario.SERVER:
         findings.append(registered_finding("RUN-MODE", "find-peak works only for Server/Interactive"))
     if request.engine.kind == "simulated" and request.mode.is_submission_flow:
@@ -83,7 +100,11 @@ def _interactive_line_findings(user_conf: UserConf, scenario: Scenario, submissi
             rule="RUN-CONF-INTERACTIVE",
             severity=sev,
             message=f"{e.text!r}: LoadGen has no Interactive scenario and ignores this line"
-            + (" (this Interactive run reads the <model>-interactive conf model's Server keys)" if scenario is Scenario.INTERACTIVE else ""),
+            + (
+                " (this Interactive run reads the <model>-interactive conf model's Server keys)"
+                if scenario is Scenario.INTERACTIVE
+                else ""
+            ),
             path=user_conf.path,
             line=e.line,
             fix="write the key for the Server scenario ('<model>.Server.<key> = value'); for an Interactive run "
@@ -113,7 +134,11 @@ def _submission_input_findings(request: RunRequest, bench: Benchmark) -> list[Fi
                 "without --dataset-limit, or use --mode submission-trial",
             )
         )
-    if request.max_new_tokens is not None and bench.max_new_tokens is not None and request.max_new_tokens != bench.max_new_tokens:
+    if (
+        request.max_new_tokens is not None
+        and bench.max_new_tokens is not None
+        and request.max_new_tokens != bench.max_new_tokens
+    ):
         out.append(
             registered_finding(
                 rule="RUN-GENERATION",
@@ -122,6 +147,35 @@ def _submission_input_findings(request: RunRequest, bench: Benchmark) -> list[Fi
             )
         )
     return out
+
+
+def _tokenizer_findings(request: RunRequest, bench: Benchmark) -> list[Finding]:
+    """A submission flow needs the accuracy score, which is computed on text: an OpenAI-compatible server's outputs
+    are decoded with ``--tokenizer`` (token ids from the engine, as vLLM's, still need it to become text). Without it
+    the accuracy test would run after the performance test and end without ``accuracy.txt`` (no tree), so the run is
+    refused before its first query. The other engines bring their tokenizer (the model directory, the simulated
+    engine's words); a benchmark whose accuracy log is text (qwen3-vl) needs none unless it runs TEST07."""
+    if request.engine.kind != "openai" or request.engine.tokenizer_dir is not None:
+        return []
+    tests = [name for name, _, _ in planned_tests(request.mode, bench)]
+    decoded = [
+        t for t in tests if (t == "accuracy" and bench.accuracy_log_format == "token_ids") or t == TEST07
+    ]
+    if not decoded:
+        return []
+    fix = (
+        "pass --tokenizer DIR, the served model's tokenizer directory (tokenizer.json, tokenizer_config.json; for "
+        "bench/token_server.py: examples/token-server-tokenizer)"
+    )
+    return [
+        registered_finding(
+            rule="RUN-TOKENIZER",
+            message=f"--mode {request.mode.value} without --tokenizer: the {' and '.join(decoded)} outputs of "
+            f"{bench.name} are token ids, scored on the text the served model's tokenizer decodes them to (engine "
+            f"token ids too): {fix}",
+            fix=fix,
+        )
+    ]
 
 
 def loadgen_read_back(
@@ -136,7 +190,9 @@ def loadgen_read_back(
     where it differs from the round's settings (``--mode submission``: refused; other modes: WARNINGs)."""
     pr = child.probe_settings(settings, conf_path, conf_path.parent)
     if pr.returncode != 0:
-        raise UnusableInput(f"LoadGen could not read the settings: {pr.stderr.strip()[-500:]}", path=str(conf_path))
+        raise UnusableInput(
+            f"LoadGen could not read the settings: {pr.stderr.strip()[-500:]}", path=str(conf_path)
+        )
     actual = TestSettingsModel.model_validate_json(pr.stdout.strip().splitlines()[-1])
     overridden = frozenset(o.setting for o in planned.overrides)
     mismatches = compare_with_loadgen(planned.official, actual, rnd.name, skip=overridden)
