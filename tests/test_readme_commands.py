@@ -54,6 +54,9 @@ EXTERNAL = {
     "(tests/scoring/test_qwen3_vl_dataset.py converts the fixture the same way)",
     "inference-audit sweep --engine openai --endpoint http://127.0.0.1:8011": "needs bench/token_server.py running "
     "(tests/sut/test_sweep_runs.py runs this sweep against it)",
+    "inference-audit run --engine openai --endpoint http://127.0.0.1:8011": "needs bench/token_server.py running "
+    "(tests/sut/test_first_submission_path.py runs docs/run.md's first-submission path as written)",
+    "check-submission first-trial/": "checks the tree the run above writes (tests/sut/test_first_submission_path.py)",
 }
 PLACEHOLDER = re.compile(r"<[^>]+>|\bPATH\b|\bFILE\b|CLAIM\.yaml|\.\.\.|\[")
 
