@@ -71,7 +71,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             module = importlib.import_module(module_name)
             module.add_arguments(p)
             with contextlib.suppress(argparse.ArgumentError):  # every command takes --debug (check has its own)
-                p.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+                p.add_argument(
+                    "--debug", action="store_true", help="print the traceback of an internal error (default: off)"
+                )
             p.set_defaults(_run=module.run)
     return parser
 

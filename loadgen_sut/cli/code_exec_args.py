@@ -12,13 +12,13 @@ from loadgen_sut.scoring.code_exec import REFERENCE_TEST_TIMEOUT_S, CodeExecutio
 def add_code_execution_arguments(parser: argparse.ArgumentParser) -> None:
     code = parser.add_argument_group("deepseek-r1 code samples (LiveCodeBench): RUNS model-generated code")
     code.add_argument(
-        "--allow-code-execution", action="store_true", help="execute generated programs against the tests"
+        "--allow-code-execution", action="store_true", help="execute generated programs against the tests (default: off, code samples are not scored)"
     )
     code.add_argument(
         "--lcb-problems",
         type=Path,
         default=None,
-        help="LiveCodeBench code_generation_lite JSONL (file or directory)",
+        help="LiveCodeBench code_generation_lite JSONL (file or directory; default: none, --allow-code-execution needs it)",
     )
     code.add_argument(
         "--code-timeout-s",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -26,6 +27,26 @@ from rules import load_round
 from rules.registry import UnknownRound, latest_round
 
 ENGINE_KINDS = {"openai": "openai", "transformers": "transformers", "simulated": "simulated"}
+SCENARIOS = ("Offline", "Server", "Interactive", "SingleStream")  # the LLM scenarios a run can have
+
+
+@functools.cache  # one function per set of choices: run's and sweep's shared options stay equal, type included
+def any_case(choices: tuple[str, ...]) -> Callable[[str], str]:
+    """argparse type for an option with ``choices``: a value in any case becomes its spelling in ``choices``
+    (``server`` -> ``Server``), so every later step, the run record and the tree's paths see one spelling; any
+    other value is left as typed for argparse's ``choices`` check to refuse, naming the valid ones."""
+    by_lower = {c.lower(): c for c in choices}
+
+    def parse(text: str) -> str:
+        return by_lower.get(text.strip().lower(), text)
+
+    parse.__name__ = "choice"  # argparse names the type in an error ("invalid choice: ...")
+    return parse
+
+
+def add_choice(what: ArgumentAdder, flag: str, choices: Sequence[str], **kwargs: Any) -> argparse.Action:
+    """An enumerated option, case-insensitive, its valid spellings in ``--help`` and in the refusal."""
+    return what.add_argument(flag, type=any_case(tuple(choices)), choices=list(choices), **kwargs)
 
 
 def int_at_least(low: int) -> Callable[[str], int]:
@@ -125,14 +146,20 @@ def add_run_target(
     what: ArgumentAdder,
     *,
     scenario_default: str | None = None,
-    scenario_help: str = "Offline, Server, Interactive or SingleStream",
+    scenario_help: str = "the scenario to run (any case: server is Server)",
+    scenarios: Sequence[str] = SCENARIOS,
 ) -> None:
     """The what-to-run flags ``run`` and ``sweep`` share: engine kind, benchmark, scenario (required unless
     ``scenario_default``), round, data set, user.conf, progress and deadline."""
-    what.add_argument("--engine", required=True, choices=sorted(ENGINE_KINDS), help="engine kind")
-    what.add_argument("--benchmark", required=True, help="benchmark name, e.g. llama3.1-8b")
-    what.add_argument(
-        "--scenario", required=scenario_default is None, default=scenario_default, help=scenario_help
+    add_choice(what, "--engine", sorted(ENGINE_KINDS), required=True, help="engine kind (required)")
+    what.add_argument("--benchmark", required=True, help="benchmark name, e.g. llama3.1-8b (required)")
+    add_choice(
+        what,
+        "--scenario",
+        scenarios,
+        required=scenario_default is None,
+        default=scenario_default,
+        help=scenario_help + ("" if scenario_default else " (required)"),
     )
     what.add_argument("--round", default=None, help="rules round, e.g. v6.1 (default: the latest known)")
     what.add_argument(
@@ -142,16 +169,32 @@ def add_run_target(
         "every LoadGen test without a --test-dataset",
     )
     what.add_argument(
-        "--dataset-limit", type=_positive_int, default=None, help="use only the first N samples (of each data set)"
+        "--dataset-limit",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="use only the first N samples of each data set (default: all)",
     )
-    what.add_argument("--user-conf", type=Path, default=None, help="a LoadGen user.conf (target_qps, trial overrides)")
     what.add_argument(
-        "--progress-interval", type=_non_negative_seconds, default=5.0, help="seconds between progress lines (0: off)"
+        "--user-conf",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a LoadGen user.conf (target_qps, trial overrides; default: none, the round's official settings, "
+        "which take 10 minutes or more per test)",
+    )
+    what.add_argument(
+        "--progress-interval",
+        type=_non_negative_seconds,
+        default=5.0,
+        metavar="S",
+        help="seconds between progress lines (0: off)",
     )
     what.add_argument(
         "--deadline-s",
         type=_positive_float,
         default=None,
+        metavar="S",
         help="wall-clock deadline of each LoadGen test (default: derived from the settings; docs/run.md, 'Run deadline')",
     )
 
@@ -159,40 +202,105 @@ def add_run_target(
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
     """The engine and simulated-engine flags ``run`` and ``sweep`` share, each group under its own title."""
     e = parser.add_argument_group("engine")
-    e.add_argument("--model", default=None, help="served model name (openai), model directory (transformers)")
-    e.add_argument("--endpoint", action="append", default=[], help="OpenAI-compatible base URL; repeat for replicas")
-    e.add_argument("--tokenizer", type=Path, default=None, help="local tokenizer directory of the served model")
-    e.add_argument("--engine-flavor", default="auto", choices=["auto", *FLAVORS], help="request extensions to use")
     e.add_argument(
-        "--api",
-        default="completions",
-        choices=["completions", "chat"],
-        help="the OpenAI API streamed: /v1/completions, or /v1/chat/completions (chat messages: qwen3-vl's images)",
+        "--model",
+        default=None,
+        help="served model name (openai), model directory (transformers) (default: none; simulated: the benchmark)",
     )
-    e.add_argument("--max-concurrency", type=_positive_int, default=1024, help="in-flight requests over all endpoints")
+    e.add_argument(
+        "--endpoint",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000; repeat for replicas (default: none; "
+        "--engine openai needs one)",
+    )
+    e.add_argument(
+        "--tokenizer",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="local tokenizer directory of the served model (default: none; the engine's token ids where it gives them)",
+    )
+    add_choice(e, "--engine-flavor", ["auto", *FLAVORS], default="auto", help="request extensions to use (auto: from /v1/models)")
+    add_choice(
+        e,
+        "--api",
+        ["completions", "chat"],
+        default="completions",
+        help="the OpenAI API streamed: completions is /v1/completions, chat is /v1/chat/completions (chat messages: "
+        "qwen3-vl's images)",
+    )
+    e.add_argument(
+        "--max-concurrency", type=_positive_int, default=1024, metavar="N", help="in-flight requests over all endpoints"
+    )
     e.add_argument(
         "--client-workers",
         type=_client_workers,
         default=None,
         metavar="N",
         help="HTTP client worker processes beside LoadGen's (0: the client runs in LoadGen's process); default for "
-        "--engine openai: min(usable cores - 1, 8), 0 when that is under 2 (docs/client-workers.md)",
+        "--engine openai: min(usable cores - 1, 8), 0 when that is under 2, else 0 (docs/client-workers.md)",
     )
-    e.add_argument("--request-timeout", type=positive_seconds, default=600.0, help="seconds per request")
-    e.add_argument("--idle-timeout", type=positive_seconds, default=60.0, help="seconds without stream data before a request fails")
-    e.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
+    e.add_argument("--request-timeout", type=positive_seconds, default=600.0, metavar="S", help="seconds per request")
+    e.add_argument(
+        "--idle-timeout",
+        type=positive_seconds,
+        default=60.0,
+        metavar="S",
+        help="seconds without stream data before a request fails",
+    )
+    e.add_argument(
+        "--api-key-env", default=None, metavar="VAR", help="environment variable holding the API key (default: no key)"
+    )
     e.add_argument("--device", default="cpu", help="transformers: cpu, cuda, cuda:0 ...")
     e.add_argument("--dtype", default="auto", help="transformers: auto, bfloat16, float16, float32")
-    e.add_argument("--batch-size", type=_positive_int, default=8, help="transformers: max batch")
-    e.add_argument("--max-new-tokens", type=_positive_int, default=None, help="default: the benchmark's (128 for llama3.1-8b)")
-    e.add_argument("--min-new-tokens", type=_non_negative_int, default=2, help="ask engines for at least N tokens (LoadGen TPOT needs 2)")
-    e.add_argument("--ignore-eos", action="store_true", help="generate max-new-tokens regardless of EOS")
+    e.add_argument("--batch-size", type=_positive_int, default=8, metavar="N", help="transformers: max batch")
+    e.add_argument(
+        "--max-new-tokens",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="default: the benchmark's (128 for llama3.1-8b)",
+    )
+    e.add_argument(
+        "--min-new-tokens",
+        type=_non_negative_int,
+        default=2,
+        metavar="N",
+        help="ask engines for at least N tokens (LoadGen TPOT needs 2)",
+    )
+    e.add_argument(
+        "--ignore-eos", action="store_true", help="generate max-new-tokens regardless of EOS (default: off, stop at EOS)"
+    )
     s = parser.add_argument_group("simulated engine (results are labelled SIMULATED)")
-    s.add_argument("--sim-ttft-ms", default="50", help="TTFT distribution: 50, uniform:A,B, normal:M,SD, lognormal:MED,SIGMA, exp:M")
-    s.add_argument("--sim-tpot-ms", default="10", help="time per output token distribution (same forms)")
-    s.add_argument("--sim-output-tokens", default="reference", help="output length: 'reference' or a distribution")
-    s.add_argument("--sim-seed", type=int, default=0, help="seed of the simulated draws (TTFT, TPOT, output lengths)")
-    s.add_argument("--sim-max-concurrency", type=_positive_int, default=None, help="emulate N slots (queueing shows in TTFT)")
+    s.add_argument(
+        "--sim-ttft-ms",
+        default="50",
+        metavar="DIST",
+        help="TTFT distribution: 50, uniform:A,B, normal:M,SD, lognormal:MED,SIGMA, exp:M",
+    )
+    s.add_argument("--sim-tpot-ms", default="10", metavar="DIST", help="time per output token distribution (same forms)")
+    s.add_argument(
+        "--sim-output-tokens",
+        default="reference",
+        metavar="DIST",
+        help="output length: 'reference' (the reference answer's words) or a distribution",
+    )
+    s.add_argument(
+        "--sim-seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed of the simulated draws (TTFT, TPOT, output lengths): the same seed, the same run",
+    )
+    s.add_argument(
+        "--sim-max-concurrency",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="emulate N slots, queueing showing in TTFT (default: no limit)",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -209,10 +317,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     g = parser.add_argument_group("what to run")
     add_run_target(g)
-    g.add_argument(
+    add_choice(
+        g,
         "--mode",
+        [m.value for m in RunMode],
         default="performance",
-        choices=[m.value for m in RunMode],
         help="performance / accuracy trial; submission (performance + accuracy + TEST06 + tree + check; "
         "compliant settings only); submission-trial (same flow, trial settings allowed, never submittable); find-peak",
     )
@@ -222,34 +331,71 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="TEST=FILE",
         help="a LoadGen test's own data set (repeat per test; TEST: " + ", ".join(TEST_NAMES) + "), e.g. gpt-oss-120b: "
-        "--test-dataset accuracy=acc_eval_inputs.parquet --test-dataset TEST07=acc_eval_compliance_gpqa.parquet",
+        "--test-dataset accuracy=acc_eval_inputs.parquet --test-dataset TEST07=acc_eval_compliance_gpqa.parquet "
+        "(default: none, every test on --dataset)",
     )
-    g.add_argument("--target-qps", type=positive_number, default=None, help="shorthand for '*.<Scenario>.target_qps = X' in user.conf")
-    g.add_argument("--out", type=Path, required=True, help="work directory: runs/<run_id>/ and the submission tree go here")
+    g.add_argument(
+        "--target-qps",
+        type=positive_number,
+        default=None,
+        metavar="QPS",
+        help="shorthand for '*.<Scenario>.target_qps = X' in user.conf (default: the user.conf's, else LoadGen's 1)",
+    )
+    g.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="work directory: runs/<run_id>/ and the submission tree go here (required)",
+    )
 
     add_engine_options(parser)
 
     add_code_execution_arguments(parser)
 
     r = parser.add_argument_group("report")
-    r.add_argument("--html", metavar="FILE", default=None, help="also write the run's self-contained HTML page (- for stdout)")
-    r.add_argument("--force", action="store_true", help="replace the --html file if it exists (never a directory, FIFO, symlink)")
+    r.add_argument(
+        "--html",
+        metavar="FILE",
+        default=None,
+        help="also write the run's self-contained HTML page (default: none; 'inference-audit report' writes it later)",
+    )
+    r.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the --html file if it exists (never a directory, FIFO, symlink) (default: off, refuse)",
+    )
 
     p = parser.add_argument_group("submission tree (--mode submission)")
-    p.add_argument("--system", type=Path, default=None, help="your system description JSON (systems/<name>.json)")
-    p.add_argument("--system-name", default=None, help="system directory name (default: the JSON file name)")
-    p.add_argument("--submitter", default=None, help="submitter (organization) directory name")
-    p.add_argument("--division", default="closed", choices=["closed", "open"], help="the division the tree is laid out in")
     p.add_argument(
-        "--tree", type=Path, default=None, help="where to lay out the tree (default: OUT/submission or OUT/trial-submission)"
+        "--system",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="your system description JSON, systems/<name>.json (default: none; simulated: one that says SIMULATED)",
+    )
+    p.add_argument("--system-name", default=None, help="system directory name (default: the JSON file name)")
+    p.add_argument(
+        "--submitter",
+        default=None,
+        help="submitter (organization) directory name (default: none; the submission modes need it)",
+    )
+    add_choice(p, "--division", ["closed", "open"], default="closed", help="the division the tree is laid out in")
+    p.add_argument(
+        "--tree",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where to lay out the tree (default: OUT/submission or OUT/trial-submission)",
     )
     p.add_argument(
         "--implementation-json",
         type=Path,
         default=None,
+        metavar="FILE",
         help="the implementation description (input_data_types, retraining, starting_weights_filename, "
         "weight_data_types, weight_transformations): the round's measurements JSON; "
-        "'inference-audit init implementation' writes a template",
+        "'inference-audit init implementation' writes a template (default: none; what the engine reports)",
     )
 
 

@@ -17,12 +17,12 @@ from loadgen_sut.run.plan import RunRequest, resolve
 from loadgen_sut.settings import RunMode
 from loadgen_sut.sweep import (
     SweepPlan,
-    SweepSettings,
     level_schedule,
     refuse_swept_keys,
     round_slo,
     run_sweep,
 )
+from loadgen_sut.sweep_model import SweepSettings
 from rules.models import Scenario
 from rules.registry import UnknownRound, latest_round
 
@@ -56,15 +56,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run_cli.add_run_target(
         parser.add_argument_group("what to run (as 'inference-audit run')"),
         scenario_default="Server",
-        scenario_help="Server (default) or Interactive: LoadGen's Server scenario either way",
+        scenario_help="Server or Interactive: LoadGen's Server scenario either way",
+        scenarios=("Server", "Interactive"),
     )
     run_cli.add_engine_options(parser)
     g = parser.add_argument_group("sweep")
-    g.add_argument("--rates", type=_rate_list, default=None, help="offered rates in req/s, e.g. 5,10,20,40")
-    g.add_argument("--start", type=run_cli.positive_number, default=None, help="lowest rate (with --stop, --steps)")
-    g.add_argument("--stop", type=run_cli.positive_number, default=None, help="highest rate")
-    g.add_argument("--steps", type=run_cli.int_at_least(1), default=None, help="number of rates from --start to --stop")
-    g.add_argument("--spacing", choices=("linear", "geometric"), default="linear", help="rates evenly spaced or in a constant ratio")
+    g.add_argument(
+        "--rates",
+        type=_rate_list,
+        default=None,
+        metavar="QPS,QPS,...",
+        help="offered rates in req/s, e.g. 5,10,20,40 (default: none; give --rates or --start/--stop/--steps)",
+    )
+    g.add_argument(
+        "--start", type=run_cli.positive_number, default=None, metavar="QPS", help="lowest rate (with --stop, --steps; default: none)"
+    )
+    g.add_argument("--stop", type=run_cli.positive_number, default=None, metavar="QPS", help="highest rate (default: none)")
+    g.add_argument(
+        "--steps",
+        type=run_cli.int_at_least(1),
+        default=None,
+        metavar="N",
+        help="number of rates from --start to --stop (default: none)",
+    )
+    run_cli.add_choice(
+        g, "--spacing", ("linear", "geometric"), default="linear", help="rates evenly spaced or in a constant ratio"
+    )
     g.add_argument("--slo-ttft-ms", type=run_cli.positive_number, default=None, help="TTFT limit, whole ms (default: the round's)")
     g.add_argument("--slo-tpot-ms", type=run_cli.positive_number, default=None, help="TPOT limit, whole ms (default: the round's)")
     g.add_argument(
@@ -79,8 +96,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_MIN_QUERIES,
         help=f"LoadGen min_query_count of each level (default {DEFAULT_MIN_QUERIES})",
     )
-    g.add_argument("--find-peak", action="store_true", help="also run LoadGen's FindPeakPerformance from the knee and compare")
-    g.add_argument("--out", type=Path, required=True, help="the results file (JSON; also the state a rerun resumes from)")
+    g.add_argument(
+        "--find-peak",
+        action="store_true",
+        help="also run LoadGen's FindPeakPerformance from the knee and compare (default: off)",
+    )
+    g.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the results file (JSON; also the state a rerun resumes from; required)",
+    )
     g.add_argument("--work-dir", type=Path, default=None, help="where the levels' run directories go (default: OUT's name + '-runs')")
     g.add_argument("--verbose", action="store_true", help="show every level's run output (default: only when a level fails)")
 

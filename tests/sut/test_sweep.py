@@ -4,6 +4,7 @@ test_sweep_runs.py)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from pathlib import Path
@@ -20,26 +21,23 @@ from loadgen_sut.run.plan import RunRequest
 from loadgen_sut.runner import RunOutcome
 from loadgen_sut.settings import RunMode
 from loadgen_sut.sweep import (
-    Knee,
-    LevelLatency,
-    LevelStatus,
-    ResultsFile,
-    SweepLevel,
     SweepPlan,
-    SweepResult,
-    SweepSettings,
-    SweepSlo,
-    compare_peak,
-    find_knee,
     level_conf_lines,
     level_schedule,
-    loadgen_percentile,
     refuse_swept_keys,
     round_slo,
     run_sweep,
-    settings_differences,
-    summarize_timeline,
-    within_slo,
+)
+from loadgen_sut.sweep_file import ResultsFile, settings_differences
+from loadgen_sut.sweep_knee import compare_peak, find_knee, loadgen_percentile, summarize_timeline, within_slo
+from loadgen_sut.sweep_model import (
+    Knee,
+    LevelLatency,
+    LevelStatus,
+    SweepLevel,
+    SweepResult,
+    SweepSettings,
+    SweepSlo,
 )
 from loadgen_sut.timeline import SampleTiming, TimelineHeader, read_timeline, write_timeline
 from rules import load_round
@@ -49,7 +47,9 @@ MS = 1_000_000
 SLO = SweepSlo(ttft_ms=100, tpot_ms=10, source="test")
 
 
-def _sample(i: int, issued: int, first: int | None, done: int | None, tokens: int | None, ok: bool = True) -> SampleTiming:
+def _sample(
+    i: int, issued: int, first: int | None, done: int | None, tokens: int | None, ok: bool = True
+) -> SampleTiming:
     return SampleTiming(
         qsl_idx=i,
         issued_ns=issued * MS,
@@ -92,7 +92,11 @@ def test_an_empty_or_all_failed_timeline_measures_nothing() -> None:
     from loadgen_sut.timeline import Timeline
 
     empty = summarize_timeline(Timeline(header=TimelineHeader(t0_ns=0), samples=()), SLO)
-    assert empty.window_s is None and empty.goodput_qps is None and empty.latency.ttft_p99_ms == Percentile(value=None, count=0)
+    assert (
+        empty.window_s is None
+        and empty.goodput_qps is None
+        and empty.latency.ttft_p99_ms == Percentile(value=None, count=0)
+    )
     failed = Timeline(header=TimelineHeader(t0_ns=0), samples=(_sample(1, 0, None, None, None, ok=False),))
     s = summarize_timeline(failed, SLO)
     assert (s.completed, s.good, s.goodput_qps) == (0, 0, None)
@@ -205,7 +209,10 @@ def test_slo_defaults_to_the_rounds_limits() -> None:
         bench.token_latency_limits[Scenario.INTERACTIVE].tpot_ms,
     )
     declared = round_slo(bench, Scenario.SERVER, 1000, None, "v6.1")
-    assert (declared.ttft_ms, declared.tpot_ms) == (1000, limits.tpot_ms) and "declared (--slo-ttft-ms)" in declared.source
+    assert (declared.ttft_ms, declared.tpot_ms) == (
+        1000,
+        limits.tpot_ms,
+    ) and "declared (--slo-ttft-ms)" in declared.source
     with pytest.raises(UnusableInput, match="whole milliseconds"):
         round_slo(bench, Scenario.SERVER, 999.5, None, "v6.1")
 
@@ -249,7 +256,9 @@ def test_user_conf_may_not_set_what_the_sweep_sets() -> None:
 
 def test_settings_differences_name_the_fields() -> None:
     a = _settings()
-    b = _settings(rates_qps=(10.0, 30.0), engine=EngineSpec(kind="simulated", model="llama3.1-8b", sim_ttft_ms="80"))
+    b = _settings(
+        rates_qps=(10.0, 30.0), engine=EngineSpec(kind="simulated", model="llama3.1-8b", sim_ttft_ms="80")
+    )
     assert settings_differences(a, b) == [
         "engine.sim_ttft_ms: '50' -> '80'",
         "rates_qps: [10.0, 20.0] -> [10.0, 30.0]",
@@ -271,7 +280,9 @@ def _never(request: RunRequest, say: object) -> RunOutcome:
 def test_a_file_that_is_not_ours_is_never_overwritten(tmp_path: Path) -> None:
     theirs = tmp_path / "results.json"
     theirs.write_text('{"tool": "something else"}\n')
-    with pytest.raises(UnusableInput, match="not an inference-audit sweep results file; refusing to overwrite"):
+    with pytest.raises(
+        UnusableInput, match="not an inference-audit sweep results file; refusing to overwrite"
+    ):
         run_sweep(_plan(tmp_path, theirs), _never, say=lambda _l: None)
     assert theirs.read_text() == '{"tool": "something else"}\n'
     assert not (tmp_path / "work").exists()  # refused before the work directory was made
@@ -300,7 +311,9 @@ def test_other_settings_are_refused_not_mixed(tmp_path: Path) -> None:
     _own_file(out, _settings(), (_level(10.0, True),))
     before = out.read_bytes()
     other = _settings(slo=SweepSlo(ttft_ms=200, tpot_ms=10, source="test"))
-    with pytest.raises(UnusableInput, match=r"other settings \(slo.ttft_ms: 100.0 -> 200.0\); refusing to mix"):
+    with pytest.raises(
+        UnusableInput, match=r"other settings \(slo.ttft_ms: 100.0 -> 200.0\); refusing to mix"
+    ):
         run_sweep(_plan(tmp_path, out, other), _never, say=lambda _l: None)
     assert out.read_bytes() == before
 
@@ -322,24 +335,69 @@ def test_finished_levels_are_not_run_again(tmp_path: Path) -> None:
 def test_cli_builds_the_plan(tmp_path: Path) -> None:
     parser = build_parser(only="sweep")
     args = parser.parse_args(
-        ["sweep", "--engine", "simulated", "--benchmark", "llama3.1-8b", "--round", "v6.1", "--start", "5",
-         "--stop", "20", "--steps", "4", "--slo-ttft-ms", "1000", "--out", str(tmp_path / "s.json")]
+        [
+            "sweep",
+            "--engine",
+            "simulated",
+            "--benchmark",
+            "llama3.1-8b",
+            "--round",
+            "v6.1",
+            "--start",
+            "5",
+            "--stop",
+            "20",
+            "--steps",
+            "4",
+            "--slo-ttft-ms",
+            "1000",
+            "--out",
+            str(tmp_path / "s.json"),
+        ]
     )
     plan = build_plan(args)
     assert plan.settings.rates_qps == (5.0, 10.0, 15.0, 20.0) and plan.settings.scenario == "Server"
     assert (plan.settings.slo.ttft_ms, plan.settings.slo.tpot_ms) == (1000.0, 100.0)
     assert plan.work_dir == tmp_path / "s-runs" and plan.settings.engine.kind == "simulated"
-    offline = parser.parse_args(
-        ["sweep", "--engine", "simulated", "--benchmark", "llama3.1-8b", "--scenario", "Offline", "--rates", "5",
-         "--out", str(tmp_path / "s.json")]
-    )
-    with pytest.raises(UnusableInput, match="Server or Interactive"):
-        build_plan(offline)
+    with pytest.raises(
+        SystemExit
+    ) as refused:  # the command line refuses it (choices: Server, Interactive) ...
+        parser.parse_args(
+            [
+                "sweep",
+                "--engine",
+                "simulated",
+                "--benchmark",
+                "llama3.1-8b",
+                "--scenario",
+                "Offline",
+                "--rates",
+                "5",
+                "--out",
+                str(tmp_path / "s.json"),
+            ]
+        )
+    assert refused.value.code == 2
+    with pytest.raises(
+        UnusableInput, match="Server or Interactive"
+    ):  # ... and so does the plan built from code
+        build_plan(argparse.Namespace(**{**vars(args), "scenario": "Offline"}))
     conf = tmp_path / "u.conf"
     conf.write_text("*.Server.min_duration = 100\n")
     with_conf = parser.parse_args(
-        ["sweep", "--engine", "simulated", "--benchmark", "llama3.1-8b", "--rates", "5", "--user-conf", str(conf),
-         "--out", str(tmp_path / "s.json")]
+        [
+            "sweep",
+            "--engine",
+            "simulated",
+            "--benchmark",
+            "llama3.1-8b",
+            "--rates",
+            "5",
+            "--user-conf",
+            str(conf),
+            "--out",
+            str(tmp_path / "s.json"),
+        ]
     )
     with pytest.raises(UnusableInput, match="sets min_duration"):
         build_plan(with_conf)
