@@ -41,7 +41,7 @@ from loadgen_sut.engines.base import Engine, EngineUnavailable, GenerationReques
 from loadgen_sut.engines.factory import EngineSpec, build_engine, build_tokenizer
 from loadgen_sut.engines.simulated import simulated_answers, simulated_vocabulary
 from loadgen_sut.engines.tokenizers import Tokenizer
-from loadgen_sut.progress import Progress
+from loadgen_sut.progress import Progress, audit_overrides, planned_load
 from loadgen_sut.record import LengthStats, Percentile, ProcessDataset, SutResult, TestStatus
 from loadgen_sut.settings import (
     OptionalSetting,
@@ -340,7 +340,9 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
     perf_count = min(n, actual.performance_sample_count or n)
     qsl = lg.ConstructQSL(n, perf_count, lambda _s: None, lambda _s: None)
     sut_handle = sut.construct()
-    progress = Progress(spec.name, sut.stats, spec.progress_interval_s)
+    audit = audit_overrides((workdir / AUDIT_CONFIG).read_text(encoding="utf-8")) if spec.audit else None
+    plan = planned_load(actual, n, audit, test=spec.name)  # the plan the runner printed: the progress line's ETA
+    progress = Progress(spec.name, sut.stats, spec.progress_interval_s, plan=plan)
     usage0 = resource.getrusage(resource.RUSAGE_SELF)
     # Everything built so far (data set, requests, encoded bodies, engine) lives for the whole test: out of the
     # cyclic GC's reach, a full collection cannot stall the loop thread. With the 13,368 llama3.1-8b requests

@@ -10,6 +10,8 @@ overwritten: every run gets a new ``runs/<run_id>/`` directory.
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -23,8 +25,10 @@ from loadgen_sut.engines.tokenizers import Tokenizer
 from loadgen_sut.generation import GenerationPlan, generation_plan
 from loadgen_sut.lgtest import AUDIT_CONFIG, EXIT_ENGINE_UNAVAILABLE, TestSpec
 from loadgen_sut.mlperf_conf import MLPERF_CONF_FILE, compiled_mlperf_conf
+from loadgen_sut.progress import PlannedLoad, about, audit_overrides, format_duration, planned_load
 from loadgen_sut.record import RECORD_FILE, RunRecord, Verdict, detect_hardware, write_record
 from loadgen_sut.run import child
+from loadgen_sut.run.engine_probe import probe_engine
 from loadgen_sut.run.plan import (
     RunRequest,
     TestDataset,
@@ -95,27 +99,40 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     trial = compliance_dataset_findings(request, bench, test_data)  # submission-trial: warnings
     say_findings(trial, say)
     findings += trial
+    # after every check of the input (those come first, engine or not): nothing listening, another model
+    probe_engine(request.engine)
 
+    new_dirs = [d for d in (request.out / "runs", request.out) if not d.exists()]
     run_id, run_dir = new_run_dir(request.out)
-    conf_path = run_dir / "user.conf"
-    conf_path.write_text(conf_text, encoding="utf-8")
-    compiled_conf = compiled_mlperf_conf()
-    if compiled_conf is not None:  # the mlperf.conf LoadGen applies, kept for the submission tree
-        (run_dir / MLPERF_CONF_FILE).write_text(compiled_conf, encoding="utf-8")
-    generation = generation_plan(  # the round's caps per LoadGen mode and its decoding (loadgen_sut.generation)
-        bench, max_new_tokens=request.max_new_tokens, min_new_tokens=request.min_new_tokens, ignore_eos=request.ignore_eos
-    )
-    say(f"  generation: {generation.describe()}")
-    say(f"  run directory: {run_dir}")
-
-    plan = _Run(request, (rnd, bench, scenario), planned, test_data, run_dir, conf_path, generation)
     results = Results()
     interrupted = False
     try:
-        _run_tests(plan, results, findings, say)
-    except KeyboardInterrupt:  # Ctrl-C: the child stopped; keep a record of what ran
-        interrupted = True
-        say("interrupted (Ctrl-C): writing the run record of what finished")
+        conf_path = run_dir / "user.conf"
+        conf_path.write_text(conf_text, encoding="utf-8")
+        compiled_conf = compiled_mlperf_conf()
+        if compiled_conf is not None:  # the mlperf.conf LoadGen applies, kept for the submission tree
+            (run_dir / MLPERF_CONF_FILE).write_text(compiled_conf, encoding="utf-8")
+        generation = generation_plan(  # the round's caps per LoadGen mode and its decoding (loadgen_sut.generation)
+            bench,
+            max_new_tokens=request.max_new_tokens,
+            min_new_tokens=request.min_new_tokens,
+            ignore_eos=request.ignore_eos,
+        )
+        say(f"  generation: {generation.describe()}")
+        say(f"  run directory: {run_dir}")
+        plan = _Run(request, (rnd, bench, scenario), planned, test_data, run_dir, conf_path, generation)
+        try:
+            _run_tests(plan, results, findings, say)
+        except KeyboardInterrupt:  # Ctrl-C: the child stopped; keep a record of what ran
+            if not results.started:
+                raise
+            interrupted = True
+            say("interrupted (Ctrl-C): writing the run record of what finished")
+    except BaseException:
+        if not results.started:  # refused or stopped before any LoadGen test: no run to keep
+            _discard(run_dir, new_dirs)
+            say(f"  no LoadGen test started: {run_dir} removed")
+        raise
 
     record = _run_record(plan, run_id, conf_text, findings, results, interrupted)
     write_record(record, run_dir / RECORD_FILE)
@@ -133,6 +150,14 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         findings=findings,
         datasets={name: td.dataset for name, td in test_data.items()},
     )
+
+
+def _discard(run_dir: Path, new_dirs: list[Path]) -> None:
+    """Remove a run directory no test ran in, and the folders above it that this run created (when empty)."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    for d in new_dirs:  # deepest first; one that holds anything else stays
+        with contextlib.suppress(OSError):
+            d.rmdir()
 
 
 def _checked_settings(
@@ -199,23 +224,18 @@ def _run_tests(plan: _Run, results: Results, findings: list[Finding], say: Print
         if read_back is None:
             read_back, mismatches = loadgen_read_back(request, rnd, plan.planned, settings, plan.conf_path, say)
             findings += mismatches
+            loads = {t.test: t for t in _planned_loads(plan, read_back)}
+            _say_run_plan(request, list(loads.values()), say)
         if audit:
-            (test_dir / AUDIT_CONFIG).write_text(
-                compliance_audit_config(
-                    rnd,
-                    bench,
-                    name,
-                    dataset_samples=len(td.dataset.samples),
-                    performance_sample_count=read_back.performance_sample_count,
-                ),
-                encoding="utf-8",
-            )
+            (test_dir / AUDIT_CONFIG).write_text(_audit_config(plan, name, read_back), encoding="utf-8")
         deadline = request.deadline_s or child.loadgen_test_deadline_s(
             read_back.model_copy(update={"mode": lg_mode}), len(td.dataset.samples), request.engine
         )
         spec = spec.model_copy(update={"deadline_s": deadline})
         spec_path.write_text(spec.model_dump_json(indent=2) + "\n", encoding="utf-8")
         say(f"-- {name} ({lg_mode.value}), deadline {deadline:.0f} s --")
+        say(f"  plan: {loads[name].describe()}")
+        results.started = True  # from here the run directory holds a run, whatever happens
         rc, trec, sut_result = child.run_test(name, spec_path, test_dir, plan.run_dir, deadline, plan.where)
         if sut_result is not None and sut_result.engine is not None and results.engine is None:
             results.engine = sut_result.engine
@@ -226,6 +246,51 @@ def _run_tests(plan: _Run, results: Results, findings: list[Finding], say: Print
             break
         if trec.status == "finished":
             after_test(FinishedTest(request, name, test_dir, plan.run_dir, td, bench, scenario), results, say)
+
+
+LONG_RUN_S = 120.0  # a run planned longer than this without a user.conf says how to make a short trial
+
+
+def _audit_config(plan: _Run, test: str, read_back: TestSettingsModel) -> str:
+    """The audit.config of a compliance test of this run (written into its directory; its plan counts it)."""
+    rnd, bench, _ = plan.where
+    return compliance_audit_config(
+        rnd,
+        bench,
+        test,
+        dataset_samples=len(plan.test_data[test].dataset.samples),
+        performance_sample_count=read_back.performance_sample_count,
+    )
+
+
+def _planned_loads(plan: _Run, read_back: TestSettingsModel) -> list[PlannedLoad]:
+    """Each test's plan from the settings LoadGen read back, its mode, its data set and its audit.config."""
+    out = []
+    for name, lg_mode, audit in planned_tests(plan.request.mode, plan.where[1]):
+        overrides = audit_overrides(_audit_config(plan, name, read_back)) if audit else None
+        settings = read_back.model_copy(update={"mode": lg_mode})
+        out.append(planned_load(settings, len(plan.test_data[name].dataset.samples), overrides, test=name))
+    return out
+
+
+def _say_run_plan(request: RunRequest, loads: list[PlannedLoad], say: Printer) -> None:
+    """Before the first test: how long each test and the whole run should take; a long run on the round's own
+    settings (no user.conf) says how to make a short trial instead."""
+    total_s = sum(t.duration_s for t in loads)
+    parts = ", ".join(f"{t.test} {format_duration(t.duration_s)}" for t in loads)
+    say(f"  planned: {parts}: {about(total_s)} in all at the planned rates")
+    if request.user_conf is None and total_s > LONG_RUN_S:
+        scn = loads[0].scenario
+        trial = (
+            "--user-conf FILE with '*.Offline.min_duration = 0' and '*.Offline.min_query_count = 100'"
+            if scn is Scenario.OFFLINE
+            else f"--target-qps N and --user-conf FILE with '*.{scn.value}.min_duration = 10000' and "
+            f"'*.{scn.value}.min_query_count = 100'"
+        )
+        say(
+            f"  no --user-conf: the round's official minimums, so this run takes about {format_duration(total_s)}. "
+            f"For a short trial give {trial} (docs/run.md, 'Planned duration and progress')"
+        )
 
 
 def _run_record(

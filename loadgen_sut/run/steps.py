@@ -80,6 +80,7 @@ class Results:
     test06: dict[str, Any] | None = None
     test07: Test07Record | None = None
     test09: Test09Record | None = None
+    started: bool = False  # a LoadGen test's process was started: the run directory holds a run from then on
 
 
 Step = Callable[[FinishedTest, Results, Printer], None]
@@ -109,9 +110,29 @@ def score(t: FinishedTest, results: Results, say: Printer) -> None:
     write_accuracy_txt(scored, t.test_dir / "accuracy.txt", log)
     judged = scored.findings(t.bench, scenario=t.scenario)  # the scenario's targets (v6.1 qwen3-vl Interactive has its own)
     results.verdict += [f for f in judged if f.severity is Severity.ERROR]  # RUN-ACC-*: below target, not covered, ...
-    say(f"  accuracy: {t.test_dir / 'accuracy.txt'}")
+    scores = ", ".join(f"{k} {v:g}" for k, v in scored.metrics().items())
+    say(f"  accuracy: {scores} ({t.test_dir / 'accuracy.txt'})")
+    stand_in = stand_in_engine(t.request.engine.kind, results.engine)
+    if stand_in is not None:
+        say(
+            f"    STAND-IN ENGINE ({stand_in}): these scores are meaningless, not a measure of your system; the "
+            "accuracy run only rehearses the flow (logging, scoring, accuracy.txt)"
+        )
     say_findings(judged, say)
     results.accuracy = scored.model_dump(mode="json")
+
+
+TOKEN_SERVER = "token-server"  # bench/token_server.py's /version and default /v1/models owned_by
+
+
+def stand_in_engine(kind: str, engine: EngineInfo | None) -> str | None:
+    """What answers instead of a model, when something does: the simulated engine, or the project's local token
+    server (it reports itself as ``token-server``); None for a real engine."""
+    if kind == "simulated":
+        return "the simulated engine copies the words of the reference answers"
+    if engine is not None and TOKEN_SERVER in (engine.version, engine.name):
+        return "bench/token_server.py answers the same word to every prompt"
+    return None
 
 
 def verify_test06(t: FinishedTest, results: Results, say: Printer) -> None:

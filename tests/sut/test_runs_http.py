@@ -13,6 +13,7 @@ import pytest
 from sse_server import SSEServer
 from sut_helpers import http_engine, start_server, trial
 
+from checker.findings import UnusableInput
 from checker.parsers.accuracy_log import parse_accuracy_log
 from loadgen_sut.settings import RunMode
 
@@ -100,23 +101,21 @@ def test_server_dies_mid_run(tmp_path: Path) -> None:
     assert out.record.verdict.status == "INVALID"
 
 
-def test_engine_down_at_start_fails_before_loadgen(tmp_path: Path) -> None:
+def test_engine_down_at_start_is_refused_before_the_run(tmp_path: Path) -> None:
+    """The engine probe (loadgen_sut/run/engine_probe.py): unusable input, no run directory, no LoadGen process."""
     server = start_server()
     url = server.url
     server.stop()  # nothing listens there any more
-    out = trial(tmp_path, http_engine(url), scenario="Server")
-    t = out.record.tests[0]
-    assert t.status == "engine_unavailable"
-    assert t.error is not None and "cannot reach the engine" in t.error and url in t.error
-    assert not (out.run_dir / "performance" / "mlperf_log_detail.txt").exists()  # LoadGen never started
-    assert out.record.verdict.status == "INCOMPLETE"
+    with pytest.raises(UnusableInput) as exc:
+        trial(tmp_path, http_engine(url), scenario="Server")
+    assert "cannot reach the engine" in str(exc.value) and url in str(exc.value)
+    assert not (tmp_path / "out").exists()
 
 
 def test_wrong_model_name_is_a_clear_error(tmp_path: Path, sse_server: SSEServer) -> None:
-    out = trial(tmp_path, http_engine(sse_server.url, model="other"), scenario="Server")
-    t = out.record.tests[0]
-    assert t.status == "engine_unavailable" and t.error is not None
-    assert "does not serve model 'other'" in t.error and "tiny" in t.error
+    with pytest.raises(UnusableInput) as exc:
+        trial(tmp_path, http_engine(sse_server.url, model="other"), scenario="Server")
+    assert "does not serve model 'other'" in str(exc.value) and "tiny" in str(exc.value)
 
 
 def test_accuracy_without_token_ids_or_tokenizer_is_refused(tmp_path: Path, sse_server: SSEServer) -> None:

@@ -278,16 +278,17 @@ class _ThreadServer:
     ],
     ids=["deeply-nested", "wrong-types", "hangs"],
 )
-def test_runner_reports_engine_unavailable_naming_the_endpoint(
+def test_runner_refuses_an_unusable_engine_naming_the_endpoint(
     tmp_path: Path, answer: bytes | Writer, probe_timeout_s: float, fragment: str
 ) -> None:
+    """The engine probe before the run (loadgen_sut/run/engine_probe.py): unusable input, nothing written."""
     with _ThreadServer(answer) as url:
         t0 = time.perf_counter()
-        out = trial(tmp_path, http_engine(url, probe_timeout_s=probe_timeout_s), scenario="Server", mode=RunMode.PERFORMANCE)
+        with pytest.raises(UnusableInput) as exc:
+            trial(tmp_path, http_engine(url, probe_timeout_s=probe_timeout_s), scenario="Server", mode=RunMode.PERFORMANCE)
         elapsed = time.perf_counter() - t0
-    t = out.record.tests[0]
-    assert t.status == "engine_unavailable", t
-    assert t.error is not None and f"GET {url}/v1/models" in t.error and fragment in t.error
-    assert "Traceback" not in t.error
+    error = str(exc.value)
+    assert f"GET {url}/v1/models" in error and fragment in error
+    assert "Traceback" not in error
     assert elapsed < 30.0
-    assert out.record.verdict.status == "INCOMPLETE"
+    assert not (tmp_path / "out").exists()
