@@ -127,7 +127,7 @@ def _sweep_page(args: argparse.Namespace, path: Path, data: object) -> int:
     from pydantic import ValidationError
 
     from loadgen_sut.report.sweep_page import sweep_page
-    from loadgen_sut.sweep import SweepResult
+    from loadgen_sut.sweep_model import SweepResult
 
     (target,) = plan_outputs([("--html", args.html)], force=args.force, inputs=[path])
     try:

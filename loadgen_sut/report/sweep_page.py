@@ -1,4 +1,4 @@
-"""The page of an ``inference-audit sweep`` results file (:class:`loadgen_sut.sweep.SweepResult`): goodput and
+"""The page of an ``inference-audit sweep`` results file (:class:`loadgen_sut.sweep_model.SweepResult`): goodput and
 p99 TTFT / TPOT against the offered rate, with the SLO lines and the knee."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from checker.report.html.markup import Child, Markup, el, relative_href
 from checker.report.html.page import Cell, badge, box, document, fmt_num, kv_table, section, table
 from checker.report.html.plots import BOUND_COLOR, LIMIT_COLOR, Plot, RefLine, Series, figure, render_plot
 from loadgen_sut.record import Percentile
-from loadgen_sut.sweep import SweepLevel, SweepResult
+from loadgen_sut.sweep_model import SweepLevel, SweepResult
 
 KNEE_COLOR = "#000000"
 

@@ -17,7 +17,7 @@ from checker.cli.check import main as check_main
 from loadgen_sut.client_diag import LOOP_CPU_SATURATED, client_bound_finding, lag_stats
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.record import RECORD_FILE, ClientDiagnostics, Percentile, RunRecord, Verdict
-from loadgen_sut.sweep import Knee, LevelLatency, SweepLevel, SweepResult, SweepSettings, SweepSlo
+from loadgen_sut.sweep_model import Knee, LevelLatency, SweepLevel, SweepResult, SweepSettings, SweepSlo
 from loadgen_sut.timeline import TIMELINE_FILE, SampleTiming, TimelineHeader, write_timeline
 
 CHROMIUM = Path("/usr/bin/chromium")

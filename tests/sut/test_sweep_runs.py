@@ -30,7 +30,8 @@ from loadgen_sut.run.plan import RunRequest
 from loadgen_sut.runner import RunOutcome
 from loadgen_sut.runner import run as runner_run
 from loadgen_sut.settings import RunMode
-from loadgen_sut.sweep import SweepPlan, SweepResult, SweepSettings, SweepSlo, run_sweep
+from loadgen_sut.sweep import SweepPlan, run_sweep
+from loadgen_sut.sweep_model import SweepResult, SweepSettings, SweepSlo
 from tests.bench.token_server_proc import start_token_server
 
 SLOTS, TTFT_MS, TPOT_MS, TOKENS = 8, 100.0, 20.0, 16
@@ -79,7 +80,13 @@ def plan_for(tmp_path: Path, engine: EngineSpec, rates: tuple[float, ...], durat
     )
     base = RunRequest(round_name="v6.1", benchmark="llama3.1-8b", scenario="Server", mode=RunMode.PERFORMANCE,
                       engine=engine, out=tmp_path, ignore_eos=ignore_eos, progress_interval_s=0)  # fmt: skip
-    return SweepPlan(settings=settings, base=base, out=tmp_path / "sweep.json", work_dir=tmp_path / "runs", find_peak=find_peak)
+    return SweepPlan(
+        settings=settings,
+        base=base,
+        out=tmp_path / "sweep.json",
+        work_dir=tmp_path / "runs",
+        find_peak=find_peak,
+    )
 
 
 class CountingRunner:
@@ -116,7 +123,9 @@ def test_sweep_finds_the_token_servers_capacity_and_resumes(tmp_path: Path, capp
         assert lv.loadgen_latency.ttft_p99_ms.count == lv.query_count
     low, _, _, high = result.levels
     assert low.within_slo is True and high.within_slo is False
-    assert low.timeline is not None and low.timeline.good == low.timeline.completed  # below capacity: all good
+    assert (
+        low.timeline is not None and low.timeline.good == low.timeline.completed
+    )  # below capacity: all good
     knee = result.knee
     assert knee is not None and knee.rate_qps is not None and knee.bounded
     assert 0.75 * CAPACITY_RPS <= knee.rate_qps <= 1.25 * CAPACITY_RPS, knee
