@@ -14,7 +14,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from checker.checks.accuracy import check_accuracy
-from checker.checks.catalog import INFO, RuleInfo, register
+from checker.checks.catalog import INFO, RuleInfo, register, registered_finding
 from checker.checks.compliance import check_compliance
 from checker.checks.context import FileCache, ResultContext, SubmitterContext
 from checker.checks.endpoints import check_endpoints
@@ -43,8 +43,21 @@ from rules.models import Round, Scenario
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(
     __name__,
-    RuleInfo("TREE-NO-RESULTS", "A4", "submitter without results/ is skipped", INFO),
-    RuleInfo("TREE-NOTHING-CHECKED", "-", "no result directory could be checked", beyond=True),
+    RuleInfo(
+        "TREE-NO-RESULTS",
+        "A4",
+        "submitter without results/ is skipped",
+        INFO,
+        source="official checker v5.1.1: check_results_dir L2272",
+    ),
+    RuleInfo(
+        "TREE-NOTHING-CHECKED",
+        "-",
+        "no result directory could be checked",
+        beyond=True,
+        source="beyond the official checker, which reports success on a tree it could not check",
+        fix="point the checker at a tree holding results (and check --submitter), and fix the errors reported",
+    ),
 )
 
 RESULT_CHECKS: tuple[Callable[[ResultContext], list[Finding]], ...] = (
@@ -63,6 +76,7 @@ ENDPOINTS_RESULT_CHECKS: tuple[Callable[[ResultContext], list[Finding]], ...] = 
     check_measurements,
     check_endpoints,
 )
+
 
 def _copy_into(f: Finding, result: str) -> Finding:
     return f.model_copy(update={"result": result})
@@ -110,13 +124,11 @@ def _no_results(sub: SubmitterTree) -> list[Finding]:
     if sub.results_kind is not None or any(p == sub.path for p, _ in sub.unreadable):
         return []
     return [
-        Finding(
-            rule="TREE-NO-RESULTS",
-            severity=Severity.INFO,
-            message="no results/ directory: skipped, as the official checker does",
+        registered_finding(
+            "TREE-NO-RESULTS",
+            "no results/ directory: skipped, as the official checker does",
             scope=sub.path,
             path=sub.path,
-            source="official checker v5.1.1: check_results_dir L2272",
         )
     ]
 
@@ -151,7 +163,11 @@ def _check_benchmark(
         entries.append(entry)
         errors_so_far += error_categories(list(entry.findings))
         if ctx.scenario is not None:
-            kept = filter_findings(list(entry.findings), select, ignore) if select or ignore else list(entry.findings)
+            kept = (
+                filter_findings(list(entry.findings), select, ignore)
+                if select or ignore
+                else list(entry.findings)
+            )
             errors = [f for f in kept if f.severity is Severity.ERROR]
             verdicts[ctx.scenario] = verdicts.get(ctx.scenario, False) or not errors
             trial_only[ctx.scenario] = trial_only.get(ctx.scenario, True) and all(f.trial for f in errors)
@@ -193,16 +209,12 @@ def _check_result(
 
 def _nothing_checked(root: Path, layout_findings: list[Finding], submitter: str | None) -> Finding:
     which = f" for submitter '{submitter}'" if submitter else ""
-    return Finding(
-        rule="TREE-NOTHING-CHECKED",
-        severity=Severity.ERROR,
-        message=f"no result directory (<division>/<submitter>/results/<system>/<benchmark>/<scenario>) was found"
+    return registered_finding(
+        "TREE-NOTHING-CHECKED",
+        f"no result directory (<division>/<submitter>/results/<system>/<benchmark>/<scenario>) was found"
         f"{which} in {display_name(str(root))}: nothing was checked, so nothing can be reported valid"
         + (" (see the errors above)" if any(f.severity is Severity.ERROR for f in layout_findings) else ""),
         scope=".",
-        source="beyond the official checker, which reports success on a tree it could not check",
-        fix="point the checker at a tree holding results (and check --submitter), and fix the errors reported",
-        beyond_official=True,
     )
 
 

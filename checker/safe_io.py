@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from checker.checks.catalog import registered
+from checker.checks.catalog import registered_finding
 from checker.findings import Finding, Severity, UnusableInput
 
 DEFAULT_MAX_TEXT_BYTES = 64 * 1024 * 1024  # a LoadGen detail log of a long run stays well below
@@ -328,20 +328,22 @@ class ReadProblem:
         severity: Severity | None = None,
         source: str | None = None,
         fix: str | None = None,
+        case: str | None = None,
     ) -> Finding:
-        """A finding of ``rule`` about this problem; severity and "beyond" default to the rule's registration."""
-        info = registered(rule)
-        return Finding(
-            rule=rule,
-            severity=info.severity if severity is None else severity,
-            message=self.message,
+        """A finding of ``rule`` about this problem, made by the one factory (severity, "beyond", fix and source default
+        to the rule's registration); never a trial's: a file that cannot be read is not what a short run produces."""
+        return registered_finding(
+            rule,
+            self.message,
+            severity=severity,
             result=result,
             scope=scope,
             path=self.path,
             line=self.line,
             source=source,
             fix=fix,
-            beyond_official=info.beyond,
+            trial=False,
+            case=case,
         )
 
 

@@ -22,8 +22,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checker.checks.catalog import WARN, RuleInfo, register
-from checker.findings import Finding, Severity
+from checker.checks.catalog import WARN, RuleInfo, register, registered_finding
+from checker.findings import Finding
 from checker.safe_io import display_name, file_kind, is_utf8_name, join
 from rules.models import Layout, ResultLocation
 
@@ -34,37 +34,119 @@ WALK_LAYOUT = Layout()
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(
     __name__,
-    RuleInfo("TREE-DIVISION", "A1", "top-level directory that is not a division", WARN),
+    RuleInfo(
+        "TREE-DIVISION",
+        "A1",
+        "top-level directory that is not a division",
+        WARN,
+        source="official checker: check_results_dir L2231 (logged, not failed)",
+        fix="keep only division folders at the top of a results repository",
+    ),
     RuleInfo(
         "TREE-ROOT-FILES",
         "A2",
         "file other than *.md/*.pdf at the repository root",
         WARN,
         official="aborts the whole run unless --skip-extra-files-in-root-check (the official verdicts use the flag)",
+        source="official checker: check_results_dir L2237-2248 (aborts unless --skip-extra-files-in-root-check)",
+        fix="move it out of the submission tree",
     ),
-    RuleInfo("TREE-DIVISION-FILES", "A3", "a division directory holds a file"),
-    RuleInfo("TREE-NO-DIVISION", "A1", "no closed/open/network directory found"),
-    RuleInfo("TREE-BROKEN-SYMLINK", "A5", "broken symbolic link"),
-    RuleInfo("TREE-SYMLINK-OUTSIDE", "A5", "symbolic link leading outside the checked tree", beyond=True),
-    RuleInfo("TREE-FILE-SIZE", "A6", "file above the size limit"),
-    RuleInfo("TREE-HIDDEN-NAME", "A7", "file or directory name starting with '.'"),
-    RuleInfo("TREE-SPACE-NAME", "A8", "space in a file or directory name"),
-    RuleInfo("TREE-PYCACHE", "A9", "__pycache__ directory"),
-    RuleInfo("TREE-EMPTY-DIR", "A10", "empty directory"),
+    RuleInfo(
+        "TREE-DIVISION-FILES",
+        "A3",
+        "a division directory holds a file",
+        source="official checker: check_results_dir L2250-2258 (fails the division)",
+    ),
+    RuleInfo(
+        "TREE-NO-DIVISION",
+        "A1",
+        "no closed/open/network directory found",
+        source="MLPerf submission layout: <division>/<submitter>/...",
+        fix="point the checker at a results repository, a division or a submitter directory",
+    ),
+    RuleInfo(
+        "TREE-BROKEN-SYMLINK",
+        "A5",
+        "broken symbolic link",
+        source="official checker: check_results_dir L2279-2292 (fails the submitter)",
+        fix="replace the link by the file it should point to",
+    ),
+    RuleInfo(
+        "TREE-SYMLINK-OUTSIDE",
+        "A5",
+        "symbolic link leading outside the checked tree",
+        beyond=True,
+        source="official checker A5 checks only broken links; this tool never reads outside the checked root",
+        fix="copy the file into the submission instead of linking to it",
+    ),
+    RuleInfo(
+        "TREE-FILE-SIZE",
+        "A6",
+        "file above the size limit",
+        source="official checker: FILE_SIZE_LIMIT_MB, check_results_dir L2294-2307",
+        fix="truncate accuracy logs with truncate_accuracy_log.py; keep large artefacts out of the submission",
+    ),
+    RuleInfo(
+        "TREE-HIDDEN-NAME",
+        "A7",
+        "file or directory name starting with '.'",
+        source="official checker: check_results_dir L2309-2323",
+        fix="rename or remove it",
+    ),
+    RuleInfo(
+        "TREE-SPACE-NAME",
+        "A8",
+        "space in a file or directory name",
+        source="official checker: check_results_dir L2325-2337",
+        fix="rename it without spaces",
+    ),
+    RuleInfo(
+        "TREE-PYCACHE",
+        "A9",
+        "__pycache__ directory",
+        source="official checker: check_results_dir L2339-2349",
+        fix="delete __pycache__ directories",
+    ),
+    RuleInfo(
+        "TREE-EMPTY-DIR",
+        "A10",
+        "empty directory",
+        source="official checker: check_results_dir L2351-2361",
+        fix="remove empty directories (git does not keep them)",
+    ),
     RuleInfo(
         "TREE-UNREADABLE",
         "-",
         "directory or entry that cannot be read (permissions, I/O error, path longer than PATH_MAX)",
         beyond=True,
+        source="beyond the official checker: a part of the submission that cannot be read cannot be verified",
+        fix="make every file and directory of the submission readable (and paths shorter than PATH_MAX)",
     ),
     RuleInfo(
         "TREE-NOT-DIR",
         "-",
         "division or results/ that is a symbolic link, a file or another non-directory",
         beyond=True,
+        source="MLPerf submission layout: <division>/<submitter>/results/... are directories; this tool never follows "
+        "a symbolic link to a directory",
     ),
-    RuleInfo("TREE-SPECIAL-FILE", "-", "FIFO, socket or device in the submission", beyond=True),
-    RuleInfo("TREE-NAME-ENCODING", "-", "file or directory name that is not UTF-8", beyond=True),
+    RuleInfo(
+        "TREE-SPECIAL-FILE",
+        "-",
+        "FIFO, socket or device in the submission",
+        beyond=True,
+        source="beyond the official checker (which would block reading a FIFO): a submission holds regular files and "
+        "directories only",
+        fix="replace it by a regular file or remove it",
+    ),
+    RuleInfo(
+        "TREE-NAME-ENCODING",
+        "-",
+        "file or directory name that is not UTF-8",
+        beyond=True,
+        source="beyond the official checker (which fails on it); git and the results site need UTF-8 names",
+        fix="rename it with UTF-8 (ASCII) characters",
+    ),
 )
 
 IGNORED_TOP_LEVEL = (".git", ".github", "assets")
@@ -179,43 +261,27 @@ def _is_division_dir(p: Path, divisions: tuple[str, ...]) -> bool:
 
 
 def _name_finding(rel_shown: str, scope: str) -> Finding:
-    return Finding(
-        rule="TREE-NAME-ENCODING",
-        severity=Severity.ERROR,
-        message=f"name '{rel_shown.rsplit('/', 1)[-1]}' is not UTF-8 (bytes shown as \\xNN); it is not entered or "
-        "checked",
+    return registered_finding(
+        "TREE-NAME-ENCODING",
+        f"name '{rel_shown.rsplit('/', 1)[-1]}' is not UTF-8 (bytes shown as \\xNN); it is not entered or checked",
         scope=scope,
         path=rel_shown,
-        source="beyond the official checker (which fails on it); git and the results site need UTF-8 names",
-        fix="rename it with UTF-8 (ASCII) characters",
-        beyond_official=True,
     )
 
 
 def _unreadable_finding(rel: str, why: str, scope: str) -> Finding:
-    return Finding(
-        rule="TREE-UNREADABLE",
-        severity=Severity.ERROR,
-        message=f"cannot be read ({why}); nothing below it is checked",
-        scope=scope,
-        path=rel,
-        source="beyond the official checker: a part of the submission that cannot be read cannot be verified",
-        fix="make every file and directory of the submission readable (and paths shorter than PATH_MAX)",
-        beyond_official=True,
+    return registered_finding(
+        "TREE-UNREADABLE", f"cannot be read ({why}); nothing below it is checked", scope=scope, path=rel
     )
 
 
 def _not_dir_finding(rel: str, kind: str, scope: str, what: str) -> Finding:
-    return Finding(
-        rule="TREE-NOT-DIR",
-        severity=Severity.ERROR,
-        message=f"{what} is {kind}, not a directory; not followed, nothing below it is checked",
+    return registered_finding(
+        "TREE-NOT-DIR",
+        f"{what} is {kind}, not a directory; not followed, nothing below it is checked",
         scope=scope,
         path=rel,
-        source="MLPerf submission layout: <division>/<submitter>/results/... are directories; this tool never follows "
-        "a symbolic link to a directory",
         fix=f"make '{rel}' a real directory holding the submission",
-        beyond_official=True,
     )
 
 
@@ -272,26 +338,21 @@ def discover(root: Path, divisions: tuple[str, ...], submitter: str | None = Non
             elif p.is_dir() or p.is_symlink():
                 if name not in IGNORED_TOP_LEVEL:
                     findings.append(
-                        Finding(
-                            rule="TREE-DIVISION",
-                            severity=Severity.WARNING,
-                            message=f"'{name}' is not a division ({', '.join(divisions)}); ignored",
+                        registered_finding(
+                            "TREE-DIVISION",
+                            f"'{name}' is not a division ({', '.join(divisions)}); ignored",
                             scope=".",
                             path=name,
-                            source="official checker: check_results_dir L2231 (logged, not failed)",
-                            fix="keep only division folders at the top of a results repository",
                         )
                     )
             elif not (name.endswith(".md") or name.endswith(".pdf")):
                 findings.append(
-                    Finding(
-                        rule="TREE-ROOT-FILES",
-                        severity=Severity.WARNING,
-                        message=f"file '{name}' at the repository root (only *.md / *.pdf expected); it is not part of any submission",
+                    registered_finding(
+                        "TREE-ROOT-FILES",
+                        f"file '{name}' at the repository root (only *.md / *.pdf expected); it is not part of any "
+                        "submission",
                         scope=".",
                         path=name,
-                        source="official checker: check_results_dir L2237-2248 (aborts unless --skip-extra-files-in-root-check)",
-                        fix="move it out of the submission tree",
                     )
                 )
     subs: list[tuple[str, str]] = []
@@ -310,25 +371,20 @@ def discover(root: Path, divisions: tuple[str, ...], submitter: str | None = Non
                     subs.append((div, name))
             else:
                 findings.append(
-                    Finding(
-                        rule="TREE-DIVISION-FILES",
-                        severity=Severity.ERROR,
-                        message=f"'{rel}' is not a submitter directory; a division holds only submitter directories",
+                    registered_finding(
+                        "TREE-DIVISION-FILES",
+                        f"'{rel}' is not a submitter directory; a division holds only submitter directories",
                         scope=div,
                         path=rel,
-                        source="official checker: check_results_dir L2250-2258 (fails the division)",
                         fix=f"remove '{rel}' or move it into a submitter directory",
                     )
                 )
     if not divs and not any(f.rule == "TREE-NOT-DIR" for f in findings):
         findings.append(
-            Finding(
-                rule="TREE-NO-DIVISION",
-                severity=Severity.ERROR,
-                message=f"no division directory ({', '.join(divisions)}) found in {display_name(str(root))}",
+            registered_finding(
+                "TREE-NO-DIVISION",
+                f"no division directory ({', '.join(divisions)}) found in {display_name(str(root))}",
                 scope=".",
-                source="MLPerf submission layout: <division>/<submitter>/...",
-                fix="point the checker at a results repository, a division or a submitter directory",
             )
         )
     return TreeLayout(base, root, tuple(divs), tuple(subs), tuple(findings))
@@ -410,7 +466,9 @@ def walk_submitter(base: Path, checked: Path, division: str, name: str) -> Submi
             results.extend(ResultDir(division, name, system, bm, sc) for sc in scens)
         benchmarks[system] = bms
     systems = tuple(
-        n[: -len(".json")] for n in file_children.get(WALK_LAYOUT.systems_root(division, name), ()) if n.endswith(".json")
+        n[: -len(".json")]
+        for n in file_children.get(WALK_LAYOUT.systems_root(division, name), ())
+        if n.endswith(".json")
     )
     results_kind: str | None = None
     if results_rel not in dirs:
@@ -447,19 +505,15 @@ def walk_findings(sub: SubmitterTree) -> list[Finding]:
     out = [_unreadable_finding(path, why, scope) for path, why in sub.unreadable]
     out += [_name_finding(path, scope) for path in sub.bad_names]
     if sub.results_kind is not None:
-        out.append(_not_dir_finding(WALK_LAYOUT.results_root(sub.division, sub.name), sub.results_kind, scope, "results"))
+        out.append(
+            _not_dir_finding(
+                WALK_LAYOUT.results_root(sub.division, sub.name), sub.results_kind, scope, "results"
+            )
+        )
     for path, kind in sub.special_files:
         out.append(
-            Finding(
-                rule="TREE-SPECIAL-FILE",
-                severity=Severity.ERROR,
-                message=f"{kind} in the submission; never opened or read",
-                scope=scope,
-                path=path,
-                source="beyond the official checker (which would block reading a FIFO): a submission holds regular "
-                "files and directories only",
-                fix="replace it by a regular file or remove it",
-                beyond_official=True,
+            registered_finding(
+                "TREE-SPECIAL-FILE", f"{kind} in the submission; never opened or read", scope=scope, path=path
             )
         )
     return out
@@ -469,85 +523,46 @@ def hygiene_findings(sub: SubmitterTree, file_size_limit_mb: int) -> list[Findin
     """Catalogue A5-A10: the official checker fails the whole submitter on each of these."""
     out: list[Finding] = []
     scope = sub.path
-
-    def add(rule: str, message: str, path: str, source: str, fix: str, beyond: bool = False) -> None:
-        out.append(
-            Finding(
-                rule=rule,
-                severity=Severity.ERROR,
-                message=message,
-                scope=scope,
-                path=path,
-                source=source,
-                fix=fix,
-                beyond_official=beyond,
-            )
-        )
-
     for link in sub.symlinks:
         if link.broken:
-            add(
-                "TREE-BROKEN-SYMLINK",
-                f"broken symbolic link -> {link.target}",
-                link.path,
-                "official checker: check_results_dir L2279-2292 (fails the submitter)",
-                "replace the link by the file it should point to",
+            out.append(
+                registered_finding(
+                    "TREE-BROKEN-SYMLINK",
+                    f"broken symbolic link -> {link.target}",
+                    scope=scope,
+                    path=link.path,
+                )
             )
         elif link.outside:
-            add(
-                "TREE-SYMLINK-OUTSIDE",
+            message = (
                 f"symbolic link leads outside the checked tree (-> {link.target}); not followed. The official checker "
-                "would read it; a submission must be self-contained",
-                link.path,
-                "official checker A5 checks only broken links; this tool never reads outside the checked root",
-                "copy the file into the submission instead of linking to it",
-                beyond=True,
+                "would read it; a submission must be self-contained"
             )
+            out.append(registered_finding("TREE-SYMLINK-OUTSIDE", message, scope=scope, path=link.path))
     limit = file_size_limit_mb * MB
     for path, size in sorted(sub.files.items()):
         if size > limit:
-            add(
-                "TREE-FILE-SIZE",
-                f"file is {size / MB:.1f} MB, above the {file_size_limit_mb} MB limit",
-                path,
-                "official checker: FILE_SIZE_LIMIT_MB, check_results_dir L2294-2307",
-                "truncate accuracy logs with truncate_accuracy_log.py; keep large artefacts out of the submission",
-            )
+            message = f"file is {size / MB:.1f} MB, above the {file_size_limit_mb} MB limit"
+            out.append(registered_finding("TREE-FILE-SIZE", message, scope=scope, path=path))
     all_paths = sorted(list(sub.files) + list(sub.dirs) + [s.path for s in sub.symlinks])
     for path in all_paths:
         base = path.rsplit("/", 1)[1]
         if base.startswith("."):
-            add(
-                "TREE-HIDDEN-NAME",
-                f"name '{base}' starts with '.' (git unfriendly)",
-                path,
-                "official checker: check_results_dir L2309-2323",
-                "rename or remove it",
-            )
+            message = f"name '{base}' starts with '.' (git unfriendly)"
+            out.append(registered_finding("TREE-HIDDEN-NAME", message, scope=scope, path=path))
         if " " in base:
-            add(
-                "TREE-SPACE-NAME",
-                f"name '{base}' contains a space",
-                path,
-                "official checker: check_results_dir L2325-2337",
-                "rename it without spaces",
+            out.append(
+                registered_finding(
+                    "TREE-SPACE-NAME", f"name '{base}' contains a space", scope=scope, path=path
+                )
             )
         if base == "__pycache__" and path in sub.dirs:
-            add(
-                "TREE-PYCACHE",
-                "__pycache__ directory in the submission",
-                path,
-                "official checker: check_results_dir L2339-2349",
-                "delete __pycache__ directories",
-            )
-    for path in sub.empty_dirs:
-        add(
-            "TREE-EMPTY-DIR",
-            "empty directory",
-            path,
-            "official checker: check_results_dir L2351-2361",
-            "remove empty directories (git does not keep them)",
-        )
+            message = "__pycache__ directory in the submission"
+            out.append(registered_finding("TREE-PYCACHE", message, scope=scope, path=path))
+    out += [
+        registered_finding("TREE-EMPTY-DIR", "empty directory", scope=scope, path=path)
+        for path in sub.empty_dirs
+    ]
     return out
 
 

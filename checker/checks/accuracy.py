@@ -12,42 +12,134 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from checker.checks.catalog import RuleInfo, register
+from checker.checks.catalog import Case, RuleInfo, register
 from checker.checks.context import ResultContext
-from checker.checks.performance import load_detail
+from checker.checks.performance import DETAIL_LOG_CASES, load_detail
 from checker.findings import Finding, Severity
 from checker.parsers.accuracy_log import has_truncate_separator, is_json
 from checker.parsers.mllog import DetailLog
 
+OLD = "official checker v5.1.1"
+# ACC-MODE / ACC-AUDIT-CONFIG / ACC-SAMPLES: by the rules these results are invalid (errors). Two published results of
+# the shared v5.1 subset (AMD 8xMI325X_2xEPYC_9575F_2 llama2-70b-99/-99.9 Offline) are exactly such runs (a
+# PerformanceOnly run under an audit.config, 100 samples scored) and the official checker calls them valid: the
+# deliberate differences in tests/fixtures/rounds/v5.1/deliberate.yaml (test_conformance, test_whole_rounds).
+ACC_RUN_RULES = (
+    "inference_rules.adoc: the accuracy result comes from a LoadGen run in accuracy mode (AccuracyOnly) over every "
+    "sample of the data set once (RULES_HEAD:474-475); the audit tests' audit.config must be removed before the "
+    "accuracy and performance runs (compliance/README: 'remove audit.config after the test')"
+)
+TRUNCATE = "tools/submission/truncate_accuracy_log.py"
+
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(
     __name__,
-    RuleInfo("ACC-TXT", "E1", "accuracy.txt missing or unreadable"),
-    RuleInfo("ACC-FILES", "E2", "accuracy/ file list mismatch"),
-    RuleInfo("ACC-METRIC", "E3/E5/E11", "metric missing or below target (warning in open)"),
-    RuleInfo("ACC-UPPER", "E4", "metric above the upper limit"),
-    RuleInfo("ACC-HASH", "E6", "no hash= line in accuracy.txt"),
-    RuleInfo("ACC-LOG", "E7", "mlperf_log_accuracy.json missing"),
-    RuleInfo("ACC-LOG-SIZE", "E7", "mlperf_log_accuracy.json not truncated"),
-    RuleInfo("ACC-HASH-MISMATCH", "-", "hash= does not match an untruncated accuracy log", beyond=True),
-    RuleInfo("ACC-HASH-FORMAT", "-", "hash= value is not a SHA-256 (e.g. hash=TODO)", beyond=True),
     RuleInfo(
-        "ACC-MODE", "-", "accuracy/ holds a run that is not AccuracyOnly (a performance or compliance run)", beyond=True
+        "ACC-TXT",
+        "E1",
+        "accuracy.txt missing or unreadable",
+        source=f"{OLD}: check_results_dir L2585-2593",
+        fix="run the benchmark's accuracy script (e.g. evaluation.py / process_accuracy.py) on "
+        "mlperf_log_accuracy.json and save its output as accuracy/accuracy.txt",
+        cases={"unreadable": Case()},  # the read problem says why
     ),
-    RuleInfo("ACC-AUDIT-CONFIG", "-", "LoadGen found an audit.config in the accuracy run", beyond=True),
+    RuleInfo(
+        "ACC-FILES", "E2", "accuracy/ file list mismatch", source=f"{OLD}: check_results_dir L2594-2602"
+    ),
+    RuleInfo(
+        "ACC-METRIC",
+        "E3/E5/E11",
+        "metric missing or below target (warning in open)",
+        fix="the accuracy run must meet every target of the benchmark",
+        cases={"missing": Case(fix="save the accuracy script's complete output")},
+    ),
+    RuleInfo(
+        "ACC-UPPER",
+        "E4",
+        "metric above the upper limit",
+        fix="generated lengths / scores must stay within the benchmark's bounds",
+    ),
+    RuleInfo(
+        "ACC-HASH",
+        "E6",
+        "no hash= line in accuracy.txt",
+        source=f"{OLD}: check_accuracy_dir L1454-1457",
+        fix=f"truncate the accuracy log with {TRUNCATE} (it appends hash=)",
+    ),
+    RuleInfo(
+        "ACC-LOG",
+        "E7",
+        "mlperf_log_accuracy.json missing",
+        source=f"{OLD}: check_accuracy_dir L1459-1467",
+        fix="keep the (truncated) mlperf_log_accuracy.json of the accuracy run",
+        cases={"unreadable": Case()},  # the read problem says why
+    ),
+    RuleInfo(
+        "ACC-LOG-SIZE",
+        "E7",
+        "mlperf_log_accuracy.json not truncated",
+        source=f"MAX_ACCURACY_LOG_SIZE; {OLD}: check_accuracy_dir L1459-1467",
+        fix=f"run {TRUNCATE}",
+    ),
+    RuleInfo(
+        "ACC-HASH-MISMATCH",
+        "-",
+        "hash= does not match an untruncated accuracy log",
+        beyond=True,
+        source="truncate_accuracy_log.py records the SHA-256 of mlperf_log_accuracy.json in accuracy.txt",
+        fix="recompute accuracy.txt from the submitted mlperf_log_accuracy.json",
+    ),
+    RuleInfo(
+        "ACC-HASH-FORMAT",
+        "-",
+        "hash= value is not a SHA-256 (e.g. hash=TODO)",
+        beyond=True,
+        source="truncate_accuracy_log.py appends hash=<sha256 of mlperf_log_accuracy.json> (hashlib.sha256)",
+        fix=f"run {TRUNCATE} on the accuracy run's log (it writes the hash)",
+    ),
+    RuleInfo(
+        "ACC-MODE",
+        "-",
+        "accuracy/ holds a run that is not AccuracyOnly (a performance or compliance run)",
+        beyond=True,
+        source=ACC_RUN_RULES,
+        fix="run the benchmark with --accuracy (LoadGen AccuracyOnly) and copy that run into accuracy/",
+    ),
+    RuleInfo(
+        "ACC-AUDIT-CONFIG",
+        "-",
+        "LoadGen found an audit.config in the accuracy run",
+        beyond=True,
+        source=ACC_RUN_RULES,
+        fix="remove audit.config from the working directory and rerun the accuracy run",
+    ),
     RuleInfo(
         "ACC-SAMPLES",
         "-",
         "samples issued in the accuracy run, or scored in accuracy.txt (gen_num), differ from the data set size",
         beyond=True,
+        source=ACC_RUN_RULES,
+        fix="run the accuracy mode over the full data set and copy that run into accuracy/",
+        cases={
+            "qsl-capped": Case(
+                source=ACC_RUN_RULES,
+                fix="run the accuracy mode with the benchmark's whole data set in the QSL",
+            ),
+            "scored": Case(
+                source=ACC_RUN_RULES,
+                fix="score the accuracy run's full mlperf_log_accuracy.json with the benchmark's accuracy script",
+            ),
+        },
     ),
-    RuleInfo("ACC-LOG-DETAIL", "E8/P", "accuracy detail log unreadable or malformed"),
+    RuleInfo("ACC-LOG-DETAIL", "E8/P", "accuracy detail log unreadable or malformed", cases=DETAIL_LOG_CASES),
     RuleInfo(
         "ACC-LOADGEN-ERRORS",
         "E8",
         "LoadGen errors in the accuracy run",
         official="v5.1.1 crashes (UnboundLocalError)",
         beyond=True,
+        source=f"LoadGen num_errors / metadata.is_error; {OLD}: check_accuracy_dir L1469-1475",
+        fix="fix the LoadGen error and rerun the accuracy run",
     ),
     RuleInfo(
         "ACC-DATASET",
@@ -56,11 +148,19 @@ RULES = register(
         official="v5.1.1 only logs it (HEAD fails)",
         trial=True,
         beyond=True,
+        source="inference_rules.adoc: the accuracy run uses each sample of the data set once (G-QSL, "
+        f"RULES_HEAD:474-475); {OLD}: L1477-1484 logs 'accurcy run does not cover all dataset'; HEAD dataset_check "
+        "fails",
+        fix="run the accuracy mode over the full data set (no accuracy sample count override)",
     ),
-    RuleInfo("ACC-EXTRA-FILES", "E10", "SDXL accuracy/images/ missing or incomplete"),
+    RuleInfo(
+        "ACC-EXTRA-FILES",
+        "E10",
+        "SDXL accuracy/images/ missing or incomplete",
+        source=f"REQUIRED_ACC_BENCHMARK; {OLD}: check_extra_files L1297 via L2611-2628",
+    ),
 )
 
-OLD = "official checker v5.1.1"
 HASH_RE = re.compile(r"^hash=([\w\d]+)$")
 
 
@@ -142,9 +242,6 @@ def check_accuracy(ctx: ResultContext) -> list[Finding]:
                 "ACC-TXT",
                 f"{txt} is missing",
                 path=txt,
-                source=f"{OLD}: check_results_dir L2585-2593",
-                fix="run the benchmark's accuracy script (e.g. evaluation.py / process_accuracy.py) on "
-                "mlperf_log_accuracy.json and save its output as accuracy/accuracy.txt",
             )
         )
         return out
@@ -160,7 +257,6 @@ def check_accuracy(ctx: ResultContext) -> list[Finding]:
                 "ACC-FILES",
                 f"{acc} file list mismatch: {'; '.join(parts)}",
                 path=acc,
-                source=f"{OLD}: check_results_dir L2594-2602",
                 fix=f"accuracy/ must hold {sorted(required)} (optional: {sorted(st.accuracy_optional_files)})",
             )
         )
@@ -168,7 +264,7 @@ def check_accuracy(ctx: ResultContext) -> list[Finding]:
     tr = ctx.files.text(txt)
     if tr.text is None:
         assert tr.problem is not None
-        out.append(ctx.problem("ACC-TXT", tr.problem))
+        out.append(ctx.problem("ACC-TXT", tr.problem, case="unreadable"))
         return out
     if bm is None:
         return out
@@ -201,8 +297,6 @@ def check_accuracy(ctx: ResultContext) -> list[Finding]:
                 f"no hash= line in accuracy.txt{open_note}",
                 severity=sev,
                 path=txt,
-                source=f"{OLD}: check_accuracy_dir L1454-1457",
-                fix="truncate the accuracy log with tools/submission/truncate_accuracy_log.py (it appends hash=)",
             )
         )
     out += _hash_format(ctx, scan, txt)
@@ -259,8 +353,6 @@ def _accuracy_log_checks(
                 f"{rel} is missing{open_note}",
                 severity=sev,
                 path=rel,
-                source=f"{OLD}: check_accuracy_dir L1459-1467",
-                fix="keep the (truncated) mlperf_log_accuracy.json of the accuracy run",
             )
         )
         return out
@@ -271,8 +363,6 @@ def _accuracy_log_checks(
                 f"{rel} is {size} bytes, above {limit}: not truncated{open_note}",
                 severity=sev,
                 path=rel,
-                source=f"MAX_ACCURACY_LOG_SIZE; {OLD}: check_accuracy_dir L1459-1467",
-                fix="run tools/submission/truncate_accuracy_log.py",
             )
         )
         return out
@@ -281,7 +371,7 @@ def _accuracy_log_checks(
     data, problem = ctx.sctx.tree.read_bytes(rel, max_bytes=limit)
     if data is None:
         if problem is not None:
-            out.append(ctx.problem("ACC-LOG", problem))
+            out.append(ctx.problem("ACC-LOG", problem, case="unreadable"))
         return out
     text = data.decode("utf-8", errors="replace")
     if has_truncate_separator(text) and not is_json(text):
@@ -295,8 +385,6 @@ def _accuracy_log_checks(
                 "accuracy.txt was not computed from this log. The official checker only checks that a hash line exists",
                 path=f"{ctx.rd.accuracy_dir}/accuracy.txt",
                 line=scan.hash_line,
-                source="truncate_accuracy_log.py records the SHA-256 of mlperf_log_accuracy.json in accuracy.txt",
-                fix="recompute accuracy.txt from the submitted mlperf_log_accuracy.json",
             )
         )
     return out
@@ -312,23 +400,15 @@ def _is_results_hash(ctx: ResultContext, value: str) -> bool:
     text = ctx.files.text(f"{ctx.rd.accuracy_dir}/accuracy.txt").text
     want = value.lower()
     lines = (line.strip() for line in (text or "").splitlines())
-    return any(hashlib.sha256(line.encode("utf-8")).hexdigest() == want for line in lines if line.startswith("{"))
+    return any(
+        hashlib.sha256(line.encode("utf-8")).hexdigest() == want for line in lines if line.startswith("{")
+    )
 
 
 SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 # the sample count the LLM accuracy scripts print with their scores ('gen_num': N)
 GEN_NUM_RE = re.compile(r"""['"]gen_num['"]\s*:\s*['"]?(\d+)""")
 AUDIT_CONFIG_MARK = "Found Audit Config file"
-# ACC-MODE / ACC-AUDIT-CONFIG / ACC-SAMPLES: by the rules these results are invalid. Two published results of the
-# shared v5.1 subset (AMD 8xMI325X_2xEPYC_9575F_2 llama2-70b-99/-99.9 Offline) are exactly such runs (a
-# PerformanceOnly run under an audit.config, 100 samples scored) and the official checker calls them valid: the
-# deliberate differences in tests/fixtures/rounds/v5.1/deliberate.yaml (test_conformance, test_whole_rounds).
-ACC_RUN_SEVERITY = Severity.ERROR
-ACC_RUN_RULES = (
-    "inference_rules.adoc: the accuracy result comes from a LoadGen run in accuracy mode (AccuracyOnly) over every "
-    "sample of the data set once (RULES_HEAD:474-475); the audit tests' audit.config must be removed before the "
-    "accuracy and performance runs (compliance/README: 'remove audit.config after the test')"
-)
 
 
 def _scored_samples(text: str) -> tuple[int, int] | None:
@@ -352,8 +432,6 @@ def _hash_format(ctx: ResultContext, scan: AccuracyScan, txt: str) -> list[Findi
             "hash= line",
             path=txt,
             line=scan.hash_line,
-            source="truncate_accuracy_log.py appends hash=<sha256 of mlperf_log_accuracy.json> (hashlib.sha256)",
-            fix="run tools/submission/truncate_accuracy_log.py on the accuracy run's log (it writes the hash)",
         )
     ]
 
@@ -366,14 +444,11 @@ def _accuracy_run_kind(ctx: ResultContext, log: DetailLog, rel: str) -> list[Fin
         out.append(
             ctx.finding(
                 "ACC-MODE",
-                                f"the accuracy run's detail log says effective_test_mode = {mode!r}: accuracy/ holds a "
+                f"the accuracy run's detail log says effective_test_mode = {mode!r}: accuracy/ holds a "
                 f"{'performance or compliance' if mode == 'PerformanceOnly' else mode} run, not an accuracy run. "
                 "Neither official checker reads the accuracy run's mode",
                 path=rel,
                 line=log.line_of("effective_test_mode"),
-                severity=ACC_RUN_SEVERITY,
-                source=ACC_RUN_RULES,
-                fix="run the benchmark with --accuracy (LoadGen AccuracyOnly) and copy that run into accuracy/",
             )
         )
     for rec in log.records("warning_generic_message") + log.records("generic_message"):
@@ -381,13 +456,10 @@ def _accuracy_run_kind(ctx: ResultContext, log: DetailLog, rel: str) -> list[Fin
             out.append(
                 ctx.finding(
                     "ACC-AUDIT-CONFIG",
-                                        f"LoadGen found an audit.config in the accuracy run ({rec.value!r}): the audit test's settings "
+                    f"LoadGen found an audit.config in the accuracy run ({rec.value!r}): the audit test's settings "
                     "replaced the accuracy run's, so this is a compliance run",
                     path=rel,
                     line=rec.line,
-                    severity=ACC_RUN_SEVERITY,
-                source=ACC_RUN_RULES,
-                    fix="remove audit.config from the working directory and rerun the accuracy run",
                 )
             )
             break
@@ -415,8 +487,6 @@ def _accuracy_detail_checks(ctx: ResultContext, scored: tuple[int, int] | None =
                 + ". The v5.1.1 checker crashes here (UnboundLocalError); the HEAD checker fails the result",
                 path=rel,
                 line=first.line if first else log.line_of("num_errors"),
-                source=f"LoadGen num_errors / metadata.is_error; {OLD}: check_accuracy_dir L1469-1475",
-                fix="fix the LoadGen error and rerun the accuracy run",
             )
         )
     expected = _expected_samples(ctx)
@@ -429,6 +499,7 @@ def _accuracy_detail_checks(ctx: ResultContext, scored: tuple[int, int] | None =
 
 # ---- rules that judge an accuracy run of either format (a LoadGen accuracy run, or an Endpoints result's
 # accuracy_results.json through its EndpointsDetailLog and its score): one function each, called by both checks
+
 
 def dataset_findings(ctx: ResultContext, log: DetailLog, rel: str) -> list[Finding]:
     """E9: the accuracy run covered the scenario's accuracy data set (the count the official checkers read:
@@ -446,10 +517,6 @@ def dataset_findings(ctx: ResultContext, log: DetailLog, rel: str) -> list[Findi
             log,
             rel,
             key,
-            source="inference_rules.adoc: the accuracy run uses each sample of the data set once (G-QSL, "
-            f"RULES_HEAD:474-475); {OLD}: L1477-1484 logs 'accurcy run does not cover all dataset'; HEAD dataset_check "
-            "fails",
-            fix="run the accuracy mode over the full data set (no accuracy sample count override)",
             trial=count is not None and count < expected,  # a partial data set: what a trial runs
         )
     ]
@@ -492,7 +559,6 @@ def target_findings(
                 path=path,
                 line=line,
                 source=f"{cite(metric) or bm.accuracy_cite or 'accuracy-target'}; {OLD}: check_accuracy_dir L1399-1428",
-                fix="the accuracy run must meet every target of the benchmark",
                 beyond_official=beyond,
                 trial=partial_data_set and metric in DATA_SET_TOTALS,
             )
@@ -505,8 +571,8 @@ def target_findings(
                 severity=sev,
                 path=path,
                 source=f"ACC_PATTERN[{metric}]; {OLD}: check_accuracy_dir L1399-1428",
-                fix="save the accuracy script's complete output",
                 beyond_official=beyond,
+                case="missing",
             )
         )
     for metric, val, limit, line in above:
@@ -518,7 +584,6 @@ def target_findings(
                 path=path,
                 line=line,
                 source=f"{cite(metric) or 'accuracy-upper-limit'}; {OLD}: check_accuracy_dir L1430-1450",
-                fix="generated lengths / scores must stay within the benchmark's bounds",
                 beyond_official=beyond,
             )
         )
@@ -551,7 +616,9 @@ def accuracy_batch_count(total: int, set_size: int) -> int:
     return -(-total // set_size) if total > 0 and set_size > 0 else 0
 
 
-def planned_issued(total: int, set_size: int, scenario: str, samples_per_query: int, logs_batch_size: bool) -> int:
+def planned_issued(
+    total: int, set_size: int, scenario: str, samples_per_query: int, logs_batch_size: bool
+) -> int:
     """The samples of :func:`loadgen_accuracy_batches`, in closed form (the log's numbers may be huge)."""
     if total <= 0 or set_size <= 0 or samples_per_query <= 0:
         return 0
@@ -589,15 +656,27 @@ def _accuracy_sample_counts(
     requested = log.int_value("effective_accuracy_sample_count")
     # LoadGen issues min(accuracy_sample_count, QSL size) (GenerateLoadableSets caps it, mlcommons/inference a8d4d783)
     total = min((n for n in (requested, qsl) if n), default=expected)
-    of_set = f"the {ctx.mlperf_model} data set has {expected}" + ("" if total == expected else f", the run's QSL {total}")
-    logged = list(zip(log.int_values("generated_query_count"), log.int_values("generated_samples_per_query"), strict=False))
+    of_set = f"the {ctx.mlperf_model} data set has {expected}" + (
+        "" if total == expected else f", the run's QSL {total}"
+    )
+    logged = list(
+        zip(
+            log.int_values("generated_query_count"),
+            log.int_values("generated_samples_per_query"),
+            strict=False,
+        )
+    )
     batches = [(q, n) for q, n in logged if q is not None and n is not None]
     set_size = log.int_value("effective_performance_sample_count")
     spq = log.int_value("effective_samples_per_query")
     scenario = log.effective_scenario
     if batches and len(batches) == len(logged) and set_size and spq and scenario:
         release = log.loadgen_release
-        forms = [logs for logs in (True, False) if release is None or (release >= LOGS_OFFLINE_BATCH_SIZE_FROM) == logs]
+        forms = [
+            logs
+            for logs in (True, False)
+            if release is None or (release >= LOGS_OFFLINE_BATCH_SIZE_FROM) == logs
+        ]
         n_sets = accuracy_batch_count(total, set_size)
         # the plan is built only when it has as many pairs as the log (the log's numbers are the input's: a QSL of
         # 10^15 samples in sets of 1 must not make a list of 10^15 pairs)
@@ -619,9 +698,6 @@ def _accuracy_sample_counts(
                     "(effective_performance_sample_count)",
                     path=rel,
                     line=log.line_of("generated_samples_per_query"),
-                    severity=ACC_RUN_SEVERITY,
-                    source=ACC_RUN_RULES,
-                    fix="run the accuracy mode over the full data set and copy that run into accuracy/",
                 )
             )
         elif total != expected and total != (requested if requested is not None else qsl):
@@ -634,9 +710,7 @@ def _accuracy_sample_counts(
                     f"{expected}",
                     path=rel,
                     line=log.line_of("qsl_reported_total_count"),
-                    severity=ACC_RUN_SEVERITY,
-                    source=ACC_RUN_RULES,
-                    fix="run the accuracy mode with the benchmark's whole data set in the QSL",
+                    case="qsl-capped",
                     trial=True,  # a partial data set: what a trial runs
                 )
             )
@@ -648,9 +722,7 @@ def _accuracy_sample_counts(
                 "accuracy run's",
                 path=f"{ctx.rd.accuracy_dir}/accuracy.txt",
                 line=scored[1],
-                severity=ACC_RUN_SEVERITY,
-                source=ACC_RUN_RULES,
-                fix="score the accuracy run's full mlperf_log_accuracy.json with the benchmark's accuracy script",
+                case="scored",
             )
         )
     return out
@@ -676,7 +748,6 @@ def _extra_files(ctx: ResultContext, sev: Severity, open_note: str) -> list[Find
                     f"{ctx.mlperf_model} accuracy must include {sub_dir}/ with {list(ids)}: {what}{open_note}",
                     severity=sev,
                     path=d,
-                    source=f"REQUIRED_ACC_BENCHMARK; {OLD}: check_extra_files L1297 via L2611-2628",
                     fix=f"copy the listed {sub_dir} from the accuracy run into accuracy/{sub_dir}/",
                 )
             )

@@ -6,10 +6,12 @@ Each emitting module declares its rules at its top, in one block::
 
 ``RuleInfo`` holds the rule's id, the official-checker catalogue entry it implements (``official-checker-catalogue.md``
 sections A-H; ``-`` for none), its title, its default severity, how the official v5.1.1 checker differs where it does
-(``official``; ``None``: same verdict) and whether the official tooling lacks the check (``beyond``). The severity and
-the "beyond" flag of a finding come from here (:func:`registered_finding`,
-:meth:`checker.checks.context.ResultContext.finding`), so an emit site restates them only where they depend on the case
-(a trial, the open division).
+(``official``; ``None``: same verdict), whether the official tooling lacks the check (``beyond``), what to do about a
+finding (``fix``) and the rule text or LoadGen key that makes it a rule (``source``). A rule whose failure cases call
+for different remedies names them (``cases``: ``Case(fix, source)`` by name; an emit site picks one with ``case=``).
+A finding's severity, "beyond" flag, fix and source come from here (:func:`registered_finding`, the one factory;
+:meth:`checker.checks.context.ResultContext.finding` fills in the result), so an emit site gives them only where they
+depend on the case (a trial, the open division, a value the message quotes).
 
 One registry, three families of rules, each a list of the modules that register them (:func:`rules_of` imports them):
 
@@ -32,7 +34,7 @@ from __future__ import annotations
 import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from checker.findings import Finding, Severity
 
@@ -63,6 +65,14 @@ AUDIT_MODULES = (
 
 
 @dataclass(frozen=True, slots=True)
+class Case:
+    """One failure case of a rule with its own remedy and cited text (``None``: the finding has none)."""
+
+    fix: str | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RuleInfo:
     rule: str
     catalogue: str
@@ -73,6 +83,12 @@ class RuleInfo:
     # its findings are what trial settings produce (a short run, few queries or samples, a partial data set): a
     # full-length run with the round's official settings and data set does not have them (Finding.trial)
     trial: bool = False
+    fix: str | None = (
+        None  # what to do about a finding (an emit site overrides it only with text quoting the case)
+    )
+    source: str | None = None  # the rule text or LoadGen key that makes it a rule
+    # failure cases whose fix or source differ from the rule's (an emit site names one: registered_finding(case=...))
+    cases: Mapping[str, Case] = field(default_factory=dict)
     module: str = ""  # the registering module (set by register)
 
     @property
@@ -111,7 +127,11 @@ def rules_of(modules: Sequence[str]) -> Mapping[str, RuleInfo]:
     for name in modules:
         importlib.import_module(name)
     order = {m: i for i, m in enumerate(modules)}
-    return dict(sorted(((r, i) for r, i in _REGISTRY.items() if i.module in order), key=lambda kv: order[kv[1].module]))
+    return dict(
+        sorted(
+            ((r, i) for r, i in _REGISTRY.items() if i.module in order), key=lambda kv: order[kv[1].module]
+        )
+    )
 
 
 def all_rules() -> Mapping[str, RuleInfo]:
@@ -145,10 +165,13 @@ def registered_finding(
     source: str | None = None,
     fix: str | None = None,
     trial: bool | None = None,
+    case: str | None = None,
 ) -> Finding:
-    """A finding of a registered ``rule``; severity, "beyond official" and "trial" default to its registration (pass
-    them only where they depend on the case)."""
+    """The one factory of findings: a finding of a registered ``rule``. Severity, "beyond official", "trial", fix and
+    source default to its registration (fix and source to those of its ``case`` where one is named); pass them only
+    where they depend on the case. A ``case`` the rule does not register is a bug (KeyError)."""
     info = registered(rule)
+    remedy: RuleInfo | Case = info if case is None else info.cases[case]
     return Finding(
         rule=rule,
         severity=info.severity if severity is None else severity,
@@ -157,8 +180,8 @@ def registered_finding(
         scope=scope,
         path=path,
         line=line,
-        source=source,
-        fix=fix,
+        source=remedy.source if source is None else source,
+        fix=remedy.fix if fix is None else fix,
         beyond_official=info.beyond if beyond_official is None else beyond_official,
         trial=info.trial if trial is None else trial,
     )
@@ -184,7 +207,11 @@ def _cell(text: str) -> str:
 
 def rules_table(rules: Iterable[RuleInfo], *, catalogue: bool = True) -> str:
     """A markdown table of ``rules``: id, (catalogue entry,) what it checks, default severity, registering module."""
-    head = ["rule", "catalogue", "checks", "severity", "code"] if catalogue else ["rule", "checks", "severity", "code"]
+    head = (
+        ["rule", "catalogue", "checks", "severity", "code"]
+        if catalogue
+        else ["rule", "checks", "severity", "code"]
+    )
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for info in rules:
         what = _cell(info.title + (" (beyond official)" if info.beyond else ""))

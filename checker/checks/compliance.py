@@ -6,10 +6,10 @@ Only for closed/network (the official checker skips open). Sets ``ctx.computed.c
 
 from __future__ import annotations
 
-from checker.checks.catalog import WARN, RuleInfo, register
+from checker.checks.catalog import WARN, Case, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.latency import latency_checks
-from checker.checks.performance import detail_log_checks, load_detail
+from checker.checks.performance import DETAIL_LOG_CASES, detail_log_checks, load_detail
 from checker.compliance.audit_run import (
     AUDIT_RUN_SAMPLES,
     AUDIT_RUN_SOURCE,
@@ -35,33 +35,182 @@ from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.accuracy_log import AccuracyLog, TokenDtype, parse_accuracy_log
 from rules.models import Scenario
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+OLD = "official checker v5.1.1"
+TEST06_SOURCE = f"{OLD}: check_compliance_dir TEST06 L3227-3247"
+TEST07_SOURCE = (
+    "compliance/TEST07/run_verification.py (score = first --score-pattern match; pass = score >= threshold)"
+)
+TEST09_SOURCE = (
+    "compliance/TEST09/run_verification.py (4-byte ids per sample, mean over logged samples, bounds inclusive); "
+    "HEAD compliance_endpoints_check (an Endpoints result: mean_output_tokens within TEST09_LOW/TEST09_HIGH)"
+)
+AS_LOADGEN_WROTE_IT = "submit the log as LoadGen wrote it"
+
+# the rules this module emits (the registry: checker/checks/catalog.py); COMPL-DIR and COMPL-TEST-DIR cite the
+# benchmark's compliance tests (their source depends on the round)
 RULES = register(
     __name__,
-    RuleInfo("COMPL-DIR", "F1", "compliance directory missing"),
+    RuleInfo(
+        "COMPL-DIR",
+        "F1",
+        "compliance directory missing",
+        fix="run the audit tests of the benchmark and copy their output",
+    ),
     RuleInfo("COMPL-TEST-DIR", "F2", "required TESTxx directory missing"),
-    RuleInfo("COMPL-VERIFY-PERF", "F4", "verify_performance.txt without TEST PASS"),
-    RuleInfo("COMPL-PERF-FILES", "F5", "TESTxx/performance/run_1 file list mismatch"),
-    RuleInfo("COMPL-PERF-LOG", "F3", "TESTxx performance log missing or malformed"),
-    RuleInfo("COMPL-TEST01-ACC", "F6/F7", "TEST01 accuracy not passed"),
-    RuleInfo("COMPL-TEST06", "F8", "TEST06 verify_accuracy.txt does not pass"),
-    RuleInfo("COMPL-VERIFY", "F10", "TEST07/TEST08/TEST09 verification file without TEST PASS (v6.x)"),
-    RuleInfo("COMPL-RULES-DATA", "-", "compliance threshold not in the rules data; not re-verified", WARN, beyond=True),
-    RuleInfo("COMPL-TEST07-REVERIFY", "-", "TEST07 verify_accuracy.txt inconsistent with its score, the round's threshold or its PASS line", beyond=True),
-    RuleInfo("COMPL-TEST07-LOG", "-", "TEST07 accuracy log missing or with fewer samples than the test logs", beyond=True),
+    RuleInfo(
+        "COMPL-VERIFY-PERF",
+        "F4",
+        "verify_performance.txt without TEST PASS",
+        source=f"{OLD}: check_compliance_perf_dir L3089",
+    ),
+    RuleInfo(
+        "COMPL-PERF-FILES",
+        "F5",
+        "TESTxx/performance/run_1 file list mismatch",
+        source=f"{OLD}: check_compliance_perf_dir L3109-3124",
+        fix="keep exactly the LoadGen summary and detail logs (accuracy log optional)",
+        cases={"no-run": Case(source=f"{OLD}: L3109-3124")},
+    ),
+    RuleInfo("COMPL-PERF-LOG", "F3", "TESTxx performance log missing or malformed", cases=DETAIL_LOG_CASES),
+    RuleInfo(
+        "COMPL-TEST01-ACC",
+        "F6/F7",
+        "TEST01 accuracy not passed",
+        source=f"{OLD}: check_compliance_acc_dir L3129-3171",
+        cases={
+            "no-accuracy-dir": Case(
+                source=f"{OLD}: check_compliance_acc_dir L3129-3171",
+                fix="copy TEST01's accuracy output (mlperf_log_accuracy.json, accuracy.txt)",
+            ),
+            "no-accuracy-log": Case(
+                source=f"{OLD}: check_compliance_acc_dir L3129-3171",
+                fix="keep TEST01's (truncated) accuracy log",
+            ),
+            "no-delta-files": Case(
+                source=f"{OLD}: check_compliance_acc_dir L3172-3226",
+                fix="run TEST01's accuracy comparison (baseline and compliance accuracy.txt)",
+            ),
+            "delta-metric-missing": Case(source=f"{OLD}: L3172-3226"),
+            "delta": Case(
+                source=f"Config.get_delta_perc; {OLD}: L3172-3226",
+                fix="make the SUT's results independent of the sampled performance-mode logging",
+            ),
+        },
+    ),
+    RuleInfo(
+        "COMPL-TEST06",
+        "F8",
+        "TEST06 verify_accuracy.txt does not pass",
+        source=TEST06_SOURCE,
+        fix="fix the SUT (first token / EOS / token count) and rerun TEST06",
+        cases={"missing": Case(source=TEST06_SOURCE, fix="run compliance/TEST06/run_verification.py")},
+    ),
+    RuleInfo(
+        "COMPL-VERIFY",
+        "F10",
+        "TEST07/TEST08/TEST09 verification file without TEST PASS (v6.x)",
+        source="HEAD checker compliance_check.py (TEST07/TEST08/TEST09), catalogue F10",
+    ),
+    RuleInfo(
+        "COMPL-RULES-DATA",
+        "-",
+        "compliance threshold not in the rules data; not re-verified",
+        WARN,
+        beyond=True,
+        source="rules/data: the round's data must carry the compliance thresholds (the benchmark's audit.config)",
+    ),
+    RuleInfo(
+        "COMPL-TEST07-REVERIFY",
+        "-",
+        "TEST07 verify_accuracy.txt inconsistent with its score, the round's threshold or its PASS line",
+        beyond=True,
+        source=TEST07_SOURCE,
+    ),
+    RuleInfo(
+        "COMPL-TEST07-LOG",
+        "-",
+        "TEST07 accuracy log missing or with fewer samples than the test logs",
+        beyond=True,
+        source=TEST07_SOURCE,
+        fix="run TEST07 with its audit.config (accuracy_log_sampling_target, min_query_count, performance_issue_unique) "
+        "on its data set",
+        cases={
+            "missing": Case(
+                source=TEST07_SOURCE,
+                fix="copy TEST07's mlperf_log_accuracy.json (run_verification.py copies it to TEST07/accuracy/)",
+            ),
+            "unparseable": Case(source=TEST07_SOURCE, fix=AS_LOADGEN_WROTE_IT),
+        },
+    ),
     RuleInfo(
         "COMPL-AUDIT-RUN",
         "-",
         "TEST07/TEST09 performance log missing, or it does not show the test's audit.config applied (performance mode, "
         "every sample of the test's data set issued and logged, no concatenation)",
         beyond=True,
+        source=AUDIT_RUN_SOURCE,
+        cases=DETAIL_LOG_CASES,
     ),
-    RuleInfo("COMPL-TEST09-REVERIFY", "F12", "TEST09 mean output length (re-computed) outside the round's bounds"),
-    RuleInfo("COMPL-TEST09-LOG", "-", "TEST09 accuracy log missing, unparseable or with fewer samples than the test logs", beyond=True),
-    RuleInfo("COMPL-TEST06-LOG", "-", "TEST06 accuracy log missing or unparseable", beyond=True),
-    RuleInfo("COMPL-TEST06-REVERIFY", "-", "TEST06 re-run on the accuracy log fails", beyond=True),
     RuleInfo(
-        "COMPL-TEST06-SKIPPED", "-", "TEST06 first-token check 'Skipped' outside Offline", WARN, beyond=True
+        "COMPL-TEST09-REVERIFY",
+        "F12",
+        "TEST09 mean output length (re-computed) outside the round's bounds",
+        source=TEST09_SOURCE,
+        fix="generate outputs of the reference length (do not truncate or pad) and rerun TEST09",
+        cases={
+            "verify-file": Case(
+                source=TEST09_SOURCE, fix="rerun run_verification.py on the submitted accuracy log"
+            )
+        },
+    ),
+    RuleInfo(
+        "COMPL-TEST09-LOG",
+        "-",
+        "TEST09 accuracy log missing, unparseable or with fewer samples than the test logs",
+        beyond=True,
+        source=TEST09_SOURCE,
+        fix="run TEST09 with its audit.config and submit its whole accuracy log",
+        cases={
+            "missing": Case(
+                source=TEST09_SOURCE,
+                fix="copy TEST09's mlperf_log_accuracy.json (run_verification.py copies it to TEST09/accuracy/)",
+            ),
+            "too-large": Case(
+                source="beyond the official checker, which only reads verify_output_len.txt",
+                fix="nothing to fix in the submission if TEST09 passed; verify it with "
+                "compliance/TEST09/run_verification.py",
+            ),
+            "unparseable": Case(source=TEST09_SOURCE, fix=AS_LOADGEN_WROTE_IT),
+        },
+    ),
+    RuleInfo(
+        "COMPL-TEST06-LOG",
+        "-",
+        "TEST06 accuracy log missing or unparseable",
+        beyond=True,
+        source="LoadGen mlperf_log_accuracy.json format",
+        cases={
+            "missing": Case(
+                source="compliance/TEST06: the accuracy log is part of the TEST06 output",
+                fix="copy TEST06's mlperf_log_accuracy.json",
+            )
+        },
+    ),
+    RuleInfo(
+        "COMPL-TEST06-REVERIFY",
+        "-",
+        "TEST06 re-run on the accuracy log fails",
+        beyond=True,
+        source="compliance/TEST06/run_verification.py checks, re-run on the submitted accuracy log",
+    ),
+    RuleInfo(
+        "COMPL-TEST06-SKIPPED",
+        "-",
+        "TEST06 first-token check 'Skipped' outside Offline",
+        WARN,
+        beyond=True,
+        source=f"compliance/TEST06/run_verification.py: need_first_token_check = scenario != 'Offline'; {TEST06_SOURCE} "
+        "accepts Skipped",
     ),
     RuleInfo(
         "COMPL-TEST06-TRUNCATED",
@@ -69,10 +218,12 @@ RULES = register(
         "TEST06 accuracy log truncated: re-verification covers only the visible entries",
         WARN,
         beyond=True,
+        source="compliance/TEST06/run_verification.py copies the whole accuracy log into TEST06/accuracy/; only the "
+        "accuracy run's log is truncated (truncate_accuracy_log.py)",
+        fix="submit TEST06's mlperf_log_accuracy.json as run_verification.py copied it (untruncated)",
     ),
 )
 
-OLD = "official checker v5.1.1"
 TEST06_MAX_LOG_BYTES = 64 * 1024 * 1024
 
 
@@ -91,7 +242,6 @@ def check_compliance(ctx: ResultContext) -> list[Finding]:
                 f"no compliance directory {cdir} (required: {', '.join(bm.compliance_tests)})",
                 path=cdir,
                 source=src,
-                fix="run the audit tests of the benchmark and copy their output",
             )
         )
         ctx.computed.compliance = 0
@@ -143,17 +293,12 @@ def _perf_test(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
                 "COMPL-VERIFY-PERF",
                 f"{test}: {vp} {why}" if tr.text is not None else f"{test}: {why}",
                 path=vp,
-                source=f"{OLD}: check_compliance_perf_dir L3089",
                 fix=f"rerun {test} until run_verification.py reports TEST PASS",
             )
         )
     run = f"{tdir}/performance/run_1"
     if not ctx.exists_dir(run):
-        out.append(
-            ctx.finding(
-                "COMPL-PERF-FILES", f"{test}: {run} is missing", path=run, source=f"{OLD}: L3109-3124"
-            )
-        )
+        out.append(ctx.finding("COMPL-PERF-FILES", f"{test}: {run} is missing", path=run, case="no-run"))
         return out
     present = set(ctx.list_files(run))
     required = {"mlperf_log_summary.txt", "mlperf_log_detail.txt"}
@@ -165,8 +310,6 @@ def _perf_test(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
                 "COMPL-PERF-FILES",
                 f"{test}: {run} file list mismatch: missing {missing}, unexpected {extra}",
                 path=run,
-                source=f"{OLD}: check_compliance_perf_dir L3109-3124",
-                fix="keep exactly the LoadGen summary and detail logs (accuracy log optional)",
             )
         )
     rel = f"{run}/mlperf_log_detail.txt"
@@ -202,7 +345,6 @@ def _pass_file_test(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
             "COMPL-VERIFY",
             f"{test}: {why}",
             path=rel,
-            source="HEAD checker compliance_check.py (TEST07/TEST08/TEST09), catalogue F10",
             fix=f"run compliance/{test} and keep its verification output",
         )
     ]
@@ -219,7 +361,6 @@ def _test01_accuracy(ctx: ResultContext, tdir: str) -> list[Finding]:
                 "COMPL-TEST01-ACC",
                 f"TEST01: {msg}",
                 path=va,
-                source=f"{OLD}: check_compliance_acc_dir L3129-3171",
             )
         )
         return out
@@ -230,8 +371,7 @@ def _test01_accuracy(ctx: ResultContext, tdir: str) -> list[Finding]:
                 "COMPL-TEST01-ACC",
                 f"TEST01: {acc} is missing",
                 path=acc,
-                source=f"{OLD}: check_compliance_acc_dir L3129-3171",
-                fix="copy TEST01's accuracy output (mlperf_log_accuracy.json, accuracy.txt)",
+                case="no-accuracy-dir",
             )
         )
         return out
@@ -243,8 +383,7 @@ def _test01_accuracy(ctx: ResultContext, tdir: str) -> list[Finding]:
                     "COMPL-TEST01-ACC",
                     f"TEST01: {acc}/mlperf_log_accuracy.json is missing",
                     path=acc,
-                    source=f"{OLD}: check_compliance_acc_dir L3129-3171",
-                    fix="keep TEST01's (truncated) accuracy log",
+                    case="no-accuracy-log",
                 )
             )
         return out
@@ -263,8 +402,7 @@ def _test01_delta(ctx: ResultContext, va: str, acc: str, files: set[str]) -> lis
                 f"TEST01 did not pass ({va} has no 'TEST PASS') and {acc} lacks {sorted(need - files)} for the "
                 "accuracy-delta fallback",
                 path=va,
-                source=f"{OLD}: check_compliance_acc_dir L3172-3226",
-                fix="run TEST01's accuracy comparison (baseline and compliance accuracy.txt)",
+                case="no-delta-files",
             )
         )
         return out
@@ -283,7 +421,7 @@ def _test01_delta(ctx: ResultContext, va: str, acc: str, files: set[str]) -> lis
                     "COMPL-TEST01-ACC",
                     f"TEST01: {t.metric} missing or zero in baseline ({b}) / compliance ({c}) accuracy",
                     path=acc,
-                    source=f"{OLD}: L3172-3226",
+                    case="delta-metric-missing",
                 )
             )
             continue
@@ -294,8 +432,7 @@ def _test01_delta(ctx: ResultContext, va: str, acc: str, files: set[str]) -> lis
                     "COMPL-TEST01-ACC",
                     f"TEST01: {t.metric} baseline {b} vs compliance {c} differ by {diff:.3f}% > {delta}%",
                     path=acc,
-                    source=f"Config.get_delta_perc; {OLD}: L3172-3226",
-                    fix="make the SUT's results independent of the sampled performance-mode logging",
+                    case="delta",
                 )
             )
     return out
@@ -305,7 +442,6 @@ def _test06(ctx: ResultContext, tdir: str) -> list[Finding]:
     out: list[Finding] = []
     va = f"{tdir}/verify_accuracy.txt"
     tr = ctx.files.text(va)
-    src = f"{OLD}: check_compliance_dir TEST06 L3227-3247"
     if tr.text is None:
         msg = tr.problem.message if tr.problem else f"{va} is missing"
         out.append(
@@ -313,8 +449,7 @@ def _test06(ctx: ResultContext, tdir: str) -> list[Finding]:
                 "COMPL-TEST06",
                 f"TEST06: {msg}",
                 path=va,
-                source=src,
-                fix="run compliance/TEST06/run_verification.py",
+                case="missing",
             )
         )
         return out
@@ -328,8 +463,6 @@ def _test06(ctx: ResultContext, tdir: str) -> list[Finding]:
                     f"TEST06: verify_accuracy.txt does not report '{ok[0]}'",
                     path=va,
                     line=line_no,
-                    source=src,
-                    fix="fix the SUT (first token / EOS / token count) and rerun TEST06",
                 )
             )
     skipped = next((i for i, ln in enumerate(lines, 1) if ln == FIRST_TOKEN_SKIPPED), None)
@@ -344,13 +477,9 @@ def _test06(ctx: ResultContext, tdir: str) -> list[Finding]:
                 f"TEST06: verify_accuracy.txt says 'First token check pass: Skipped' for a {ctx.scenario.value} "
                 "result; run_verification.py skips the first-token check only for --scenario Offline, so it was run "
                 "with the wrong scenario. The official checker accepts 'Skipped' in every scenario",
-                severity=Severity.WARNING,
                 path=va,
                 line=skipped,
-                source="compliance/TEST06/run_verification.py: need_first_token_check = scenario != 'Offline'; "
-                f"{src} accepts Skipped",
                 fix=f"rerun run_verification.py with --scenario {ctx.scenario.value}",
-                beyond_official=True,
             )
         )
     out += _test06_reverify(ctx, tdir)
@@ -367,9 +496,7 @@ def _test06_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
                 "COMPL-TEST06-LOG",
                 f"TEST06: {rel} is missing; the verification cannot be reproduced",
                 path=rel,
-                source="compliance/TEST06: the accuracy log is part of the TEST06 output",
-                fix="copy TEST06's mlperf_log_accuracy.json",
-                beyond_official=True,
+                case="missing",
             )
         ]
     size = tree.size(rel)
@@ -394,8 +521,6 @@ def _test06_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
                 f"TEST06 accuracy log cannot be parsed: {exc}",
                 path=rel,
                 line=exc.line,
-                source="LoadGen mlperf_log_accuracy.json format",
-                beyond_official=True,
             )
         ]
     dtype, dtype_why = detect_token_dtype(log.entries, dtype)
@@ -408,12 +533,7 @@ def _test06_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
                 f"TEST06: {rel} is the truncated form (head and tail windows): the re-verification covers only the "
                 f"{len(log.entries)} entries visible in it, not every logged sample; run_verification.py cannot read "
                 "a truncated log at all",
-                severity=Severity.WARNING,
                 path=rel,
-                source="compliance/TEST06/run_verification.py copies the whole accuracy log into TEST06/accuracy/; "
-                "only the accuracy run's log is truncated (truncate_accuracy_log.py)",
-                fix="submit TEST06's mlperf_log_accuracy.json as run_verification.py copied it (untruncated)",
-                beyond_official=True,
             )
         )
     for outcome in res.outcomes:
@@ -425,9 +545,7 @@ def _test06_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
                     describe_failure(outcome, dtype_why),
                     path=rel,
                     line=first.line if first else None,
-                    source="compliance/TEST06/run_verification.py checks, re-run on the submitted accuracy log",
                     fix=fix_for(outcome.check, outcome.samples_checked),
-                    beyond_official=True,
                 )
             )
     return out
@@ -437,10 +555,7 @@ def _rules_data(ctx: ResultContext, what: str, fields: str) -> Finding:
     return ctx.finding(
         "COMPL-RULES-DATA",
         f"{what} is not in the rules data of round {ctx.round.name} ({fields}); not re-verified",
-        severity=Severity.WARNING,
-        source="rules/data: the round's data must carry the compliance thresholds (the benchmark's audit.config)",
         fix=f"add {fields} to the round's rules data",
-        beyond_official=True,
     )
 
 
@@ -453,13 +568,6 @@ def _test07_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
     tr = ctx.files.text(va)
     threshold = getattr(bm, "test07_accuracy_threshold", None)
     pattern = getattr(bm, "test07_score_pattern", None) or DEFAULT_SCORE_PATTERN
-    src = "compliance/TEST07/run_verification.py (score = first --score-pattern match; pass = score >= threshold)"
-
-    def add(rule: str, msg: str, path: str, fix: str, trial: bool = False) -> None:
-        out.append(
-            ctx.finding(rule, f"TEST07: {msg}", path=path, source=src, fix=fix, beyond_official=True, trial=trial)
-        )
-
     if threshold is None:
         out.append(
             _rules_data(
@@ -470,30 +578,21 @@ def _test07_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
         )
     if tr.text is not None:
         for problem, fix in summary_problems(parse_verify_accuracy(tr.text, pattern), threshold, va):
-            add("COMPL-TEST07-REVERIFY", problem, va, fix)
+            out.append(ctx.finding("COMPL-TEST07-REVERIFY", f"TEST07: {problem}", path=va, fix=fix))
     log = f"{tdir}/accuracy/mlperf_log_accuracy.json"
     if not ctx.exists_file(log):
-        add(
-            "COMPL-TEST07-LOG",
-            f"{log} is missing; the score cannot be reproduced",
-            log,
-            "copy TEST07's mlperf_log_accuracy.json (run_verification.py copies it to TEST07/accuracy/)",
-        )
+        msg = f"TEST07: {log} is missing; the score cannot be reproduced"
+        out.append(ctx.finding("COMPL-TEST07-LOG", msg, path=log, case="missing"))
         return out
     need = getattr(bm, "test07_sample_count", None)
     if need is not None:
         n = _entry_count(ctx, log)
         if isinstance(n, str):
-            add("COMPL-TEST07-LOG", n, log, "submit the log as LoadGen wrote it")
+            out.append(ctx.finding("COMPL-TEST07-LOG", f"TEST07: {n}", path=log, case="unparseable"))
         elif n is not None and n < need:
-            add(
-                "COMPL-TEST07-LOG",
-                f"{log} holds {n} distinct samples (qsl_idx); TEST07 logs each of its {need} once",
-                log,
-                "run TEST07 with its audit.config (accuracy_log_sampling_target, min_query_count, "
-                "performance_issue_unique) on its data set",
-                trial=_partial_test_data_set(ctx, tdir, need),
-            )
+            msg = f"TEST07: {log} holds {n} distinct samples (qsl_idx); TEST07 logs each of its {need} once"
+            trial = _partial_test_data_set(ctx, tdir, need)
+            out.append(ctx.finding("COMPL-TEST07-LOG", msg, path=log, trial=trial))
     return out
 
 
@@ -514,12 +613,6 @@ def _entry_count(ctx: ResultContext, rel: str) -> int | str | None:
         return len({e.qsl_idx for e in parse_accuracy_log(tree.abspath(rel)).entries})
     except UnusableInput as exc:
         return f"the accuracy log cannot be parsed: {exc}"
-
-
-TEST09_SOURCE = (
-    "compliance/TEST09/run_verification.py (4-byte ids per sample, mean over logged samples, bounds inclusive); "
-    "HEAD compliance_endpoints_check (an Endpoints result: mean_output_tokens within TEST09_LOW/TEST09_HIGH)"
-)
 
 
 def test09_bounds(ctx: ResultContext) -> tuple[float, float] | Finding:
@@ -560,8 +653,6 @@ def test09_mean_findings(
             f"TEST09: mean output length {shown} tokens over {samples} samples{measured_as} is outside "
             f"[{low:g}, {high:g}]",
             path=path,
-            source=TEST09_SOURCE,
-            fix="generate outputs of the reference length (do not truncate or pad) and rerun TEST09",
             beyond_official=beyond_official,
         )
     ]
@@ -574,35 +665,23 @@ def _test09_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
     bounds = test09_bounds(ctx)
     if isinstance(bounds, Finding):
         return [bounds]
-    src = TEST09_SOURCE
     rel = f"{tdir}/accuracy/mlperf_log_accuracy.json"
-
-    def finding(rule: str, msg: str, fix: str, line: int | None = None, trial: bool = False) -> Finding:
-        return ctx.finding(
-            rule, f"TEST09: {msg}", path=rel, line=line, source=src, fix=fix, beyond_official=True, trial=trial
-        )
-
     if not ctx.exists_file(rel):
-        return [
-            finding(
-                "COMPL-TEST09-LOG",
-                f"{rel} is missing; the mean output length cannot be re-computed",
-                "copy TEST09's mlperf_log_accuracy.json (run_verification.py copies it to TEST09/accuracy/)",
-            )
-        ]
-    log, out = _test09_log(ctx, rel, src)
+        msg = f"TEST09: {rel} is missing; the mean output length cannot be re-computed"
+        return [ctx.finding("COMPL-TEST09-LOG", msg, path=rel, case="missing")]
+    log, out = _test09_log(ctx, rel)
     if log is None:
         return out
     res = verify_test09(log.entries, *bounds)
     need = getattr(bm, "test09_sample_count", None)
     if log.truncated or (need is not None and res.samples < need):
         out.append(
-            finding(
+            ctx.finding(
                 "COMPL-TEST09-LOG",
-                f"{rel} holds {res.samples} samples"
+                f"TEST09: {rel} holds {res.samples} samples"
                 + (" (truncated)" if log.truncated else "")
                 + (f"; TEST09 logs all {need}" if need else ""),
-                "run TEST09 with its audit.config and submit its whole accuracy log",
+                path=rel,
                 trial=not log.truncated and need is not None and _partial_test_data_set(ctx, tdir, need),
             )
         )
@@ -612,17 +691,19 @@ def _test09_reverify(ctx: ResultContext, tdir: str) -> list[Finding]:
     shown = reported_mean(vt) if vt else None
     if shown is not None and abs(shown - res.mean) > 0.006:
         out.append(
-            finding(
+            ctx.finding(
                 "COMPL-TEST09-REVERIFY",
-                f"verify_output_len.txt reports mean {shown:g}, the accuracy log "
+                f"TEST09: verify_output_len.txt reports mean {shown:g}, the accuracy log "
                 f"gives {res.mean:.2f}: the verification was not made on this log",
-                "rerun run_verification.py on the submitted accuracy log",
+                path=rel,
+                beyond_official=True,  # the official checker reads only the PASS line
+                case="verify-file",
             )
         )
     return out
 
 
-def _test09_log(ctx: ResultContext, rel: str, src: str) -> tuple[AccuracyLog | None, list[Finding]]:
+def _test09_log(ctx: ResultContext, rel: str) -> tuple[AccuracyLog | None, list[Finding]]:
     """TEST09's accuracy log parsed, or why not (none: outside the tree or unsized, which tree hygiene reports; too
     large to re-read, said as a warning, never skipped silently; unparseable)."""
     tree = ctx.sctx.tree
@@ -635,11 +716,9 @@ def _test09_log(ctx: ResultContext, rel: str, src: str) -> tuple[AccuracyLog | N
                 "COMPL-TEST09-LOG",
                 f"{rel} is {size} bytes, more than this tool re-reads ({TEST06_MAX_LOG_BYTES}); the mean output "
                 "length was not re-computed",
-                severity=Severity.WARNING,
+                severity=Severity.WARNING,  # this tool's limit, not the submission's fault
                 path=rel,
-                source="beyond the official checker, which only reads verify_output_len.txt",
-                fix="nothing to fix in the submission if TEST09 passed; verify it with compliance/TEST09/run_verification.py",
-                beyond_official=True,
+                case="too-large",
             )
         ]
     try:
@@ -651,9 +730,7 @@ def _test09_log(ctx: ResultContext, rel: str, src: str) -> tuple[AccuracyLog | N
                 f"TEST09: the accuracy log cannot be parsed: {exc}",
                 path=rel,
                 line=exc.line,
-                source=src,
-                fix="submit the log as LoadGen wrote it",
-                beyond_official=True,
+                case="unparseable",
             )
         ]
 
@@ -666,20 +743,14 @@ def _audit_run(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
     fix = f"run {test} with compliance/{test}/{ctx.mlperf_model}/audit.config in LoadGen's working directory and submit "
     fix += f"its performance/run_1 logs as compliance/{test}/run_verification.py copies them"
 
-    def finding(msg: str, line: int | None = None, severity: Severity | None = None, trial: bool = False) -> Finding:
-        return ctx.finding(
-            "COMPL-AUDIT-RUN", f"{test}: {msg}", path=rel, line=line, source=AUDIT_RUN_SOURCE, fix=fix, severity=severity,
-            trial=trial,
+    if not ctx.exists_file(
+        rel
+    ):  # the official checker does not require it (nor this tool TEST06's): a warning
+        msg = (
+            f"{test}: {rel} is missing: nothing shows that the test ran with its audit.config (the official checker "
+            "reads only the verification file)"
         )
-
-    if not ctx.exists_file(rel):  # the official checker does not require it (nor this tool TEST06's): a warning
-        return [
-            finding(
-                f"{rel} is missing: nothing shows that the test ran with its audit.config (the official checker "
-                "reads only the verification file)",
-                severity=Severity.WARNING,
-            )
-        ]
+        return [ctx.finding("COMPL-AUDIT-RUN", msg, severity=Severity.WARNING, path=rel, fix=fix)]
     log, out = load_detail(ctx, rel, "COMPL-AUDIT-RUN")
     if log is None:
         return out
@@ -692,22 +763,26 @@ def _audit_run(ctx: ResultContext, test: str, tdir: str) -> list[Finding]:
         SHORT_QSL: log.line_of("qsl_reported_total_count"),
         "effective_sample_concatenate_permutation": log.line_of("effective_sample_concatenate_permutation"),
     }
-    short = rep.qsl_total is not None and need is not None and rep.qsl_total < need  # a trial's partial data set
+    short = (
+        rep.qsl_total is not None and need is not None and rep.qsl_total < need
+    )  # a trial's partial data set
     for problem in rep.problems(need):
         line = next((ln for k, ln in lines.items() if problem.startswith(k)), None)
-        out.append(finding(problem, line, trial=short and problem.startswith(SHORT_QSL)))
+        trial = short and problem.startswith(SHORT_QSL)
+        out.append(
+            ctx.finding("COMPL-AUDIT-RUN", f"{test}: {problem}", path=rel, line=line, fix=fix, trial=trial)
+        )
     queries = log.int_value("generated_query_count")
     per_query = log.int_value("generated_samples_per_query")
     acc = f"{tdir}/accuracy/mlperf_log_accuracy.json"
     logged = _logged_entries(ctx, acc)
     if queries is not None and per_query is not None and logged is not None and logged < queries * per_query:
-        out.append(
-            finding(
-                f"LoadGen issued {queries * per_query} samples (generated_query_count x generated_samples_per_query) "
-                f"but {acc} holds {logged}: not every sample was logged",
-                log.line_of("generated_samples_per_query"),
-            )
+        msg = (
+            f"{test}: LoadGen issued {queries * per_query} samples (generated_query_count x "
+            f"generated_samples_per_query) but {acc} holds {logged}: not every sample was logged"
         )
+        line = log.line_of("generated_samples_per_query")
+        out.append(ctx.finding("COMPL-AUDIT-RUN", msg, path=rel, line=line, fix=fix))
     return out
 
 

@@ -84,7 +84,9 @@ class SubmitterContext:
     files: FileCache
     model_mapping: dict[str, str] = field(default_factory=dict)  # open division model_mapping.json
     findings: list[Finding] = field(default_factory=list)  # submitter-level findings
-    _systems: dict[str, SystemDescRead] = field(default_factory=dict, repr=False)  # system -> parsed description
+    _systems: dict[str, SystemDescRead] = field(
+        default_factory=dict, repr=False
+    )  # system -> parsed description
 
     @property
     def division(self) -> str:
@@ -142,7 +144,9 @@ class ResultContext:
     benchmark: Benchmark | None
     scenario: Scenario | None  # canonical scenario of the directory name
     system_desc: SystemDesc | None  # systems/<system>.json parsed (None: missing, unreadable, not an object)
-    computed: SummaryInputs = field(default_factory=SummaryInputs)  # what the checks compute for the summary row
+    computed: SummaryInputs = field(
+        default_factory=SummaryInputs
+    )  # what the checks compute for the summary row
     _is_endpoints: bool | None = None
     _endpoints_run: EndpointsRun | None = None
 
@@ -183,9 +187,10 @@ class ResultContext:
         fix: str | None = None,
         beyond_official: bool | None = None,
         trial: bool | None = None,
+        case: str | None = None,
     ) -> Finding:
-        """A finding of ``rule`` about this result; severity, "beyond the official checker" and "trial" default to its
-        registration."""
+        """A finding of ``rule`` about this result; severity, "beyond the official checker", "trial", fix and source
+        default to its registration (:func:`~checker.checks.catalog.registered_finding`)."""
         return registered_finding(
             rule,
             message,
@@ -197,6 +202,7 @@ class ResultContext:
             line=line,
             source=source,
             fix=fix,
+            case=case,
         )
 
     def log_finding(
@@ -207,11 +213,12 @@ class ResultContext:
         rel: str,
         key: str | None,
         *,
-        source: str | None,
-        fix: str | None,
+        source: str | None = None,
+        fix: str | None = None,
         severity: Severity | None = None,
         beyond_official: bool | None = None,
         trial: bool | None = None,
+        case: str | None = None,
     ) -> Finding:
         """A finding about LoadGen key ``key`` of the run log at ``rel`` (pointing at its line; for an Endpoints result,
         at the document the value came from)."""
@@ -225,12 +232,19 @@ class ResultContext:
             fix=fix,
             beyond_official=beyond_official,
             trial=trial,
+            case=case,
         )
 
     def problem(
-        self, rule: str, problem: ReadProblem, *, source: str | None = None, fix: str | None = None
+        self,
+        rule: str,
+        problem: ReadProblem,
+        *,
+        source: str | None = None,
+        fix: str | None = None,
+        case: str | None = None,
     ) -> Finding:
-        return problem.finding(rule, result=self.rd.path, source=source, fix=fix)
+        return problem.finding(rule, result=self.rd.path, source=source, fix=fix, case=case)
 
     # ---- shared artefacts --------------------------------------------------------------------------------
     @property
@@ -254,7 +268,11 @@ class ResultContext:
             p = self.rd.path
             loadgen = self.exists_file(self.perf_detail_path) or self.exists_file(self.acc_detail_path)
             docs = [f"{p}/{n}" for n in CONFIG_FILES] + [f"{p}/{RESULT_SUMMARY}", f"{p}/{ACCURACY_RESULTS}"]
-            got = not loadgen and not self.exists_dir(self.rd.performance_dir) and any(map(self.exists_file, docs))
+            got = (
+                not loadgen
+                and not self.exists_dir(self.rd.performance_dir)
+                and any(map(self.exists_file, docs))
+            )
             self._is_endpoints = got
         return got
 

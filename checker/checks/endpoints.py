@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 from checker.checks.accuracy import dataset_findings, target_findings
-from checker.checks.catalog import INFO, WARN, RuleInfo, register
+from checker.checks.catalog import INFO, WARN, Case, RuleInfo, register
 from checker.checks.compliance import test09_bounds, test09_mean_findings
 from checker.checks.context import ResultContext
 from checker.checks.inferred import result_checks
@@ -39,37 +39,130 @@ from checker.parsers.endpoints import (
 from checker.parsers.mllog import DetailLog
 from rules.models import Scenario
 
+HEAD = "HEAD official checker (endpoints)"
+DOCS_SOURCE = f"tools/submission/submission_structure.md (endpoints submission structure); {HEAD}: parsers/endpoints_parser.py"
+AS_THE_HARNESS_WROTE_IT = "submit the document as the Endpoints harness wrote it"
+AUDIT_SOURCE = f"{HEAD}: compliance_endpoints_check (audit/audit_<name>.json, ENDPOINTS_COMPLIANCE_MAPPING)"
+
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(
     __name__,
-    RuleInfo("PERF-ENDPOINTS-FILES", "D20", "endpoints result without config.yaml or performance/result_summary.json"),
-    RuleInfo("PERF-ENDPOINTS-LOG", "D20", "endpoints config.yaml / result_summary.json unreadable or malformed"),
-    RuleInfo("PERF-ENDPOINTS-MODEL", "D21", "benchmark not allowed as an endpoints result"),
-    RuleInfo("PERF-ENDPOINTS-RULES-DATA", "-", "endpoints rule data missing from the round's rules data; not checked", WARN, beyond=True),
-    RuleInfo("PERF-ENDPOINTS-INCOMPLETE", "-", "endpoints performance run not complete", beyond=True),
     RuleInfo(
-        "PERF-ENDPOINTS-DURATION", "-", "endpoints performance run shorter than the round's minimum", beyond=True,
-        trial=True,
+        "PERF-ENDPOINTS-FILES",
+        "D20",
+        "endpoints result without config.yaml or performance/result_summary.json",
+        source=DOCS_SOURCE,
     ),
     RuleInfo(
-        "PERF-ENDPOINTS-SAMPLES", "-", "endpoints Offline run issued fewer samples than the minimum", beyond=True,
-        trial=True,
+        "PERF-ENDPOINTS-LOG",
+        "D20",
+        "endpoints config.yaml / result_summary.json unreadable or malformed",
+        source=DOCS_SOURCE,
+        fix=AS_THE_HARNESS_WROTE_IT,
+        cases={"unreadable": Case(source=DOCS_SOURCE)},  # the read problem says why
     ),
-    RuleInfo("PERF-ENDPOINTS-CONFIG", "-", "endpoints config.yaml disagrees with the scenario or the round", beyond=True),
-    RuleInfo("PERF-ENDPOINTS-UNITS", "-", "endpoints result reported in the round's unit, not queries/s", INFO, beyond=True),
     RuleInfo(
-        "LAT-E2E", "D10", "endpoints p99 end-to-end latency above the scenario's bound",
+        "PERF-ENDPOINTS-MODEL",
+        "D21",
+        "benchmark not allowed as an endpoints result",
+        source=f"{HEAD}: endpoints_model_check (ENDPOINTS_ALLOWED_MODELS)",
+        fix="submit this benchmark with LoadGen logs",
+    ),
+    RuleInfo(
+        "PERF-ENDPOINTS-RULES-DATA",
+        "-",
+        "endpoints rule data missing from the round's rules data; not checked",
+        WARN,
+        beyond=True,
+        source="rules/data: the round's data must carry it (HEAD checker constants.py)",
+    ),
+    RuleInfo(
+        "PERF-ENDPOINTS-INCOMPLETE",
+        "-",
+        "endpoints performance run not complete",
+        beyond=True,
+        source="MLPerf Endpoints result_summary.json (complete, state, n_samples_*)",
+        fix="rerun until the harness reports a complete run",
+    ),
+    RuleInfo(
+        "PERF-ENDPOINTS-DURATION",
+        "-",
+        "endpoints performance run shorter than the round's minimum",
+        beyond=True,
+        trial=True,
+        fix="run at least the minimum duration",
+    ),
+    RuleInfo(
+        "PERF-ENDPOINTS-SAMPLES",
+        "-",
+        "endpoints Offline run issued fewer samples than the minimum",
+        beyond=True,
+        trial=True,
+        source="rules: Offline query of at least 24,576 samples or the data set size (OFFLINE_MIN_SPQ_SINCE_V4)",
+        fix="issue at least the minimum number of samples (settings.runtime.n_samples_to_issue)",
+    ),
+    RuleInfo(
+        "PERF-ENDPOINTS-CONFIG",
+        "-",
+        "endpoints config.yaml disagrees with the scenario or the round",
+        beyond=True,
+        source="MLPerf Endpoints: type offline (Offline) / online (Server, Interactive)",
+        cases={
+            "load-pattern": Case(
+                source="rules: Offline issues all queries at once, Server queries arrive as a Poisson process"
+            )
+        },
+    ),
+    RuleInfo(
+        "PERF-ENDPOINTS-UNITS",
+        "-",
+        "endpoints result reported in the round's unit, not queries/s",
+        INFO,
+        beyond=True,
+        source=f"{HEAD}: get_performance_metric_check uses RESULT_FIELD_ENDPOINTS (queries/s) before the "
+        "RESULT_FIELD_BENCHMARK_OVERWRITE lookup, whose tokens/s keys endpoints results do not carry",
+    ),
+    RuleInfo(
+        "LAT-E2E",
+        "D10",
+        "endpoints p99 end-to-end latency above the scenario's bound",
         official="compares Interactive with the Server bound",
+        fix="lower the load (target_qps) until the p99 latency is within the bound",
     ),
-    RuleInfo("ACC-ENDPOINTS-RESULTS", "E12", "endpoints accuracy_results.json missing, unreadable, without a score or incomplete"),
-    RuleInfo("COMPL-ENDPOINTS-AUDIT", "F11", "endpoints audit/audit_<test>.json missing (TEST04), unreadable, wrong test or not passed"),
     RuleInfo(
-        "COMPL-ENDPOINTS-AUDIT-MISSING", "-", "endpoints result without the audit of a required test", WARN,
-        official="skips a missing endpoints audit except TEST04", beyond=True,
+        "ACC-ENDPOINTS-RESULTS",
+        "E12",
+        "endpoints accuracy_results.json missing, unreadable, without a score or incomplete",
+        source=DOCS_SOURCE,
+        fix=AS_THE_HARNESS_WROTE_IT,
+        cases={
+            "unreadable": Case(source=DOCS_SOURCE),  # the read problem says why
+            "no-score": Case(
+                source=f"{HEAD}: accuracy_result_check ('accuracy score not found')",
+                fix="submit the harness's accuracy_results.json",
+            ),
+            "incomplete": Case(
+                source="MLPerf Endpoints accuracy_results.json", fix="rerun the accuracy run to the end"
+            ),
+        },
+    ),
+    RuleInfo(
+        "COMPL-ENDPOINTS-AUDIT",
+        "F11",
+        "endpoints audit/audit_<test>.json missing (TEST04), unreadable, wrong test or not passed",
+        source=AUDIT_SOURCE,
+    ),
+    RuleInfo(
+        "COMPL-ENDPOINTS-AUDIT-MISSING",
+        "-",
+        "endpoints result without the audit of a required test",
+        WARN,
+        official="skips a missing endpoints audit except TEST04",
+        beyond=True,
+        source=AUDIT_SOURCE,
     ),
 )
 
-HEAD = "HEAD official checker (endpoints)"
 NS_PER_MS = 1_000_000
 # official ENDPOINTS_COMPLIANCE_MAPPING: compliance test -> the audit name the Endpoints harness writes
 AUDIT_NAMES = {
@@ -81,17 +174,6 @@ AUDIT_NAMES = {
 }
 # run type and load pattern the Endpoints harness uses for each LoadGen scenario
 RUN_TYPES = {Scenario.OFFLINE: ("offline", "max_throughput"), Scenario.SERVER: ("online", "poisson")}
-
-
-def rules_data_finding(ctx: ResultContext, rule: str, what: str, field: str) -> Finding:
-    return ctx.finding(
-        rule,
-        f"{what} is not in the rules data of round {ctx.round.name} ({field}); not checked",
-        severity=Severity.WARNING,
-        source="rules/data: the round's data must carry it (HEAD checker constants.py)",
-        fix=f"add {field} to the round's rules data",
-        beyond_official=True,
-    )
 
 
 def check_endpoints(ctx: ResultContext) -> list[Finding]:
@@ -120,7 +202,6 @@ def check_endpoints(ctx: ResultContext) -> list[Finding]:
 def _documents(ctx: ResultContext, run: EndpointsRun) -> list[Finding]:
     out: list[Finding] = []
     p = ctx.rd.path
-    src = f"tools/submission/submission_structure.md (endpoints submission structure); {HEAD}: parsers/endpoints_parser.py"
     wanted = (
         ("PERF-ENDPOINTS-FILES", CONFIG_FILES, "the run configuration the Endpoints harness used"),
         ("PERF-ENDPOINTS-FILES", (RESULT_SUMMARY,), "the performance run's summary"),
@@ -134,41 +215,30 @@ def _documents(ctx: ResultContext, run: EndpointsRun) -> list[Finding]:
                     rule,
                     f"endpoints result without {names[0]} ({what})",
                     path=f"{p}/{names[0]}",
-                    source=src,
                     fix=f"copy the Endpoints harness's {names[0]} into the result directory",
                 )
             )
             continue
         tr = ctx.files.text(f"{p}/{present[0]}")
         if tr.text is None and tr.problem is not None:
-            out.append(ctx.problem(rule.replace("-FILES", "-LOG"), tr.problem, source=src))
+            out.append(ctx.problem(rule.replace("-FILES", "-LOG"), tr.problem, case="unreadable"))
     for prob in run.problems:
         rule = "ACC-ENDPOINTS-RESULTS" if prob.path == ACCURACY_RESULTS else "PERF-ENDPOINTS-LOG"
         if prob.message.endswith("is missing"):
             continue  # reported above
-        out.append(
-            ctx.finding(
-                rule,
-                prob.message,
-                path=f"{p}/{prob.path}",
-                source=src,
-                fix="submit the document as the Endpoints harness wrote it",
-            )
-        )
+        out.append(ctx.finding(rule, prob.message, path=f"{p}/{prob.path}"))
     return out
 
 
 def _model_allowed(ctx: ResultContext) -> list[Finding]:
     allowed = getattr(ctx.round, "endpoints_allowed_models", None)
     if allowed is None:
-        return [
-            rules_data_finding(
-                ctx,
-                "PERF-ENDPOINTS-RULES-DATA",
-                "the list of benchmarks an endpoints result may be",
-                "Round.endpoints_allowed_models",
-            )
-        ]
+        field = "Round.endpoints_allowed_models"
+        msg = (
+            f"the list of benchmarks an endpoints result may be is not in the rules data of round {ctx.round.name} "
+            f"({field}); not checked"
+        )
+        return [ctx.finding("PERF-ENDPOINTS-RULES-DATA", msg, fix=f"add {field} to the round's rules data")]
     if ctx.mlperf_model in allowed:
         return []
     return [
@@ -177,8 +247,6 @@ def _model_allowed(ctx: ResultContext) -> list[Finding]:
             f"{ctx.mlperf_model} may not be submitted as an endpoints result in round {ctx.round.name} "
             f"(allowed: {', '.join(allowed)})",
             path=ctx.rd.path,
-            source=f"{HEAD}: endpoints_model_check (ENDPOINTS_ALLOWED_MODELS)",
-            fix="submit this benchmark with LoadGen logs",
         )
     ]
 
@@ -189,90 +257,58 @@ def _performance(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Findin
     assert scen is not None
     cfg = f"{ctx.rd.path}/{run.config_name or CONFIG_FILES[0]}"
 
-    def add(
-        rule: str,
-        msg: str,
-        path: str,
-        source: str,
-        fix: str,
-        *,
-        beyond: bool = False,
-        sev: Severity = Severity.ERROR,
-    ) -> None:
-        out.append(
-            ctx.finding(rule, msg, severity=sev, path=path, source=source, fix=fix, beyond_official=beyond)
-        )
-
     issued, completed = run.count("n_samples_issued"), run.count("n_samples_completed")
     if (
         run.complete is not True
         or (run.state not in (None, "complete"))
         or (issued is not None and completed is not None and completed != issued)
     ):
-        add(
-            "PERF-ENDPOINTS-INCOMPLETE",
+        msg = (
             f"the performance run is not complete: complete={run.complete!r}, state={run.state!r}, "
-            f"{completed} of {issued} samples completed. The official checker does not look",
-            rel,
-            "MLPerf Endpoints result_summary.json (complete, state, n_samples_*)",
-            "rerun until the harness reports a complete run",
-            beyond=True,
+            f"{completed} of {issued} samples completed. The official checker does not look"
         )
+        out.append(ctx.finding("PERF-ENDPOINTS-INCOMPLETE", msg, path=rel))
     real = run.duration_ns
     need_ms = r.min_duration_ms
     if bm is not None and not bm.min_duration_exempt and (real is None or real < need_ms * NS_PER_MS):
-        add(
-            "PERF-ENDPOINTS-DURATION",
+        msg = (
             f"the performance run lasted {real / 1e9 if real is not None else None} s (duration_ns), less than the "
-            f"round's {need_ms / 1000:g} s minimum. The official checker reads only the configured min_duration_ms",
-            rel,
-            f"{r.min_duration_cite or 'rules: 600 s minimum run'}",
-            "run at least the minimum duration",
-            beyond=True,
+            f"round's {need_ms / 1000:g} s minimum. The official checker reads only the configured min_duration_ms"
         )
+        source = r.min_duration_cite or "rules: 600 s minimum run"
+        out.append(ctx.finding("PERF-ENDPOINTS-DURATION", msg, path=rel, source=source))
     spq = bm.offline_min_samples_per_query if bm is not None else None
     if scen.loadgen_scenario is Scenario.OFFLINE and spq and (issued is None or issued < spq):
-        add(
-            "PERF-ENDPOINTS-SAMPLES",
+        msg = (
             f"the Offline run issued {issued} samples, fewer than the {spq} an "
             f"Offline run of {ctx.mlperf_model} must issue. The official checker skips the sample-count checks "
-            "for endpoints results",
-            rel,
-            "rules: Offline query of at least 24,576 samples or the data set size (OFFLINE_MIN_SPQ_SINCE_V4)",
-            "issue at least the minimum number of samples (settings.runtime.n_samples_to_issue)",
-            beyond=True,
+            "for endpoints results"
         )
+        out.append(ctx.finding("PERF-ENDPOINTS-SAMPLES", msg, path=rel))
     # the configuration against the round
     want_type, want_pattern = RUN_TYPES.get(scen.loadgen_scenario, (None, None))
     if want_type is not None and run.run_type != want_type:
-        add(
-            "PERF-ENDPOINTS-CONFIG",
+        msg = (
             f"config type is {run.run_type!r} but a {scen.value} result is an "
-            f"{want_type!r} run. The official checker maps the type without comparing it",
-            cfg,
-            "MLPerf Endpoints: type offline (Offline) / online (Server, Interactive)",
-            f"put the {run.run_type} run in its scenario's directory",
-            beyond=True,
+            f"{want_type!r} run. The official checker maps the type without comparing it"
         )
+        fix = f"put the {run.run_type} run in its scenario's directory"
+        out.append(ctx.finding("PERF-ENDPOINTS-CONFIG", msg, path=cfg, fix=fix))
     if want_pattern is not None and run.load_pattern not in (None, want_pattern):
-        add(
-            "PERF-ENDPOINTS-CONFIG",
-            f"settings.load_pattern.type is {run.load_pattern!r}; a {scen.value} run uses {want_pattern!r}",
-            cfg,
-            "rules: Offline issues all queries at once, Server queries arrive as a Poisson process",
-            f"run {scen.value} with load_pattern {want_pattern}",
-            beyond=True,
-        )
+        msg = f"settings.load_pattern.type is {run.load_pattern!r}; a {scen.value} run uses {want_pattern!r}"
+        fix = f"run {scen.value} with load_pattern {want_pattern}"
+        out.append(ctx.finding("PERF-ENDPOINTS-CONFIG", msg, path=cfg, fix=fix, case="load-pattern"))
     cap = (bm.max_new_tokens_performance or bm.max_new_tokens) if bm is not None else None
     mnt = run.model_param("max_new_tokens")
     if cap and isinstance(mnt, int) and not isinstance(mnt, bool) and mnt > cap:
-        add(
-            "PERF-ENDPOINTS-CONFIG",
-            f"model_params.max_new_tokens {mnt} is above the {ctx.mlperf_model} limit {cap}",
-            cfg,
-            f"rules: {ctx.mlperf_model} max output tokens",
-            f"set max_new_tokens to at most {cap}",
-            beyond=True,
+        out.append(
+            ctx.finding(
+                "PERF-ENDPOINTS-CONFIG",
+                f"model_params.max_new_tokens {mnt} is above the {ctx.mlperf_model} limit {cap}",
+                path=cfg,
+                source=f"rules: {ctx.mlperf_model} max output tokens",
+                fix=f"set max_new_tokens to at most {cap}",
+            )
         )
     return out
 
@@ -305,7 +341,6 @@ def _latency(ctx: ResultContext, run: EndpointsRun, log: DetailLog, rel: str) ->
                 f"{scen.value} bound {bound / 1e9:g} s.{official}",
                 path=rel,
                 source=f"latency-constraint[{ctx.mlperf_model}][{scen.value}]; {HEAD}: latency_check",
-                fix="lower the load (target_qps) until the p99 latency is within the bound",
                 beyond_official=lenient,
             )
         )
@@ -328,8 +363,6 @@ def _units_note(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[Finding
             f"result reported in the round's unit ({ctx.round.units_for(bm, scen)}): {ctx.computed.result:g}; the official "
             f"checker reports qps {run.qps:g} for endpoints results under the same unit",
             path=rel,
-            source=f"{HEAD}: get_performance_metric_check uses RESULT_FIELD_ENDPOINTS (queries/s) before the "
-            "RESULT_FIELD_BENCHMARK_OVERWRITE lookup, whose tokens/s keys endpoints results do not carry",
         )
     ]
 
@@ -347,8 +380,7 @@ def _accuracy(ctx: ResultContext, run: EndpointsRun) -> list[Finding]:
                 "ACC-ENDPOINTS-RESULTS",
                 "accuracy_results.json holds no accuracy score",
                 path=rel,
-                source=f"{HEAD}: accuracy_result_check ('accuracy score not found')",
-                fix="submit the harness's accuracy_results.json",
+                case="no-score",
             )
         )
         return out
@@ -359,9 +391,8 @@ def _accuracy(ctx: ResultContext, run: EndpointsRun) -> list[Finding]:
                 "the accuracy run is not complete (accuracy_scores[].complete "
                 "is false). The official checker does not look",
                 path=rel,
-                source="MLPerf Endpoints accuracy_results.json",
-                fix="rerun the accuracy run to the end",
-                beyond_official=True,
+                beyond_official=True,  # the official checker does not look
+                case="incomplete",
             )
         )
     if bm is None or scen is None:
@@ -369,9 +400,13 @@ def _accuracy(ctx: ResultContext, run: EndpointsRun) -> list[Finding]:
     # the targets and upper limits, by the rule functions the LoadGen accuracy check uses: the score is every
     # metric's value but TOKENS_PER_SAMPLE, which is the accuracy run's mean output length
     checked = ctx.mlperf_model in ctx.round.endpoints_accuracy_checked_models
-    gap = None if checked else (
-        "The official checker enforces endpoints accuracy targets for "
-        f"{', '.join(ctx.round.endpoints_accuracy_checked_models) or 'no benchmark'} only"
+    gap = (
+        None
+        if checked
+        else (
+            "The official checker enforces endpoints accuracy targets for "
+            f"{', '.join(ctx.round.endpoints_accuracy_checked_models) or 'no benchmark'} only"
+        )
     )
     values: dict[str, str] = {}
     below, missing, above = [], [], []
@@ -410,7 +445,6 @@ def _compliance(ctx: ResultContext, run: EndpointsRun, perf_rel: str) -> list[Fi
     if not ctx.closed_or_network or bm is None:
         return out
     adir = f"{ctx.compliance_dir()}/{AUDIT_DIR}"
-    src = f"{HEAD}: compliance_endpoints_check (audit/audit_<name>.json, ENDPOINTS_COMPLIANCE_MAPPING)"
     for test in bm.compliance_tests:
         name = AUDIT_NAMES.get(test)
         if name is not None:
@@ -422,7 +456,6 @@ def _compliance(ctx: ResultContext, run: EndpointsRun, perf_rel: str) -> list[Fi
                             "COMPL-ENDPOINTS-AUDIT",
                             f"{test} is required for {ctx.mlperf_model}: {rel} is missing",
                             path=rel,
-                            source=src,
                             fix=f"run the Endpoints {name} audit and copy its output",
                         )
                     )
@@ -433,7 +466,6 @@ def _compliance(ctx: ResultContext, run: EndpointsRun, perf_rel: str) -> list[Fi
                             f"{test} is required for {ctx.mlperf_model} but the endpoints result has no {rel}; the "
                             f"official checker skips a missing endpoints audit except TEST04, so {test} is not evidenced",
                             path=rel,
-                            source=src,
                             fix=f"run the Endpoints {name} audit and copy audit_{name}.json",
                         )
                     )
@@ -455,7 +487,6 @@ def _compliance(ctx: ResultContext, run: EndpointsRun, perf_rel: str) -> list[Fi
                             "COMPL-ENDPOINTS-AUDIT",
                             f"{test}: {rel} {why}",
                             path=rel,
-                            source=src,
                             fix=f"rerun the {name} audit until it passes",
                         )
                     )
@@ -483,4 +514,4 @@ def _test09_endpoints(ctx: ResultContext, run: EndpointsRun, rel: str) -> list[F
     )
 
 
-__all__ = ["EndpointsDetailLog", "check_endpoints", "rules_data_finding"]
+__all__ = ["EndpointsDetailLog", "check_endpoints"]

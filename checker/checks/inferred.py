@@ -14,23 +14,49 @@ from checker.findings import Finding
 from checker.parsers.mllog import DetailLog
 from checker.result_value import ResultStatus, compute_result
 
+OLD = "official checker v5.1.1"
+
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(
     __name__,
-    RuleInfo("PERF-RESULT", "D8", "the result key is missing"),
-    RuleInfo("INFER-SCENARIO", "D17", "the directory holds a run of a scenario that cannot stand for it"),
-    RuleInfo("INFER-INTERACTIVE", "D17", "Interactive result not from a Server run"),
-    RuleInfo("INFER-ZERO", "D17", "inferred result is 0"),
+    RuleInfo(
+        "PERF-RESULT",
+        "D8",
+        "the result key is missing",
+        source=f"RESULT_FIELD_NEW / RESULT_FIELD_BENCHMARK_OVERWRITE; {OLD}: L1573-1582 (exception: result invalid)",
+        fix="submit the complete LoadGen detail log",
+    ),
+    RuleInfo(
+        "INFER-SCENARIO",
+        "D17",
+        "the directory holds a run of a scenario that cannot stand for it",
+        source=f"{OLD}: check_performance_dir / get_inferred_result",
+    ),
+    RuleInfo(
+        "INFER-INTERACTIVE",
+        "D17",
+        "Interactive result not from a Server run",
+        source=f"{OLD}: get_inferred_result L1775",
+        fix="run Interactive as LoadGen Server with the <model>-interactive settings",
+    ),
+    RuleInfo(
+        "INFER-ZERO",
+        "D17",
+        "inferred result is 0",
+        source=f"{OLD}: get_inferred_result L1775 (error if 0)",
+        fix="submit a run that logs the keys the inference needs",
+    ),
     RuleInfo(
         "INFER-DATACENTER",
         "D17",
         "inferred result on a datacenter system",
         official="v5.1.1 allows it; HEAD and the rules restrict inference to edge",
         beyond=True,
+        source="inference_rules.adoc (edge scenarios: MultiStream/Offline may be inferred from SingleStream/MultiStream); "
+        "HEAD checker inferred_check; the v5.1.1 checker does not restrict it",
+        fix="run the scenario itself",
     ),
 )
-
-OLD = "official checker v5.1.1"
 
 
 def result_checks(ctx: ResultContext, log: DetailLog, rel: str) -> list[Finding]:
@@ -42,58 +68,30 @@ def result_checks(ctx: ResultContext, log: DetailLog, rel: str) -> list[Finding]
     eff = rv.effective
     if eff is None:
         return out
-
-    def add(rule: str, msg: str, key: str | None, source: str, fix: str, *, beyond: bool = False) -> None:
-        out.append(ctx.log_finding(rule, msg, log, rel, key, source=source, fix=fix, beyond_official=beyond))
-
     if rv.status in (ResultStatus.NO_RESULT_KEY, ResultStatus.MISSING_VALUE):
-        add(
-            "PERF-RESULT",
-            f"result key {rv.key!r} for {eff.value} is missing from the detail log",
-            None,
-            f"RESULT_FIELD_NEW / RESULT_FIELD_BENCHMARK_OVERWRITE; {OLD}: L1573-1582 (exception: result invalid)",
-            "submit the complete LoadGen detail log",
-        )
+        msg = f"result key {rv.key!r} for {eff.value} is missing from the detail log"
+        out.append(ctx.log_finding("PERF-RESULT", msg, log, rel, None))
         return out
     if rv.status is ResultStatus.INTERACTIVE_NOT_SERVER:
-        add(
-            "INFER-INTERACTIVE",
-            f"an Interactive result must come from a Server run; the log is {eff.value}",
-            "effective_scenario",
-            f"{OLD}: get_inferred_result L1775",
-            "run Interactive as LoadGen Server with the <model>-interactive settings",
-        )
+        msg = f"an Interactive result must come from a Server run; the log is {eff.value}"
+        out.append(ctx.log_finding("INFER-INTERACTIVE", msg, log, rel, "effective_scenario"))
         return out
     if rv.status is ResultStatus.NOT_INFERABLE:
-        add(
-            "INFER-SCENARIO",
-            f"the {scen.value} directory holds a {eff.value} run, which cannot stand for {scen.value}",
-            "effective_scenario",
-            f"{OLD}: check_performance_dir / get_inferred_result",
-            f"put the {eff.value} logs in the {eff.value} directory",
-        )
+        msg = f"the {scen.value} directory holds a {eff.value} run, which cannot stand for {scen.value}"
+        fix = f"put the {eff.value} logs in the {eff.value} directory"
+        out.append(ctx.log_finding("INFER-SCENARIO", msg, log, rel, "effective_scenario", fix=fix))
         return out
     value = rv.value or 0.0
     if rv.inferred:
         if ctx.system_type_key == "datacenter":
-            add(
-                "INFER-DATACENTER",
+            msg = (
                 f"{scen.value} result inferred from a {eff.value} run on a datacenter system; the rules allow "
-                "inferring only for edge systems",
-                "effective_scenario",
-                "inference_rules.adoc (edge scenarios: MultiStream/Offline may be inferred from SingleStream/MultiStream); "
-                "HEAD checker inferred_check; the v5.1.1 checker does not restrict it",
-                "run the scenario itself",
-                beyond=True,
+                "inferring only for edge systems"
             )
+            out.append(ctx.log_finding("INFER-DATACENTER", msg, log, rel, "effective_scenario"))
         if not value:
-            add(
-                "INFER-ZERO",
-                f"the {scen.value} result inferred from the {eff.value} run is 0",
-                "effective_scenario",
-                f"{OLD}: get_inferred_result L1775 (error if 0)",
-                "submit a run that logs the keys the inference needs",
-            )
+            msg = f"the {scen.value} result inferred from the {eff.value} run is 0"
+            out.append(ctx.log_finding("INFER-ZERO", msg, log, rel, "effective_scenario"))
     ctx.computed.result = value
     ctx.computed.inferred = rv.inferred
     return out

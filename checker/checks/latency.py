@@ -6,9 +6,12 @@ import math
 
 from checker.checks.catalog import RuleInfo, register
 from checker.checks.context import ResultContext
-from checker.findings import Finding, Severity
+from checker.findings import Finding
 from checker.parsers.mllog import DetailLog
 from rules.models import Scenario
+
+OLD = "official checker v5.1.1"
+_LOWER_THE_LOAD = "lower the load (target_qps) until p99 TTFT and TPOT are below the limits"
 
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(
@@ -19,12 +22,30 @@ RULES = register(
         "early stopping not met",
         official="v5.1.1 only logs it (HEAD fails)",
         beyond=True,
+        fix="run longer (more queries) or at a lower load until LoadGen reports early stopping satisfied",
     ),
-    RuleInfo("LAT-SERVER-TARGET", "D10", "Server target latency above the benchmark's bound (Interactive's own where the round has one)"),
-    RuleInfo("LAT-TOKEN-LATENCIES", "D15", "use_token_latencies off for an LLM"),
-    RuleInfo("LAT-TOKEN-LIMITS", "D16", "no TTFT/TPOT limits for this scenario"),
-    RuleInfo("LAT-TTFT", "D16", "p99 TTFT not below the limit"),
-    RuleInfo("LAT-TPOT", "D16", "p99 TPOT not below the limit"),
+    RuleInfo(
+        "LAT-SERVER-TARGET",
+        "D10",
+        "Server target latency above the benchmark's bound (Interactive's own where the round has one)",
+        fix="do not raise target_latency above the benchmark's bound",
+    ),
+    RuleInfo(
+        "LAT-TOKEN-LATENCIES",
+        "D15",
+        "use_token_latencies off for an LLM",
+        source=f"{OLD}: extra_check_llm L1489",
+        fix="set use_token_latencies = 1 (the round's mlperf.conf does) and report FirstTokenComplete",
+    ),
+    RuleInfo(
+        "LAT-TOKEN-LIMITS",
+        "D16",
+        "no TTFT/TPOT limits for this scenario",
+        source=f"{OLD}: LLM_LATENCY_LIMITS KeyError in extra_check_llm fails the result; HEAD: llm_check",
+        fix="submit this benchmark only in scenarios the round defines",
+    ),
+    RuleInfo("LAT-TTFT", "D16", "p99 TTFT not below the limit", fix=_LOWER_THE_LOAD),
+    RuleInfo("LAT-TPOT", "D16", "p99 TPOT not below the limit", fix=_LOWER_THE_LOAD),
     RuleInfo(
         "LAT-TOKEN-TARGETS",
         "-",
@@ -32,8 +53,6 @@ RULES = register(
         beyond=True,
     ),
 )
-
-OLD = "official checker v5.1.1"
 NS_PER_MS = 1_000_000
 
 
@@ -49,30 +68,6 @@ def latency_checks(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
     if bm is None or eff is None:
         return out
 
-    def add(
-        rule: str,
-        msg: str,
-        key: str | None,
-        source: str,
-        fix: str,
-        *,
-        beyond: bool = False,
-        sev: Severity = Severity.ERROR,
-    ) -> None:
-        out.append(
-            ctx.log_finding(
-                prefix + rule,
-                msg,
-                log,
-                rel,
-                key,
-                source=source,
-                fix=fix,
-                severity=sev,
-                beyond_official=beyond,
-            )
-        )
-
     # D9 early stopping: the official v5.1.1 checker only logs it; the metric of these scenarios IS the
     # early-stopping estimate, so a run where it was not met has no valid metric.
     if (
@@ -80,16 +75,17 @@ def latency_checks(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
         and log.has("early_stopping_met")
         and not _is_true(log.value("early_stopping_met"))
     ):
-        add(
-            "LAT-EARLY-STOPPING",
+        cite = r.early_stopping_cite or (
+            "inference_rules.adoc scenario table (RULES_HEAD:140-143): 90%*/99%* early-stopping latency estimate"
+        )
+        source = f"{cite}; {OLD}: L1665-1672 logs only; HEAD checker fails it"
+        msg = (
             f"early_stopping_met is {log.value('early_stopping_met')!r}: the {eff.value} metric (an early-stopping "
             "estimate) is not established. The official v5.1.1 checker only logs this; the rules define the metric "
-            "as the early-stopping estimate, so this tool rejects the result",
-            "early_stopping_met",
-            f"{r.early_stopping_cite or 'inference_rules.adoc scenario table (RULES_HEAD:140-143): 90%*/99%* early-stopping latency estimate'}; "
-            f"{OLD}: L1665-1672 logs only; HEAD checker fails it",
-            "run longer (more queries) or at a lower load until LoadGen reports early stopping satisfied",
-            beyond=True,
+            "as the early-stopping estimate, so this tool rejects the result"
+        )
+        out.append(
+            ctx.log_finding(prefix + "LAT-EARLY-STOPPING", msg, log, rel, "early_stopping_met", source=source)
         )
     # D10 Server target latency
     # the bound of the result's scenario: an Interactive directory (LoadGen Server) has its own where the round
@@ -99,23 +95,15 @@ def latency_checks(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
     if eff is Scenario.SERVER and bound is not None:
         tl = log.int_value("effective_target_latency_ns")
         if tl is None or tl < 0 or tl > bound:
-            add(
-                "LAT-SERVER-TARGET",
-                f"effective_target_latency_ns {tl} exceeds the {ctx.mlperf_model} {bound_scen.value} bound {bound} ns",
-                "effective_target_latency_ns",
-                f"latency-constraint[{ctx.mlperf_model}][{bound_scen.value}]; {OLD}: L1677-1694",
-                "do not raise target_latency above the benchmark's bound",
-            )
+            msg = f"effective_target_latency_ns {tl} exceeds the {ctx.mlperf_model} {bound_scen.value} bound {bound} ns"
+            source = f"latency-constraint[{ctx.mlperf_model}][{bound_scen.value}]; {OLD}: L1677-1694"
+            key = "effective_target_latency_ns"
+            out.append(ctx.log_finding(prefix + "LAT-SERVER-TARGET", msg, log, rel, key, source=source))
     # D15 token latencies must be on
     if bm.use_token_latencies_required and not _is_true(log.value("requested_use_token_latencies")):
-        add(
-            "LAT-TOKEN-LATENCIES",
-            f"{ctx.mlperf_model} requires use_token_latencies but requested_use_token_latencies is "
-            f"{log.value('requested_use_token_latencies')!r}",
-            "requested_use_token_latencies",
-            f"{OLD}: extra_check_llm L1489",
-            "set use_token_latencies = 1 (the round's mlperf.conf does) and report FirstTokenComplete",
-        )
+        key = "requested_use_token_latencies"
+        msg = f"{ctx.mlperf_model} requires use_token_latencies but requested_use_token_latencies is {log.value(key)!r}"
+        out.append(ctx.log_finding(prefix + "LAT-TOKEN-LATENCIES", msg, log, rel, key))
     # D16 TTFT / TPOT, keyed by the directory scenario (Interactive has stricter limits than Server)
     scen = ctx.scenario
     if bm.use_token_latencies_required and scen in (Scenario.SERVER, Scenario.INTERACTIVE) and not prefix:
@@ -127,16 +115,18 @@ def latency_checks(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
             ):
                 target = log.float_value(tkey)
                 if target is not None and target > limit_ms * NS_PER_MS:
-                    add(
-                        "LAT-TOKEN-TARGETS",
+                    msg = (
                         f"the run's {kind} target {tkey} = {target / NS_PER_MS:g} ms is looser than the "
                         f"{ctx.mlperf_model} {scen.value} limit {limit_ms:g} ms: LoadGen judged VALID against the "
-                        f"wrong bound (e.g. an {scen.value} result run with another scenario's targets)",
-                        tkey,
+                        f"wrong bound (e.g. an {scen.value} result run with another scenario's targets)"
+                    )
+                    source = (
                         f"{lim.cite or 'rules LLM latency table'}; mlperf.conf sets {scen.value}'s ttft/tpot_latency; "
-                        "the official checkers do not compare the configured targets",
-                        f"run {scen.value} with the round's mlperf.conf targets for it (ttft_latency / tpot_latency)",
-                        beyond=True,
+                        "the official checkers do not compare the configured targets"
+                    )
+                    fix = f"run {scen.value} with the round's mlperf.conf targets for it (ttft_latency / tpot_latency)"
+                    out.append(
+                        ctx.log_finding("LAT-TOKEN-TARGETS", msg, log, rel, tkey, source=source, fix=fix)
                     )
     if not prefix:
         out += token_latency_findings(ctx, log, rel)
@@ -151,7 +141,11 @@ def token_latency_findings(
     latencies at all. ``official_server_limits``: the official checker judges this format's Interactive results
     against the Server limits (HEAD, Endpoints results), so a value between the two is a difference made on purpose."""
     bm, scen = ctx.benchmark, ctx.scenario
-    if bm is None or not bm.use_token_latencies_required or scen not in (Scenario.SERVER, Scenario.INTERACTIVE):
+    if (
+        bm is None
+        or not bm.use_token_latencies_required
+        or scen not in (Scenario.SERVER, Scenario.INTERACTIVE)
+    ):
         return []
     lim = bm.token_latency_limits.get(scen)
     if lim is None:
@@ -162,35 +156,48 @@ def token_latency_findings(
                 log,
                 rel,
                 None,
-                source=f"{OLD}: LLM_LATENCY_LIMITS KeyError in extra_check_llm fails the result; HEAD: llm_check",
-                fix="submit this benchmark only in scenarios the round defines",
             )
         ]
     server = bm.token_latency_limits.get(Scenario.SERVER)
     lenient = official_server_limits and scen is Scenario.INTERACTIVE and server is not None
     out = []
     for kind, key, limit_ms, server_ms, rule in (
-        ("TTFT", "result_first_token_99.00_percentile_latency_ns", lim.ttft_ms, server.ttft_ms if server else None, "LAT-TTFT"),
-        ("TPOT", "result_time_per_output_token_99.00_percentile_ns", lim.tpot_ms, server.tpot_ms if server else None, "LAT-TPOT"),
+        (
+            "TTFT",
+            "result_first_token_99.00_percentile_latency_ns",
+            lim.ttft_ms,
+            server.ttft_ms if server else None,
+            "LAT-TTFT",
+        ),
+        (
+            "TPOT",
+            "result_time_per_output_token_99.00_percentile_ns",
+            lim.tpot_ms,
+            server.tpot_ms if server else None,
+            "LAT-TPOT",
+        ),
     ):
         v = log.float_value(key)
         # NaN fails ``v < limit``; a negative or infinite value is no latency either (PERF-VALUE says why)
         if v is None or not math.isfinite(v) or v < 0 or not v < limit_ms * NS_PER_MS:
-            passes_official = lenient and v is not None and server_ms is not None and v < server_ms * NS_PER_MS
+            passes_official = (
+                lenient and v is not None and server_ms is not None and v < server_ms * NS_PER_MS
+            )
             shown = v if v is None or not math.isfinite(v) else f"{v / NS_PER_MS:.3f} ms"
             out.append(
                 ctx.log_finding(
                     rule,
                     f"p99 {kind} {shown} ({log.label(key)}) is not a latency below the {ctx.mlperf_model} "
                     f"{scen.value} limit {limit_ms:g} ms"
-                    + (". The official checker compares Interactive endpoints results with the Server limits"
-                       if passes_official else ""),
+                    + (
+                        ". The official checker compares Interactive endpoints results with the Server limits"
+                        if passes_official
+                        else ""
+                    ),
                     log,
                     rel,
                     key,
                     source=f"{lim.cite or 'rules LLM latency table'}; {OLD}: extra_check_llm (strict <); HEAD: llm_check",
-                    fix="lower the load (target_qps) until p99 TTFT and TPOT are below the limits",
-                    severity=Severity.ERROR,
                     beyond_official=passes_official,
                 )
             )

@@ -12,7 +12,11 @@ from checker.checks.context import ResultContext
 from checker.findings import Finding
 from rules.models import Scenario
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+OLD = "official checker v5.1.1"
+HEAD = "HEAD checker measurements_checks.py"
+
+# the rules this module emits (the registry: checker/checks/catalog.py); the sources of MEAS-DIR/-FILES/-JSON/
+# -JSON-FIELDS/-CODE depend on the round's layout (_sources)
 RULES = register(
     __name__,
     RuleInfo("MEAS-DIR", "C1", "measurement directory missing"),
@@ -22,15 +26,27 @@ RULES = register(
         "C3",
         "power result without analyzer_table / power_settings",
         official="HEAD accepts the flag but does not check",
+        source=f"{OLD}: check_measurement_dir L3002-3040",
     ),
     RuleInfo("MEAS-JSON", "C4", "measurement JSON missing or unreadable"),
-    RuleInfo("MEAS-JSON-FIELDS", "C5", "measurement JSON field missing or empty"),
+    RuleInfo(
+        "MEAS-JSON-FIELDS",
+        "C5",
+        "measurement JSON field missing or empty",
+        fix="fill in every implementation field",
+    ),
     RuleInfo("MEAS-CODE", "C6", "no code/<benchmark>"),
-    RuleInfo("MEAS-MLPERF-CONF", "-", "the measurements mlperf.conf is not the round's (seeds, min duration)", WARN, beyond=True),
+    RuleInfo(
+        "MEAS-MLPERF-CONF",
+        "-",
+        "the measurements mlperf.conf is not the round's (seeds, min duration)",
+        WARN,
+        beyond=True,
+        source="beyond the official checker, which does not read the mlperf.conf copy; round seeds and durations from "
+        "the rules data",
+        fix="copy the mlperf.conf of the LoadGen release the run used (inference-audit run keeps it)",
+    ),
 )
-
-OLD = "official checker v5.1.1"
-HEAD = "HEAD checker measurements_checks.py"
 
 
 def _sources(ctx: ResultContext) -> dict[str, str]:
@@ -109,9 +125,6 @@ def _mlperf_conf_findings(ctx: ResultContext, rel: str) -> list[Finding]:
             f"the mlperf.conf copy is not round {ctx.round.name}'s: " + "; ".join(d for _, d in differ),
             path=rel,
             line=differ[0][0],
-            source="beyond the official checker, which does not read the mlperf.conf copy; round seeds and "
-            "durations from the rules data",
-            fix="copy the mlperf.conf of the LoadGen release the run used (inference-audit run keeps it)",
         )
     ]
 
@@ -178,7 +191,6 @@ def check_measurements(ctx: ResultContext) -> list[Finding]:
                         "MEAS-POWER-FILES",
                         f"power result without a non-empty {stem}.* in {d} or its 3 parent directories",
                         path=d,
-                        source=f"{OLD}: check_measurement_dir L3002-3040",
                         fix=f"add the power analyzer's {stem} file",
                     )
                 )
@@ -213,7 +225,6 @@ def check_measurements(ctx: ResultContext) -> list[Finding]:
                         f"{mj}: missing or empty field(s) {', '.join(empty)}",
                         path=mj,
                         source=src["fields"],
-                        fix="fill in every implementation field",
                     )
                 )
     # C6 code directory

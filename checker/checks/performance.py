@@ -9,66 +9,211 @@ import math
 import re
 from functools import lru_cache
 
-from checker.checks.catalog import INFO, WARN, RuleInfo, register
+from checker.checks.catalog import INFO, WARN, Case, RuleInfo, register
 from checker.checks.context import ResultContext
-from checker.findings import Finding, Severity
+from checker.findings import Finding
 from checker.parsers.loadgen_conf import loadgen_value
 from checker.parsers.mllog import DetailLog, SummaryLog, as_float
 from checker.run_conf import measured_conf_setting
-from rules.models import Scenario
+from rules.models import Benchmark, Scenario
+
+OLD = "official checker v5.1.1"
+HEAD_CHECKER = "HEAD official checker"
+LOADGEN_RULES = "LoadGen sets result_validity VALID only when every constraint flag is true (loadgen.cc: PerformanceSummary)"
+AS_LOADGEN_WROTE_IT = "submit the detail log exactly as LoadGen wrote it"
+_FIX_LOADGEN_ERROR = (
+    "find and fix the cause of the LoadGen error (an Endpoints result: the failed requests), then rerun"
+)
+# the failure cases of a LoadGen detail log that cannot be read (load_detail): every rule judging such a log
+# (PERF-LOG, ACC-LOG-DETAIL, POWER-RANGING, COMPL-PERF-LOG, COMPL-AUDIT-RUN) registers them
+DETAIL_LOG_CASES = {
+    "missing": Case(fix="copy LoadGen's mlperf_log_detail.txt"),
+    "no-records": Case(fix="submit LoadGen's detail log"),
+    "malformed": Case(
+        source=f"{OLD}: log_parser.MLPerfLog raises on a malformed line (result invalid)",
+        fix="submit the log exactly as LoadGen wrote it",
+    ),
+    "unreadable": Case(),  # the read problem says why
+}
 
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(
     __name__,
-    RuleInfo("PERF-RUN-DIR", "D1", "performance/run_1 missing"),
-    RuleInfo("PERF-FILES", "D2", "run_1 file list mismatch"),
-    RuleInfo("PERF-LOG", "D19/P", "detail log missing, unreadable or with malformed :::MLLOG lines"),
-    RuleInfo("PERF-VALIDITY", "D3", "result_validity is not VALID"),
+    RuleInfo(
+        "PERF-RUN-DIR",
+        "D1",
+        "performance/run_1 missing",
+        source=f"{OLD}: check_results_dir L2674",
+        fix="copy the performance run's LoadGen logs into performance/run_1",
+    ),
+    RuleInfo(
+        "PERF-FILES",
+        "D2",
+        "run_1 file list mismatch",
+        source=f"{OLD}: check_results_dir L2681-2697 (files_diff)",
+    ),
+    RuleInfo(
+        "PERF-LOG",
+        "D19/P",
+        "detail log missing, unreadable or with malformed :::MLLOG lines",
+        cases=DETAIL_LOG_CASES,
+    ),
+    RuleInfo(
+        "PERF-VALIDITY",
+        "D3",
+        "result_validity is not VALID",
+        source=f"LoadGen key result_validity; {OLD}: check_performance_dir L1562-1566",
+        fix="fix the run until LoadGen reports VALID (min duration, min queries, latency constraints, early stopping)",
+    ),
     RuleInfo(
         "PERF-LOADGEN-ERRORS",
         "D4",
         "LoadGen logged errors",
         official="trusts num_errors only; is_error records with num_errors 0 are missed (beyond)",
+        source=f"LoadGen num_errors / metadata.is_error; {OLD}: find_error_in_detail_log L1338; {HEAD_CHECKER}: "
+        "loadgen_errors_check (an Endpoints result's n_samples_failed)",
+        fix=_FIX_LOADGEN_ERROR,
+        cases={
+            "is-error": Case(
+                source="LoadGen metadata.is_error (catalogue P, mutation M03)", fix=_FIX_LOADGEN_ERROR
+            )
+        },
     ),
-    RuleInfo("PERF-EQUAL-ISSUE", "D5", "equal-issue mode off where required"),
-    RuleInfo("PERF-SAMPLE-COUNT", "D6", "performance sample count below the benchmark's", trial=True),
-    RuleInfo("PERF-SEEDS", "D7", "RNG seeds differ from the round's"),
-    RuleInfo("PERF-SCENARIO", "D8", "effective_scenario unreadable"),
     RuleInfo(
-        "PERF-MIN-QUERIES", "D12", "min query count below the benchmark's (non early-stopping scenarios)", trial=True
+        "PERF-EQUAL-ISSUE",
+        "D5",
+        "equal-issue mode off where required",
+        source=f"{OLD}: check_performance_dir L1597-1605 (Config.requires_equal_issue)",
+        fix="use the round's mlperf.conf (sample_concatenate_permutation = 1)",
     ),
-    RuleInfo("PERF-OFFLINE-SPQ", "D13", "Offline samples per query below the minimum", trial=True),
-    RuleInfo("PERF-MIN-DURATION", "D14", "min duration below 600 s", trial=True),
-    RuleInfo("PERF-NETWORK-SUT", "D18", "network division SUT name lacks 'Network SUT'"),
+    RuleInfo(
+        "PERF-SAMPLE-COUNT",
+        "D6",
+        "performance sample count below the benchmark's",
+        trial=True,
+        fix="do not override performance_sample_count below the benchmark's value",
+    ),
+    RuleInfo(
+        "PERF-SEEDS",
+        "D7",
+        "RNG seeds differ from the round's",
+        fix="run with the round's mlperf.conf (do not override seeds)",
+    ),
+    RuleInfo(
+        "PERF-SCENARIO",
+        "D8",
+        "effective_scenario unreadable",
+        source=f"{OLD}: check_performance_dir reads effective_scenario",
+    ),
+    RuleInfo(
+        "PERF-MIN-QUERIES",
+        "D12",
+        "min query count below the benchmark's (non early-stopping scenarios)",
+        trial=True,
+        fix="do not lower min_query_count",
+    ),
+    RuleInfo(
+        "PERF-OFFLINE-SPQ",
+        "D13",
+        "Offline samples per query below the minimum",
+        trial=True,
+        source=f"rules: Offline query of at least 24,576 samples or the data set size; {OLD}: L1730-1738",
+        fix="raise offline_expected_qps so the single query holds enough samples",
+        cases={
+            "no-minimum": Case(
+                source=f"{OLD}: OFFLINE_MIN_SPQ_SINCE_V4 KeyError (L1730-1738) fails the result"
+            )
+        },
+    ),
+    RuleInfo(
+        "PERF-MIN-DURATION", "D14", "min duration below 600 s", trial=True, fix="do not lower min_duration"
+    ),
+    RuleInfo(
+        "PERF-NETWORK-SUT",
+        "D18",
+        "network division SUT name lacks 'Network SUT'",
+        source=f"{OLD}: L1759-1772",
+        fix="run with the network-mode LoadGen SUT",
+    ),
     RuleInfo("PERF-LOADGEN-VERSION", "-", "LoadGen version not accepted for the round", WARN, beyond=True),
     RuleInfo(
-        "PERF-SETTINGS-OVERRIDDEN", "-", "requested setting differs from the effective one", INFO, beyond=True
+        "PERF-SETTINGS-OVERRIDDEN",
+        "-",
+        "requested setting differs from the effective one",
+        INFO,
+        beyond=True,
+        source="LoadGen requested_* vs effective_* keys",
+        fix="check user.conf / audit.config: the run did not use the settings you asked for",
     ),
-    RuleInfo("PERF-SUMMARY-MISMATCH", "-", "summary log disagrees with the detail log", beyond=True),
-    RuleInfo("PERF-SUMMARY-LOG", "-", "summary log unreadable or not a file", WARN, beyond=True),
     RuleInfo(
-        "PERF-CONSTRAINT-FLAGS", "-", "result_validity VALID while a LoadGen constraint flag is false", beyond=True
+        "PERF-SUMMARY-MISMATCH",
+        "-",
+        "summary log disagrees with the detail log",
+        beyond=True,
+        source="LoadGen writes both logs from one run; a mismatch means they come from different runs or were edited",
+        fix="submit both logs of the same run, unedited",
     ),
-    RuleInfo("PERF-TOKENS-RATE", "-", "tokens/s above samples/s x the benchmark's max_new_tokens", beyond=True),
+    RuleInfo(
+        "PERF-SUMMARY-LOG",
+        "-",
+        "summary log unreadable or not a file",
+        WARN,
+        beyond=True,
+        source="beyond the official checker, which never reads mlperf_log_summary.txt",
+        fix="submit the mlperf_log_summary.txt LoadGen wrote in the same run",
+    ),
+    RuleInfo(
+        "PERF-CONSTRAINT-FLAGS",
+        "-",
+        "result_validity VALID while a LoadGen constraint flag is false",
+        beyond=True,
+        source=LOADGEN_RULES,
+        fix=AS_LOADGEN_WROTE_IT,
+    ),
+    RuleInfo(
+        "PERF-TOKENS-RATE",
+        "-",
+        "tokens/s above samples/s x the benchmark's max_new_tokens",
+        beyond=True,
+        fix=AS_LOADGEN_WROTE_IT,
+    ),
     RuleInfo(
         "PERF-TOKENS-PER-SAMPLE",
         "-",
         "performance tokens per sample differs from the accuracy run's (accuracy.txt tokens_per_sample) beyond "
         "sampling error",
         beyond=True,
+        source="inference_rules.adoc: the performance and accuracy runs use the same SUT and generation settings over "
+        "the same data set",
+        fix="make the performance run generate as the accuracy run does (same max tokens, same stopping)",
     ),
-    RuleInfo("PERF-AUDIT-CONFIG", "-", "performance run made under an audit.config", WARN, beyond=True),
-    RuleInfo("PERF-EXTRA-RUN", "-", "performance/ holds run_N besides run_1", WARN, beyond=True),
+    RuleInfo(
+        "PERF-AUDIT-CONFIG",
+        "-",
+        "performance run made under an audit.config",
+        WARN,
+        beyond=True,
+        source="compliance/TESTxx: audit.config is placed for the audit test only",
+        fix="remove audit.config from the working directory and rerun the performance run",
+    ),
+    RuleInfo(
+        "PERF-EXTRA-RUN",
+        "-",
+        "performance/ holds run_N besides run_1",
+        WARN,
+        beyond=True,
+        source="v5.x submissions keep one performance run (run_1) per result (submission_checker.py reads run_1)",
+    ),
     RuleInfo(
         "PERF-VALUE",
         "-",
         "result, latency or num_errors that no real run can log (NaN, infinite, negative, implausibly large)",
         beyond=True,
+        source="LoadGen logs results and latencies as finite non-negative numbers (latencies: int64 nanoseconds, "
+        "loadgen/query_sample.h); the official checker compares such values without checking them",
+        fix="submit the logs exactly as LoadGen wrote them",
     ),
 )
-
-OLD = "official checker v5.1.1"
-HEAD_CHECKER = "HEAD official checker"
 
 # Bounds of PERF-VALUE (values no real LoadGen run can log):
 # - LoadGen measures every latency as an int64 count of nanoseconds (loadgen/query_sample.h: QuerySampleLatency
@@ -103,24 +248,7 @@ def _numeric(v: object) -> float | None:
 def value_findings(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "") -> list[Finding]:
     """Beyond official: every logged result and latency is a finite, non-negative, plausible number and
     ``num_errors`` a non-negative integer (NaN, infinities and negative values otherwise pass every comparison)."""
-    out: list[Finding] = []
-
-    def add(key: str, msg: str) -> None:
-        out.append(
-            ctx.log_finding(
-                _rule(prefix, "PERF-VALUE"),
-                msg,
-                log,
-                rel,
-                key,
-                source="LoadGen logs results and latencies as finite non-negative numbers (latencies: int64 "
-                "nanoseconds, loadgen/query_sample.h); the official checker compares such values without "
-                "checking them",
-                fix="submit the logs exactly as LoadGen wrote them",
-                beyond_official=True,
-            )
-        )
-
+    found: list[tuple[str, str]] = []  # (key, what is wrong with its value)
     value, keys = log.value, log.keys()
     for key in keys:
         if not key.startswith(_VALUE_PREFIXES):
@@ -130,22 +258,26 @@ def value_findings(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
         if v is None:
             continue
         if not math.isfinite(v):
-            add(key, f"{key} is {repr(raw)[:60]}: not a finite number; no real run logs it")
+            found.append((key, f"{key} is {repr(raw)[:60]}: not a finite number; no real run logs it"))
         elif v < 0:
-            add(key, f"{key} is {repr(raw)[:60]}: negative; no real run logs a negative result or latency")
+            found.append(
+                (key, f"{key} is {repr(raw)[:60]}: negative; no real run logs a negative result or latency")
+            )
         else:
             bound = _bound(key)
             if bound is not None and v > bound[0]:
-                add(
-                    key,
-                    f"{key} is {repr(raw)[:60]}: above {bound[0]:.3g} {bound[1]}, which no real run can reach",
+                msg = (
+                    f"{key} is {repr(raw)[:60]}: above {bound[0]:.3g} {bound[1]}, which no real run can reach"
                 )
+                found.append((key, msg))
     if log.has("num_errors"):
         raw = log.value("num_errors")
         n = _numeric(raw)
         if n is None or not math.isfinite(n) or n < 0 or n != int(n):
-            add("num_errors", f"num_errors is {repr(raw)[:60]}: not an error count (a non-negative integer)")
-    return out
+            found.append(
+                ("num_errors", f"num_errors is {repr(raw)[:60]}: not an error count (a non-negative integer)")
+            )
+    return [ctx.log_finding(_rule(prefix, "PERF-VALUE"), msg, log, rel, key) for key, msg in found]
 
 
 def _rule(prefix: str, rule: str) -> str:
@@ -162,8 +294,6 @@ def run_dir_checks(ctx: ResultContext) -> list[Finding]:
                 "PERF-RUN-DIR",
                 f"{perf} is missing",
                 path=perf,
-                source=f"{OLD}: check_results_dir L2674",
-                fix="copy the performance run's LoadGen logs into performance/run_1",
             )
         )
         return out
@@ -185,7 +315,6 @@ def run_dir_checks(ctx: ResultContext) -> list[Finding]:
                 "PERF-FILES",
                 f"{perf} file list mismatch: {'; '.join(parts)}",
                 path=perf,
-                source=f"{OLD}: check_results_dir L2681-2697 (files_diff)",
                 fix=f"run_1 must hold {sorted(required)} (optional: {sorted(st.performance_optional_files)})",
             )
         )
@@ -193,19 +322,17 @@ def run_dir_checks(ctx: ResultContext) -> list[Finding]:
 
 
 def load_detail(ctx: ResultContext, rel: str, rule: str) -> tuple[DetailLog | None, list[Finding]]:
+    """The detail log at ``rel``, or the findings of ``rule`` (one registering :data:`DETAIL_LOG_CASES`) saying why
+    there is none; malformed lines are findings too."""
     log, problem = ctx.files.detail(rel)
     if log is None:
         assert problem is not None
         if problem.kind == "missing":
-            return None, [
-                ctx.finding(rule, f"{rel} is missing", path=rel, fix="copy LoadGen's mlperf_log_detail.txt")
-            ]
-        return None, [ctx.problem(rule, problem)]
+            return None, [ctx.finding(rule, f"{rel} is missing", path=rel, case="missing")]
+        return None, [ctx.problem(rule, problem, case="unreadable")]
     out = malformed_findings(ctx, log, rel, rule)
     if not log.keys():
-        out.append(
-            ctx.finding(rule, f"{rel} holds no :::MLLOG records", path=rel, fix="submit LoadGen's detail log")
-        )
+        out.append(ctx.finding(rule, f"{rel} holds no :::MLLOG records", path=rel, case="no-records"))
         return None, out
     return log, out
 
@@ -220,8 +347,7 @@ def malformed_findings(
             f"malformed :::MLLOG line: {p.message}",
             path=rel,
             line=p.line,
-            source=f"{OLD}: log_parser.MLPerfLog raises on a malformed line (result invalid)",
-            fix="submit the log exactly as LoadGen wrote it",
+            case="malformed",
         )
         for p in log.problems
         if p.line not in skip
@@ -235,13 +361,13 @@ def _is_true(v: object) -> bool:
 # ---- rules that judge a run log of either format (a LoadGen detail log, or an Endpoints result through
 # checker.parsers.endpoints.EndpointsDetailLog): one function each, called by both checks
 
+
 def loadgen_errors(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "") -> list[Finding]:
     """D4: the run logged no error (official: logged num_errors, else is_error records; an Endpoints result's
     n_samples_failed is its num_errors, HEAD loadgen_errors_check)."""
     n_err = log.num_errors()
     err_records = log.errors
     rule = _rule(prefix, "PERF-LOADGEN-ERRORS")
-    fix = "find and fix the cause of the LoadGen error (an Endpoints result: the failed requests), then rerun"
     if n_err:
         first = err_records[0] if err_records else None
         detail = f": {first.key} = {first.value!r}" if first else ""
@@ -253,11 +379,6 @@ def loadgen_errors(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
                 log,
                 rel,
                 key,
-                source=f"LoadGen num_errors / metadata.is_error; {OLD}: find_error_in_detail_log L1338; {HEAD_CHECKER}: "
-                "loadgen_errors_check (an Endpoints result's n_samples_failed)",
-                fix=fix,
-                severity=Severity.ERROR,
-                beyond_official=False,
             )
         ]
     if err_records:
@@ -270,10 +391,8 @@ def loadgen_errors(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str 
                 log,
                 rel,
                 first.key,
-                source="LoadGen metadata.is_error (catalogue P, mutation M03)",
-                fix=fix,
-                severity=Severity.ERROR,
-                beyond_official=True,
+                beyond_official=True,  # what the official checker misses
+                case="is-error",
             )
         ]
     return []
@@ -302,9 +421,6 @@ def seed_findings(
                     rel,
                     key,
                     source=f"round seeds ({r.seeds.cite or r.name}); {OLD}: L1633-1657; {HEAD_CHECKER}: seeds_check",
-                    fix="run with the round's mlperf.conf (do not override seeds)",
-                    severity=Severity.ERROR,
-                    beyond_official=False,
                 )
             )
     return out
@@ -326,9 +442,6 @@ def min_duration_findings(ctx: ResultContext, log: DetailLog, rel: str, *, prefi
             key,
             source=f"{r.min_duration_cite or 'rules: 600 s minimum run'}; {OLD}: L1740-1750; {HEAD_CHECKER}: "
             "min_duration_check",
-            fix="do not lower min_duration",
-            severity=Severity.ERROR,
-            beyond_official=False,
         )
     ]
 
@@ -336,147 +449,158 @@ def min_duration_findings(ctx: ResultContext, log: DetailLog, rel: str, *, prefi
 def detail_log_checks(
     ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "", test: str | None = None
 ) -> list[Finding]:
-    """D3-D7, D12-D14, D18 and beyond-official LoadGen checks on one performance detail log."""
+    """D3-D7, D12-D14, D18 and beyond-official LoadGen checks on one performance detail log, one function each
+    (``prefix``: ``COMPL-`` for a compliance test's performance log)."""
     out: list[Finding] = value_findings(ctx, log, rel, prefix=prefix)
-    r = ctx.round
-    bm = ctx.benchmark
-
-    def add(
-        rule: str,
-        msg: str,
-        key: str | None,
-        source: str,
-        fix: str | None = None,
-        *,
-        sev: Severity = Severity.ERROR,
-        beyond: bool = False,
-    ) -> None:
-        out.append(
-            ctx.log_finding(
-                _rule(prefix, rule),
-                msg,
-                log,
-                rel,
-                key,
-                source=source,
-                fix=fix,
-                severity=sev,
-                beyond_official=beyond,
-            )
-        )
-
-    # D3 result_validity
-    validity = log.result_validity
-    if validity != "VALID":
-        add(
-            "PERF-VALIDITY",
-            f"result_validity is {validity!r}, not 'VALID'",
-            "result_validity",
-            f"LoadGen key result_validity; {OLD}: check_performance_dir L1562-1566",
-            "fix the run until LoadGen reports VALID (min duration, min queries, latency constraints, early stopping)",
-        )
+    out += validity_findings(ctx, log, rel, prefix=prefix)
     out += loadgen_errors(ctx, log, rel, prefix=prefix)
-    eff_scen_s = log.effective_scenario
-    eff_scen = Scenario.parse(eff_scen_s) if eff_scen_s else None
+    bm = ctx.benchmark
     if bm is None:
         return out
-    # D5 equal issue. LoadGen before 5.0 does not log the setting: the run used what the measurement directory's
-    # mlperf.conf and user.conf set, where the v4.1 checker reads it (check_measurement_dir CHK_v4.1:2444-2488)
+    out += equal_issue_findings(ctx, bm, log, rel, prefix=prefix)
+    out += sample_count_findings(ctx, bm, log, rel, prefix=prefix)
+    out += seed_findings(ctx, log, rel, prefix=prefix, test=test)
+    eff_scen_s = log.effective_scenario
+    eff_scen = Scenario.parse(eff_scen_s) if eff_scen_s else None
+    if eff_scen is None:
+        msg = f"effective_scenario {eff_scen_s!r} is not a LoadGen scenario"
+        out.append(ctx.log_finding(_rule(prefix, "PERF-SCENARIO"), msg, log, rel, "effective_scenario"))
+        return out
+    out += min_query_findings(ctx, bm, eff_scen, log, rel, prefix=prefix)
+    out += offline_spq_findings(ctx, bm, eff_scen, log, rel, prefix=prefix)
+    out += min_duration_findings(ctx, log, rel, prefix=prefix)
+    out += network_sut_findings(ctx, log, rel, prefix=prefix)
+    out += loadgen_version_findings(ctx, log, rel, prefix=prefix)
+    out += overridden_settings_findings(ctx, log, rel, prefix=prefix)
+    return out
+
+
+def validity_findings(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "") -> list[Finding]:
+    """D3: LoadGen judged the run VALID."""
+    validity = log.result_validity
+    if validity == "VALID":
+        return []
+    msg = f"result_validity is {validity!r}, not 'VALID'"
+    return [ctx.log_finding(_rule(prefix, "PERF-VALIDITY"), msg, log, rel, "result_validity")]
+
+
+def equal_issue_findings(
+    ctx: ResultContext, bm: Benchmark, log: DetailLog, rel: str, *, prefix: str = ""
+) -> list[Finding]:
+    """D5: equal-issue mode where the benchmark requires it. LoadGen before 5.0 does not log the setting: the run used
+    what the measurement directory's mlperf.conf and user.conf set, where the v4.1 checker reads it
+    (check_measurement_dir CHK_v4.1:2444-2488)."""
     logged = log.value("effective_sample_concatenate_permutation")
     conf = measured_conf_setting(ctx, "sample_concatenate_permutation") if logged is None else None
     from_conf = conf is not None and loadgen_value(conf.entry.key, conf.entry.value, Scenario.OFFLINE).flag_on
-    if bm.equal_issue_required and not (_is_true(logged) or from_conf):
-        where = "" if logged is not None else (
-            f" (not logged; the measurement conf files set {conf.where})" if conf
+    if not bm.equal_issue_required or _is_true(logged) or from_conf:
+        return []
+    where = (
+        ""
+        if logged is not None
+        else (
+            f" (not logged; the measurement conf files set {conf.where})"
+            if conf
             else " (not logged, and the measurement conf files do not set it)"
         )
-        add(
-            "PERF-EQUAL-ISSUE",
-            f"{ctx.mlperf_model} requires equal-issue mode but effective_sample_concatenate_permutation is "
-            f"{logged!r}{where}",
-            "effective_sample_concatenate_permutation",
-            f"{OLD}: check_performance_dir L1597-1605 (Config.requires_equal_issue)",
-            "use the round's mlperf.conf (sample_concatenate_permutation = 1)",
-        )
-    # D6 performance sample count
+    )
+    msg = (
+        f"{ctx.mlperf_model} requires equal-issue mode but effective_sample_concatenate_permutation is "
+        f"{logged!r}{where}"
+    )
+    key = "effective_sample_concatenate_permutation"
+    return [ctx.log_finding(_rule(prefix, "PERF-EQUAL-ISSUE"), msg, log, rel, key)]
+
+
+def sample_count_findings(
+    ctx: ResultContext, bm: Benchmark, log: DetailLog, rel: str, *, prefix: str = ""
+) -> list[Finding]:
+    """D6: the performance sample count is at least the benchmark's."""
     psc = log.int_value("effective_performance_sample_count")
-    if bm.performance_sample_count is not None and (psc is None or psc < bm.performance_sample_count):
-        add(
-            "PERF-SAMPLE-COUNT",
-            f"effective_performance_sample_count {psc} < required {bm.performance_sample_count}",
-            "effective_performance_sample_count",
-            f"round rules performance-sample-count[{ctx.mlperf_model}]; {OLD}: L1621-1631",
-            "do not override performance_sample_count below the benchmark's value",
+    if bm.performance_sample_count is None or (psc is not None and psc >= bm.performance_sample_count):
+        return []
+    msg = f"effective_performance_sample_count {psc} < required {bm.performance_sample_count}"
+    source = f"round rules performance-sample-count[{ctx.mlperf_model}]; {OLD}: L1621-1631"
+    key = "effective_performance_sample_count"
+    return [ctx.log_finding(_rule(prefix, "PERF-SAMPLE-COUNT"), msg, log, rel, key, source=source)]
+
+
+def min_query_findings(
+    ctx: ResultContext, bm: Benchmark, eff_scen: Scenario, log: DetailLog, rel: str, *, prefix: str = ""
+) -> list[Finding]:
+    """D12: the min query count of a scenario without early stopping is at least the benchmark's."""
+    if eff_scen in ctx.round.early_stopping_scenarios:
+        return []
+    need = bm.min_query_count.get(eff_scen)
+    got_q = log.int_value("effective_min_query_count")
+    if need is None or (got_q is not None and got_q >= need):
+        return []
+    msg = f"effective_min_query_count {got_q} < required {need} for {eff_scen.value}"
+    source = f"min-queries[{ctx.mlperf_model}][{eff_scen.value}]; {OLD}: L1718-1728"
+    return [
+        ctx.log_finding(
+            _rule(prefix, "PERF-MIN-QUERIES"), msg, log, rel, "effective_min_query_count", source=source
         )
-    out += seed_findings(ctx, log, rel, prefix=prefix, test=test)
-    if eff_scen is None:
-        add(
-            "PERF-SCENARIO",
-            f"effective_scenario {eff_scen_s!r} is not a LoadGen scenario",
-            "effective_scenario",
-            f"{OLD}: check_performance_dir reads effective_scenario",
-        )
-        return out
-    # D12 min query count (non early-stopping scenarios)
-    if eff_scen not in r.early_stopping_scenarios:
-        need = bm.min_query_count.get(eff_scen)
-        got_q = log.int_value("effective_min_query_count")
-        if need is not None and (got_q is None or got_q < need):
-            add(
-                "PERF-MIN-QUERIES",
-                f"effective_min_query_count {got_q} < required {need} for {eff_scen.value}",
-                "effective_min_query_count",
-                f"min-queries[{ctx.mlperf_model}][{eff_scen.value}]; {OLD}: L1718-1728",
-                "do not lower min_query_count",
-            )
-    # D13 Offline samples per query
-    if eff_scen is Scenario.OFFLINE:
-        need_spq = bm.offline_min_samples_per_query
-        spq = log.int_value("effective_samples_per_query")
-        if need_spq is None:
-            add(
-                "PERF-OFFLINE-SPQ",
-                f"the round defines no Offline minimum samples per query for {ctx.mlperf_model}",
-                "effective_samples_per_query",
-                f"{OLD}: OFFLINE_MIN_SPQ_SINCE_V4 KeyError (L1730-1738) fails the result",
-            )
-        elif spq is None or spq < need_spq:
-            add(
-                "PERF-OFFLINE-SPQ",
-                f"effective_samples_per_query {spq} < required {need_spq}",
-                "effective_samples_per_query",
-                f"rules: Offline query of at least 24,576 samples or the data set size; {OLD}: L1730-1738",
-                "raise offline_expected_qps so the single query holds enough samples",
-            )
-    out += min_duration_findings(ctx, log, rel, prefix=prefix)
-    # D18 network division
-    if ctx.rd.division == "network":
-        sut = log.sut_name or ""
-        if (r.structure.network_sut_name_substring or "Network SUT") not in sut:
-            add(
-                "PERF-NETWORK-SUT",
-                f"network division: sut_name {sut!r} does not contain 'Network SUT'",
-                "sut_name",
-                f"{OLD}: L1759-1772",
-                "run with the network-mode LoadGen SUT",
-            )
-    # beyond: LoadGen version belongs to the round
+    ]
+
+
+def offline_spq_findings(
+    ctx: ResultContext, bm: Benchmark, eff_scen: Scenario, log: DetailLog, rel: str, *, prefix: str = ""
+) -> list[Finding]:
+    """D13: an Offline query holds at least the round's minimum of samples."""
+    if eff_scen is not Scenario.OFFLINE:
+        return []
+    rule, key = _rule(prefix, "PERF-OFFLINE-SPQ"), "effective_samples_per_query"
+    need_spq = bm.offline_min_samples_per_query
+    spq = log.int_value(key)
+    if need_spq is None:
+        msg = f"the round defines no Offline minimum samples per query for {ctx.mlperf_model}"
+        return [ctx.log_finding(rule, msg, log, rel, key, case="no-minimum")]
+    if spq is None or spq < need_spq:
+        return [
+            ctx.log_finding(rule, f"effective_samples_per_query {spq} < required {need_spq}", log, rel, key)
+        ]
+    return []
+
+
+def network_sut_findings(ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = "") -> list[Finding]:
+    """D18: a network-division run names the network SUT."""
+    if ctx.rd.division != "network":
+        return []
+    sut = log.sut_name or ""
+    if (ctx.round.structure.network_sut_name_substring or "Network SUT") in sut:
+        return []
+    msg = f"network division: sut_name {sut!r} does not contain 'Network SUT'"
+    return [ctx.log_finding(_rule(prefix, "PERF-NETWORK-SUT"), msg, log, rel, "sut_name")]
+
+
+def loadgen_version_findings(
+    ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = ""
+) -> list[Finding]:
+    """Beyond official: the LoadGen release belongs to the round."""
+    r = ctx.round
     ver = log.loadgen_version_number
-    if (
-        ver is not None
-        and r.loadgen_versions
-        and not r.accepts_loadgen(ver)
-    ):
-        add(
-            "PERF-LOADGEN-VERSION",
-            f"LoadGen {ver} is not a release accepted for round {r.name} ({', '.join(r.loadgen_versions)})",
+    if ver is None or not r.loadgen_versions or r.accepts_loadgen(ver):
+        return []
+    versions = ", ".join(r.loadgen_versions)
+    return [
+        ctx.log_finding(
+            _rule(prefix, "PERF-LOADGEN-VERSION"),
+            f"LoadGen {ver} is not a release accepted for round {r.name} ({versions})",
+            log,
+            rel,
             "loadgen_version",
-            r.loadgen_versions_cite or f"round {r.name} LoadGen versions",
-            f"rerun with the round's LoadGen ({', '.join(r.loadgen_versions)})",
-            sev=Severity.WARNING,
-            beyond=True,
+            source=r.loadgen_versions_cite or f"round {r.name} LoadGen versions",
+            fix=f"rerun with the round's LoadGen ({versions})",
         )
-    # beyond: requested vs effective settings the run was meant to use
+    ]
+
+
+def overridden_settings_findings(
+    ctx: ResultContext, log: DetailLog, rel: str, *, prefix: str = ""
+) -> list[Finding]:
+    """Beyond official: the requested settings the run was meant to use are the effective ones."""
+    out: list[Finding] = []
     for name in ("min_duration_ms", "min_query_count", "performance_sample_count_override"):
         req = log.value("requested_" + name)
         eff_key = "effective_" + ("performance_sample_count" if name.endswith("_override") else name)
@@ -486,15 +610,8 @@ def detail_log_checks(
         if name == "min_query_count" and log.effective_scenario == "Offline":
             continue  # LoadGen runs Offline as one query by design
         if req is not None and eff is not None and str(req) != str(eff):
-            add(
-                "PERF-SETTINGS-OVERRIDDEN",
-                f"requested_{name} = {req} but {eff_key} = {eff}: LoadGen replaced the requested setting",
-                eff_key,
-                "LoadGen requested_* vs effective_* keys",
-                "check user.conf / audit.config: the run did not use the settings you asked for",
-                sev=Severity.INFO,
-                beyond=True,
-            )
+            msg = f"requested_{name} = {req} but {eff_key} = {eff}: LoadGen replaced the requested setting"
+            out.append(ctx.log_finding(_rule(prefix, "PERF-SETTINGS-OVERRIDDEN"), msg, log, rel, eff_key))
     return out
 
 
@@ -504,23 +621,9 @@ def summary_vs_detail(
     """Beyond official: the human-readable summary must agree with the detail log the checker reads."""
     if summary is None:
         return []
-    out: list[Finding] = []
-
-    def mismatch(skey: str, sval: object, dval: object, dkey: str | None = None) -> None:
-        where = f" ({dkey})" if dkey else ""
-        out.append(
-            ctx.finding(
-                _rule(prefix, "PERF-SUMMARY-MISMATCH"),
-                f"mlperf_log_summary.txt says {skey} = {sval!r} but the detail log says {dval!r}{where}",
-                severity=Severity.ERROR,
-                path=summary_rel,
-                line=summary.line_of(skey) if summary is not None else None,
-                source="LoadGen writes both logs from one run; a mismatch means they come from different runs or were edited",
-                fix="submit both logs of the same run, unedited",
-                beyond_official=True,
-            )
-        )
-
+    differ: list[
+        tuple[str, object, object, str | None]
+    ] = []  # (summary line, its value, the detail log's, key)
     pairs = [
         ("Result is", log.result_validity),
         ("Scenario", log.effective_scenario),
@@ -539,22 +642,31 @@ def summary_vs_detail(
         if sval is None or dval is None:
             continue
         if str(sval).strip() != str(dval).strip():
-            mismatch(skey, sval, dval)
+            differ.append((skey, sval, dval, None))
     for skey, dkey in summary_number_keys(log.effective_scenario):
         sval = summary.value(skey)
         dnum = log.float_value(dkey)
         if sval is None or dnum is None:
             continue
         if not _same_number(sval, dnum):
-            mismatch(skey, sval, log.value(dkey), dkey)
+            differ.append((skey, sval, log.value(dkey), dkey))
     for skey, dkey in SUMMARY_FLAGS:
         sval = summary.value(skey)
         draw = log.value(dkey)
         if sval is None or draw is None:
             continue
         if (sval.strip().lower() in ("yes", "true")) != _is_true(draw):
-            mismatch(skey, sval, draw, dkey)
-    return out
+            differ.append((skey, sval, draw, dkey))
+    return [
+        ctx.finding(
+            _rule(prefix, "PERF-SUMMARY-MISMATCH"),
+            f"mlperf_log_summary.txt says {skey} = {sval!r} but the detail log says {dval!r}"
+            + (f" ({dkey})" if dkey else ""),
+            path=summary_rel,
+            line=summary.line_of(skey),
+        )
+        for skey, sval, dval, dkey in differ
+    ]
 
 
 # summary lines that print a detail-log number (LoadGen rounds them in the summary)
@@ -613,7 +725,6 @@ def _same_number(shown: str, value: float) -> bool:
     return abs(s - value) <= max(0.51 * 10.0**-decimals, 1e-5 * abs(value))
 
 
-
 def check_performance(ctx: ResultContext) -> list[Finding]:
     out = run_dir_checks(ctx)
     if not ctx.exists_dir(ctx.rd.performance_dir):
@@ -629,14 +740,7 @@ def check_performance(ctx: ResultContext) -> list[Finding]:
     srel = f"{ctx.rd.performance_dir}/mlperf_log_summary.txt"
     summary, problem = ctx.files.summary(srel)
     if problem is not None and problem.kind != "missing":  # a missing file is PERF-FILES
-        out.append(
-            problem.finding(
-                "PERF-SUMMARY-LOG",
-                result=ctx.rd.path,
-                source="beyond the official checker, which never reads mlperf_log_summary.txt",
-                fix="submit the mlperf_log_summary.txt LoadGen wrote in the same run",
-            ).model_copy(update={"beyond_official": True})
-        )
+        out.append(ctx.problem("PERF-SUMMARY-LOG", problem))
     out += summary_vs_detail(ctx, log, summary, srel)
     out += run_consistency(ctx, log, ctx.perf_detail_path)
     out += extra_run_findings(ctx)
@@ -652,7 +756,6 @@ CONSTRAINT_FLAGS = ("result_perf_constraints_met", "result_min_duration_met", "r
 TOKENS_PER_SAMPLE_MIN_TOLERANCE = 0.10
 TOKENS_PER_SAMPLE_SIGMAS = 4.0
 ACC_TOKENS_RE = re.compile(r"""['"]tokens_per_sample['"]\s*:\s*['"]?([0-9.]+)""")
-LOADGEN_RULES = "LoadGen sets result_validity VALID only when every constraint flag is true (loadgen.cc: PerformanceSummary)"
 
 
 def _tokens_rate(log: DetailLog) -> tuple[str, float, str, float] | None:
@@ -689,8 +792,6 @@ def run_consistency(ctx: ResultContext, log: DetailLog, rel: str) -> list[Findin
                     log,
                     rel,
                     false[0],
-                    source=LOADGEN_RULES,
-                    fix="submit the detail log exactly as LoadGen wrote it",
                 )
             )
     bm = ctx.benchmark
@@ -708,7 +809,6 @@ def run_consistency(ctx: ResultContext, log: DetailLog, rel: str) -> list[Findin
                     rel,
                     tkey,
                     source=f"rules: {ctx.mlperf_model} generates at most max_new_tokens = {cap} tokens per sample",
-                    fix="submit the detail log exactly as LoadGen wrote it",
                 )
             )
         acc = ctx.files.text(f"{ctx.rd.accuracy_dir}/accuracy.txt").text
@@ -731,9 +831,6 @@ def run_consistency(ctx: ResultContext, log: DetailLog, rel: str) -> list[Findin
                     log,
                     rel,
                     tkey,
-                    source="inference_rules.adoc: the performance and accuracy runs use the same SUT and generation "
-                    "settings over the same data set",
-                    fix="make the performance run generate as the accuracy run does (same max tokens, same stopping)",
                 )
             )
     for rec in log.records("warning_generic_message") + log.records("generic_message"):
@@ -745,8 +842,6 @@ def run_consistency(ctx: ResultContext, log: DetailLog, rel: str) -> list[Findin
                     "compliance run's, made with the audit test's settings",
                     path=rel,
                     line=rec.line,
-                    source="compliance/TESTxx: audit.config is placed for the audit test only",
-                    fix="remove audit.config from the working directory and rerun the performance run",
                 )
             )
             break
@@ -765,7 +860,6 @@ def extra_run_findings(ctx: ResultContext) -> list[Finding]:
             f"{base} holds {', '.join(extra)} besides run_1: the checkers read run_1 only, so the other runs are "
             "not checked and a reader may take one of them for the result",
             path=base,
-            source="v5.x submissions keep one performance run (run_1) per result (submission_checker.py reads run_1)",
             fix=f"remove {', '.join(extra)} (keep only the run the result is taken from, as run_1)",
         )
     ]

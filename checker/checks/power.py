@@ -10,22 +10,60 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from checker.checks.catalog import RuleInfo, register
+from checker.checks.catalog import Case, RuleInfo, register
 from checker.checks.context import ResultContext
-from checker.checks.performance import load_detail
+from checker.checks.performance import DETAIL_LOG_CASES, load_detail
 from checker.findings import Finding
 from rules.models import Scenario
+
+OLD = "official checker v5.1.1"
 
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(
     __name__,
-    RuleInfo("POWER-FILES", "G1", "power / ranging file list incomplete"),
-    RuleInfo("POWER-RANGING", "G2", "ranging run log unreadable"),
-    RuleInfo("POWER-METRIC", "G3", "no power samples inside the run"),
-    RuleInfo("POWER-WG", "G4", "Power WG checks (subset): client/server JSON fields, uuid, session name"),
+    RuleInfo(
+        "POWER-FILES",
+        "G1",
+        "power / ranging file list incomplete",
+        source=f"{OLD}: check_power_dir L1916-1936",
+        fix="keep the ranging run's LoadGen logs and spl.txt",
+        cases={
+            "power-dir": Case(
+                source=f"{OLD}: check_power_dir L1916-1936",
+                fix="copy the PTD client/server logs of the power run",
+            )
+        },
+    ),
+    RuleInfo("POWER-RANGING", "G2", "ranging run log unreadable", cases=DETAIL_LOG_CASES),
+    RuleInfo(
+        "POWER-METRIC",
+        "G3",
+        "no power samples inside the run",
+        source=f"{OLD}: get_power_metric L1825",
+        fix="run the performance run under the PTD power client",
+        cases={
+            "no-samples": Case(
+                source=f"{OLD}: get_power_metric L1825",
+                fix="check the PTD and SUT clocks; the samples must cover the run",
+            ),
+            "unreadable": Case(),  # spl.txt cannot be read: the read problem says why
+        },
+    ),
+    RuleInfo(
+        "POWER-WG",
+        "G4",
+        "Power WG checks (subset): client/server JSON fields, uuid, session name",
+        source="power/power_checker.py: required fields of client/server JSON",
+        fix="submit the PTD client/server JSON unedited",
+        cases={
+            "unreadable": Case(source="power_checker.py: client/server JSON"),
+            "session": Case(
+                source="power/power_checker.py: uuid_check / session_name_check",
+                fix="the client and server logs must come from the same session",
+            ),
+        },
+    ),
 )
-
-OLD = "official checker v5.1.1"
 POWER_TIME_FORMAT = "%m-%d-%Y %H:%M:%S.%f"
 WG_JSON_FIELDS = (
     "version",
@@ -77,8 +115,6 @@ def check_power(ctx: ResultContext) -> list[Finding]:
                     "POWER-FILES",
                     f"{d} is missing {missing}",
                     path=d,
-                    source=f"{OLD}: check_power_dir L1916-1936",
-                    fix="keep the ranging run's LoadGen logs and spl.txt",
                 )
             )
     pdir = rd.power_dir
@@ -92,8 +128,7 @@ def check_power(ctx: ResultContext) -> list[Finding]:
                 "POWER-FILES",
                 f"{pdir} is missing {sorted(want - present)}",
                 path=pdir,
-                source=f"{OLD}: check_power_dir L1916-1936",
-                fix="copy the PTD client/server logs of the power run",
+                case="power-dir",
             )
         )
     # G2 ranging run parses
@@ -121,13 +156,11 @@ def _power_metric(ctx: ResultContext) -> list[Finding]:
                 "power_begin / power_end missing or unparseable in the performance detail log",
                 path=ctx.perf_detail_path,
                 line=log.line_of("power_begin"),
-                source=f"{OLD}: get_power_metric L1825",
-                fix="run the performance run under the PTD power client",
             )
         ]
     tr = ctx.files.text(spl_rel)
     if tr.text is None:
-        return [ctx.problem("POWER-METRIC", tr.problem)] if tr.problem else []
+        return [ctx.problem("POWER-METRIC", tr.problem, case="unreadable")] if tr.problem else []
     watts: list[float] = []
     for line in tr.text.splitlines():
         if not line.startswith("Time"):
@@ -150,8 +183,7 @@ def _power_metric(ctx: ResultContext) -> list[Finding]:
                 "POWER-METRIC",
                 "no positive power sample in spl.txt between power_begin and power_end",
                 path=spl_rel,
-                source=f"{OLD}: get_power_metric L1825",
-                fix="check the PTD and SUT clocks; the samples must cover the run",
+                case="no-samples",
             )
         ]
     avg = sum(watts) / len(watts)
@@ -179,7 +211,7 @@ def _wg_checks(ctx: ResultContext, pdir: str) -> list[Finding]:
         jr = ctx.files.json(rel)
         if not isinstance(jr.value, dict):
             if jr.problem is not None:
-                out.append(ctx.problem("POWER-WG", jr.problem, source="power_checker.py: client/server JSON"))
+                out.append(ctx.problem("POWER-WG", jr.problem, case="unreadable"))
             continue
         docs[name] = jr.value
         missing = [f for f in WG_JSON_FIELDS if f not in jr.value]
@@ -189,8 +221,6 @@ def _wg_checks(ctx: ResultContext, pdir: str) -> list[Finding]:
                     "POWER-WG",
                     f"{name} lacks {missing}",
                     path=rel,
-                    source="power/power_checker.py: required fields of client/server JSON",
-                    fix="submit the PTD client/server JSON unedited",
                 )
             )
     if len(docs) == 2:
@@ -202,8 +232,7 @@ def _wg_checks(ctx: ResultContext, pdir: str) -> list[Finding]:
                         "POWER-WG",
                         f"client.json and server.json differ in {key} ({c[key]!r} vs {s[key]!r})",
                         path=f"{pdir}/client.json",
-                        source="power/power_checker.py: uuid_check / session_name_check",
-                        fix="the client and server logs must come from the same session",
+                        case="session",
                     )
                 )
     return out

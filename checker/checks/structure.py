@@ -13,11 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from checker.checks.catalog import WARN, RuleInfo, register
+from checker.checks.catalog import WARN, Case, RuleInfo, register, registered_finding
 from checker.checks.context import SubmitterContext
-from checker.findings import Finding, Severity
+from checker.findings import Finding
 from checker.parsers.endpoints import CONFIG_FILES, HARNESS_EXTRA_ENTRIES
 from rules.models import Benchmark, Scenario
+
+OLD = "official checker v5.1.1"
 
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(
@@ -27,21 +29,76 @@ RULES = register(
         "A11",
         "open-division model_mapping.json unreadable or malformed",
         official="crashes on a malformed file",
+        source=f"{OLD}: check_results_dir L2363-2371",
+        fix='write {"<model dir>": "<benchmark>", ...}',
+        cases={"unreadable": Case(source=f"{OLD}: L2363-2371")},
     ),
-    RuleInfo("TREE-ORPHAN-SYSTEM", "A12", "measurements/ or systems/ entry without results"),
-    RuleInfo("TREE-CALIBRATION", "A13", "closed/network submission without calibration.md"),
-    RuleInfo("TREE-UNKNOWN-BENCHMARK", "A15/A16", "benchmark directory that is not a benchmark of the round"),
-    RuleInfo("TREE-NO-SCENARIO-TABLE", "A16", "benchmark has no scenarios for the system type"),
-    RuleInfo("TREE-SCENARIO", "A17", "scenario neither required nor optional (or not a scenario)"),
-    RuleInfo("TREE-REQUIRED-SCENARIOS", "A18", "a required scenario has no valid result"),
-    RuleInfo("TREE-SERVER-OR-INTERACTIVE", "A19", "neither Server nor Interactive has a valid result"),
-    RuleInfo("TREE-UNKNOWN-ENTRY", "-", "entry of a result directory no rule expects", WARN, beyond=True),
     RuleInfo(
-        "TREE-OTHER-LAYOUT", "-", "measurements/ or compliance/ tree of the v5.x layout in a v6.x round", WARN, beyond=True
+        "TREE-ORPHAN-SYSTEM",
+        "A12",
+        "measurements/ or systems/ entry without results",
+        source=f"{OLD}: check_results_dir L2373-2402 (fails the submitter's results key)",
+    ),
+    RuleInfo(
+        "TREE-CALIBRATION",
+        "A13",
+        "closed/network submission without calibration.md",
+        source=f"{OLD}: check_results_dir L2404-2418 (fails the submitter's results key)",
+        fix="document the quantization/calibration in documentation/calibration.md",
+    ),
+    RuleInfo(
+        "TREE-UNKNOWN-BENCHMARK",
+        "A15/A16",
+        "benchmark directory that is not a benchmark of the round",
+        source=f"{OLD}: check_results_dir L2482-2512 (Config.get_mlperf_model)",
+    ),
+    RuleInfo(
+        "TREE-NO-SCENARIO-TABLE",
+        "A16",
+        "benchmark has no scenarios for the system type",
+        source=f"{OLD}: check_results_dir L2502-2512 ('invalid model ... system_type=')",
+    ),
+    RuleInfo(
+        "TREE-SCENARIO",
+        "A17",
+        "scenario neither required nor optional (or not a scenario)",
+        source=f"{OLD}: check_results_dir L2536-2544",
+        fix="remove the scenario or check the system_type",
+        cases={
+            "not-a-scenario": Case(
+                fix="name the directory after its scenario", source=f"{OLD}: SCENARIO_MAPPING"
+            )
+        },
+    ),
+    RuleInfo(
+        "TREE-REQUIRED-SCENARIOS",
+        "A18",
+        "a required scenario has no valid result",
+        fix="submit a valid result for every required scenario",
+    ),
+    RuleInfo(
+        "TREE-SERVER-OR-INTERACTIVE",
+        "A19",
+        "neither Server nor Interactive has a valid result",
+        fix="submit a valid Server or Interactive result",
+    ),
+    RuleInfo(
+        "TREE-UNKNOWN-ENTRY",
+        "-",
+        "entry of a result directory no rule expects",
+        WARN,
+        beyond=True,
+        source="beyond the official checker, which ignores unknown entries here",
+        fix="remove it, or move it where it belongs",
+    ),
+    RuleInfo(
+        "TREE-OTHER-LAYOUT",
+        "-",
+        "measurements/ or compliance/ tree of the v5.x layout in a v6.x round",
+        WARN,
+        beyond=True,
     ),
 )
-
-OLD = "official checker v5.1.1"
 
 # What a result directory may hold: the runs, and (v6.x layout, or SDXL in v5.1) compliance TESTxx dirs.
 RESULT_DIR_ENTRIES = frozenset({"performance", "accuracy"})
@@ -60,18 +117,13 @@ def load_model_mapping(sctx: SubmitterContext) -> list[Finding]:
         isinstance(k, str) and isinstance(v, str) for k, v in jr.value.items()
     ):
         if jr.problem is not None:
-            return [
-                jr.problem.finding("TREE-MODEL-MAPPING", scope=sctx.sub.path, source=f"{OLD}: L2363-2371")
-            ]
+            return [jr.problem.finding("TREE-MODEL-MAPPING", scope=sctx.sub.path, case="unreadable")]
         return [
-            Finding(
-                rule="TREE-MODEL-MAPPING",
-                severity=Severity.ERROR,
-                message="model_mapping.json must be a JSON object of directory name -> benchmark name strings",
+            registered_finding(
+                "TREE-MODEL-MAPPING",
+                "model_mapping.json must be a JSON object of directory name -> benchmark name strings",
                 scope=sctx.sub.path,
                 path=rel,
-                source=f"{OLD}: check_results_dir L2363-2371",
-                fix='write {"<model dir>": "<benchmark>", ...}',
             )
         ]
     sctx.model_mapping = dict(jr.value)
@@ -95,28 +147,25 @@ def submitter_findings(sctx: SubmitterContext) -> list[Finding]:
                 else lay.system_file_of(sub.division, sub.name, name)
             )
             out.append(
-                Finding(
-                    rule="TREE-ORPHAN-SYSTEM",
-                    severity=Severity.ERROR,
-                    message=f"{kind} entry '{name}' has no results/{name} directory",
+                registered_finding(
+                    "TREE-ORPHAN-SYSTEM",
+                    f"{kind} entry '{name}' has no results/{name} directory",
                     scope=sub.path,
                     path=path,
-                    source=f"{OLD}: check_results_dir L2373-2402 (fails the submitter's results key)",
                     fix=f"remove {path} or add the results of '{name}'",
                 )
             )
     out += _other_layout_findings(sctx)
-    paths = r.structure.calibration_paths  # empty: the round's checker asks for no calibration document (v4.1)
+    paths = (
+        r.structure.calibration_paths
+    )  # empty: the round's checker asks for no calibration document (v4.1)
     if sctx.closed_or_network and paths and not any(f"{sub.path}/{p}" in sub.files for p in paths):
         out.append(
-            Finding(
-                rule="TREE-CALIBRATION",
-                severity=Severity.ERROR,
-                message=f"closed/network submission without {' or '.join(paths)}",
+            registered_finding(
+                "TREE-CALIBRATION",
+                f"closed/network submission without {' or '.join(paths)}",
                 scope=sub.path,
                 path=sub.path,
-                source=f"{OLD}: check_results_dir L2404-2418 (fails the submitter's results key)",
-                fix="document the quantization/calibration in documentation/calibration.md",
             )
         )
     return out
@@ -128,22 +177,23 @@ def _other_layout_findings(sctx: SubmitterContext) -> list[Finding]:
     lay = sctx.round.structure.layout
     sub = sctx.sub
     out: list[Finding] = []
-    for name, used in (("measurements", lay.has_measurements_tree), ("compliance", not lay.compliance_in_result_dir)):
+    for name, used in (
+        ("measurements", lay.has_measurements_tree),
+        ("compliance", not lay.compliance_in_result_dir),
+    ):
         rel = f"{sub.path}/{name}"
         if used or not sub.is_dir(rel):
             continue
         where = lay.result_dir.replace("{division}/{submitter}/", "")
         out.append(
-            Finding(
-                rule="TREE-OTHER-LAYOUT",
-                severity=Severity.WARNING,
-                message=f"{name}/ is the v5.x layout; round {sctx.round.name}'s checker does not read it (its files "
+            registered_finding(
+                "TREE-OTHER-LAYOUT",
+                f"{name}/ is the v5.x layout; round {sctx.round.name}'s checker does not read it (its files "
                 f"belong in {where}/)",
                 scope=sub.path,
                 path=rel,
                 source=f"{lay.cite}; beyond the official checker, which ignores the directory",
                 fix=f"move each {name}/<system>/<benchmark>/<scenario>/ into {where}/",
-                beyond_official=True,
             )
         )
     return out
@@ -158,25 +208,21 @@ def benchmark_findings(
         div = sctx.division
         hint = " (open division: map it in model_mapping.json)" if div == "open" else ""
         return [
-            Finding(
-                rule="TREE-UNKNOWN-BENCHMARK",
-                severity=Severity.ERROR,
-                message=f"'{benchmark_dir}' is not a benchmark of round {sctx.round.name}{hint}",
+            registered_finding(
+                "TREE-UNKNOWN-BENCHMARK",
+                f"'{benchmark_dir}' is not a benchmark of round {sctx.round.name}{hint}",
                 scope=path,
                 path=path,
-                source=f"{OLD}: check_results_dir L2482-2512 (Config.get_mlperf_model)",
                 fix=f"name the directory after a benchmark: {', '.join(sctx.round.benchmarks)}",
             )
         ]
     if system_type is not None and bench.scenario_set(system_type) is None:
         return [
-            Finding(
-                rule="TREE-NO-SCENARIO-TABLE",
-                severity=Severity.ERROR,
-                message=f"{bench.name} has no scenarios for system_type={system_type}",
+            registered_finding(
+                "TREE-NO-SCENARIO-TABLE",
+                f"{bench.name} has no scenarios for system_type={system_type}",
                 scope=path,
                 path=path,
-                source=f"{OLD}: check_results_dir L2502-2512 ('invalid model ... system_type=')",
                 fix=f"{bench.name} is a {'/'.join(bench.categories)} benchmark; check the system_type",
             )
         ]
@@ -189,28 +235,23 @@ def scenario_finding(
     """A17 for one scenario directory."""
     scen = Scenario.parse(scen_dir)
     if scen is None:
-        return Finding(
-            rule="TREE-SCENARIO",
-            severity=Severity.ERROR,
-            message=f"'{scen_dir}' is not a scenario (SingleStream, MultiStream, Server, Offline, Interactive)",
+        return registered_finding(
+            "TREE-SCENARIO",
+            f"'{scen_dir}' is not a scenario (SingleStream, MultiStream, Server, Offline, Interactive)",
             result=result_path,
             path=result_path,
-            source=f"{OLD}: SCENARIO_MAPPING",
-            fix="name the directory after its scenario",
+            case="not-a-scenario",
         )
     if not sctx.closed_or_network or bench is None or system_type is None:
         return None
     allowed = bench.allowed_scenarios(system_type)
     if scen not in allowed:
-        return Finding(
-            rule="TREE-SCENARIO",
-            severity=Severity.ERROR,
-            message=f"{scen.value} is neither required nor optional for {bench.name} on a {system_type} system "
+        return registered_finding(
+            "TREE-SCENARIO",
+            f"{scen.value} is neither required nor optional for {bench.name} on a {system_type} system "
             f"(allowed: {', '.join(s.value for s in allowed)})",
             result=result_path,
             path=result_path,
-            source=f"{OLD}: check_results_dir L2536-2544",
-            fix="remove the scenario or check the system_type",
         )
     return None
 
@@ -240,7 +281,10 @@ def required_scenario_findings(
         """'['X'] present but invalid, ['Y'] missing' for ``scenarios``."""
         invalid = [s.value for s in scenarios if s in valid]
         absent = [s.value for s in scenarios if s not in valid]
-        return ", ".join(([f"{invalid} present but invalid"] if invalid else []) + ([f"{absent} missing"] if absent else []))
+        return ", ".join(
+            ([f"{invalid} present but invalid"] if invalid else [])
+            + ([f"{absent} missing"] if absent else [])
+        )
 
     def trial_fixes(s: Scenario) -> bool:
         """``s`` is present and only trial settings' errors keep it from being valid."""
@@ -249,37 +293,35 @@ def required_scenario_findings(
     lacking = [s for s in sset.required if not valid.get(s)]
     if lacking:
         out.append(
-            Finding(
-                rule="TREE-REQUIRED-SCENARIOS",
-                severity=Severity.ERROR,
-                message=f"{bench.name} on a {system_type} system does not have all required scenarios with a valid "
+            registered_finding(
+                "TREE-REQUIRED-SCENARIOS",
+                f"{bench.name} on a {system_type} system does not have all required scenarios with a valid "
                 f"result: {without_valid(lacking)}",
                 scope=path,
                 path=path,
                 source=f"{sset.cite or 'required scenarios'}; {OLD}: check_results_dir L2853-2867 (fails the benchmark key; "
                 "rows of valid scenarios stay in the CSV)",
-                fix="submit a valid result for every required scenario",
                 trial=all(trial_fixes(s) for s in lacking),
             )
         )
     if sset.one_of and not any(valid.get(s) for s in sset.one_of):
         out.append(
-            Finding(
-                rule="TREE-SERVER-OR-INTERACTIVE",
-                severity=Severity.ERROR,
-                message=f"{bench.name} needs a valid result in at least one of {[s.value for s in sset.one_of]}: "
+            registered_finding(
+                "TREE-SERVER-OR-INTERACTIVE",
+                f"{bench.name} needs a valid result in at least one of {[s.value for s in sset.one_of]}: "
                 f"{without_valid(sset.one_of)}",
                 scope=path,
                 path=path,
                 source=f"{sset.cite or 'one_of scenarios'}; {OLD}: check_results_dir L2869-2874",
-                fix="submit a valid Server or Interactive result",
                 trial=any(trial_fixes(s) for s in sset.one_of),
             )
         )
     return out
 
 
-def unknown_entry_findings(sctx: SubmitterContext, result_path: str, *, endpoints: bool = False) -> list[Finding]:
+def unknown_entry_findings(
+    sctx: SubmitterContext, result_path: str, *, endpoints: bool = False
+) -> list[Finding]:
     """Beyond official: entries of a result directory that no rule expects (the official checker ignores them).
 
     ``endpoints``: an endpoints result, whose config.yaml, audit/ and the harness's report.txt / metrics/ belong."""
@@ -287,7 +329,9 @@ def unknown_entry_findings(sctx: SubmitterContext, result_path: str, *, endpoint
     files = set(sctx.sub.list_files(result_path))
     allowed_files: set[str] = set()
     if lay.measurements_in_result_dir:
-        allowed_files |= set(sctx.round.structure.measurement_required_files) | set(lay.measurement_optional_files)
+        allowed_files |= set(sctx.round.structure.measurement_required_files) | set(
+            lay.measurement_optional_files
+        )
         allowed_files.add(lay.measurements_json)
     allowed_files |= {f for f in files if f.lower().endswith(lay.result_dir_document_suffixes)}
     if endpoints:
@@ -295,16 +339,12 @@ def unknown_entry_findings(sctx: SubmitterContext, result_path: str, *, endpoint
     names = [d for d in sctx.sub.list_dirs(result_path) if not (endpoints and d in HARNESS_EXTRA_ENTRIES)]
     names += sorted(files - allowed_files)
     return [
-        Finding(
-            rule="TREE-UNKNOWN-ENTRY",
-            severity=Severity.WARNING,
-            message=f"'{name}' is not part of a result directory in round {sctx.round.name}'s layout "
+        registered_finding(
+            "TREE-UNKNOWN-ENTRY",
+            f"'{name}' is not part of a result directory in round {sctx.round.name}'s layout "
             f"(performance/, accuracy/, TESTxx/{', measurement files' if lay.measurements_in_result_dir else ''}); not checked",
             result=result_path,
             path=f"{result_path}/{name}",
-            source="beyond the official checker, which ignores unknown entries here",
-            fix="remove it, or move it where it belongs",
-            beyond_official=True,
         )
         for name in sorted(set(names))
         if name not in RESULT_DIR_ENTRIES and not _TEST_DIR.match(name)

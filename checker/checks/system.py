@@ -11,42 +11,154 @@ are there, the exact value a message quotes, the JSON types the official checker
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from checker.checks.catalog import WARN, RuleInfo, register
+from checker.checks.catalog import WARN, Case, RuleInfo, register, registered_finding
 from checker.checks.context import SubmitterContext
 from checker.findings import Finding, Severity
 from checker.parsers.system_desc import NOT_AN_OBJECT, SystemDesc
 
+OLD = "official checker v5.1.1"
+HEAD = "HEAD checker"
+
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(
     __name__,
-    RuleInfo("SYS-MISSING", "A14", "result system without systems/<system>.json"),
-    RuleInfo("SYS-JSON", "B", "system description unreadable or not a JSON object"),
-    RuleInfo("SYS-STATUS", "B1", "status not available/preview/rdi"),
-    RuleInfo("SYS-TYPE", "B2", "invalid system_type"),
-    RuleInfo("SYS-NETWORK", "B3", "is_network does not match the division"),
-    RuleInfo("SYS-FIELDS", "B4/B6", "required field missing"),
-    RuleInfo("SYS-EMPTY-FIELDS", "B5", "field that needs a value is empty"),
-    RuleInfo("SYS-UNKNOWN-FIELD", "B7", "unknown field", WARN),
     RuleInfo(
-        "SYS-PLACEHOLDER", "-", "placeholder value (TBD, TODO, N/A) in a required field", WARN, beyond=True
+        "SYS-MISSING",
+        "A14",
+        "result system without systems/<system>.json",
+        source=f"{OLD}: check_results_dir L2426-2433",
     ),
-    RuleInfo("SYS-SUBMITTER", "B8", "submitter field differs from the directory"),
-    RuleInfo("SYS-DIVISION", "B9", "division field differs from the directory"),
+    RuleInfo(
+        "SYS-JSON",
+        "B",
+        "system description unreadable or not a JSON object",
+        source=f"{OLD}: json.load",
+        fix="write a JSON object",
+        cases={"unreadable": Case(source=f"{OLD}: json.load of the system description")},
+    ),
+    RuleInfo(
+        "SYS-STATUS",
+        "B1",
+        "status not available/preview/rdi",
+        source=f"{OLD}: check_results_dir L2445-2451; {HEAD} system_check.py:89-95",
+        fix="set status to available, preview or rdi",
+        cases={
+            "not-a-string": Case(
+                source=f"{OLD}: check_results_dir L2445 (system_json.get('status').lower()); {HEAD} system_check.py:89",
+                fix='write status as a string: "available", "preview" or "rdi"',
+            )
+        },
+    ),
+    RuleInfo(
+        "SYS-TYPE",
+        "B2",
+        "invalid system_type",
+        source=f"{OLD}: check_results_dir L2452-2463; {HEAD} system_check.py:106-110, loader.py:301,336-338 -> "
+        "configuration.py:62-75 (set_type)",
+        fix="set system_type to datacenter, edge or datacenter,edge (lower case, no spaces)",
+    ),
+    RuleInfo(
+        "SYS-NETWORK",
+        "B3",
+        "is_network does not match the division",
+        source=f"{OLD}: is_system_over_network L1983",
+        fix='set "is_network": "true"',
+        cases={
+            "not-a-string": Case(
+                source=f"{OLD}: is_system_over_network L1991-1995; {HEAD} system_check.py:131-136, "
+                "performance_check.py:405-410",
+                fix='write it as a string, "true" or "false" (or leave it out for a system that is not over the '
+                "network)",
+            ),
+            "closed": Case(
+                source=f"{OLD}: is_system_over_network L1983",
+                fix="move the submission to network/ or set is_network false",
+            ),
+        },
+    ),
+    RuleInfo(
+        "SYS-FIELDS",
+        "B4/B6",
+        "required field missing",
+        fix="add every required field (see the round's system description template)",
+        cases={
+            "network-fields": Case(
+                source=f"{HEAD} system_check.py:159-161 (if is_network: required_fields += ..._NETWORK_MODE)",
+                fix="leave is_network out for a system that is not over the network",
+            )
+        },
+    ),
+    RuleInfo(
+        "SYS-EMPTY-FIELDS",
+        "B5",
+        "field that needs a value is empty",
+        source=f"SYSTEM_DESC_MEANINGFUL_RESPONSE_REQUIRED_FIELDS; {OLD}: L2903-2915; {HEAD} system_check.py:169-177",
+        fix="fill in these fields",
+    ),
+    RuleInfo(
+        "SYS-UNKNOWN-FIELD",
+        "B7",
+        "unknown field",
+        WARN,
+        source=f"{OLD}: check_system_desc_id L2920-2923 (warning)",
+        fix="remove it or check its spelling",
+    ),
+    RuleInfo(
+        "SYS-PLACEHOLDER",
+        "-",
+        "placeholder value (TBD, TODO, N/A) in a required field",
+        WARN,
+        beyond=True,
+        fix="write the actual value (or a real 'none' where the field does not apply)",
+    ),
+    RuleInfo(
+        "SYS-SUBMITTER",
+        "B8",
+        "submitter field differs from the directory",
+        source=f"{OLD}: check_system_desc_id L2925-2932; {HEAD} system_check.py:197",
+        fix="make the submitter field equal the directory name",
+    ),
+    RuleInfo(
+        "SYS-DIVISION",
+        "B9",
+        "division field differs from the directory",
+        source=f"{OLD}: check_system_desc_id L2933-2940 (case-sensitive); {HEAD} system_check.py:216",
+        fix="make the division field equal the division directory",
+    ),
     RuleInfo(
         "SYS-FIELD-TYPE",
         "-",
         "value the official checkers crash on or misread while writing the summary CSV",
         official="v5.1.1/HEAD raise TypeError/ValueError and stop the run",
         beyond=True,
+        fix="use single quotes",  # a double quote in a quoted column; the other cases name the field to rewrite
+        cases={
+            "not-whole": Case(
+                source=f"{HEAD} results.py:104-105 (ResultExporter.add_result, not inside a check: no try)"
+            ),
+            "notes-not-string": Case(
+                source=f"{OLD}: log_result L2099-2102, L2184/L2218; {HEAD} results.py:110-113"
+            ),
+            "notes-quote": Case(
+                source=f"{OLD}: log_result L2184/L2218; {HEAD} results.py:148 (export_row)",
+                fix="use single quotes",
+            ),
+            "bare-count": Case(
+                source=f"{OLD}: log_result L2175-2178/L2209-2212",
+                fix="write the count without commas, quotes or line breaks",
+            ),
+            "power-only": Case(
+                source=f"{OLD}: get_boolean L1323-1335, called from log_result L2160",
+                fix='write it as "true"/"false" or a JSON boolean',
+            ),
+        },
     ),
 )
 
-OLD = "official checker v5.1.1"
 # values that stand for "not filled in yet" (compared upper-case, without surrounding spaces and dots)
-PLACEHOLDER_VALUES = frozenset({"TBD", "TBC", "TODO", "XXX", "FIXME", "PLACEHOLDER"})  # not N/A: real systems use it for "not applicable"
-HEAD = "HEAD checker"
+PLACEHOLDER_VALUES = frozenset(
+    {"TBD", "TBC", "TODO", "XXX", "FIXME", "PLACEHOLDER"}
+)  # not N/A: real systems use it for "not applicable"
 
 # fields both official checkers concatenate into the summary CSV as strings ('"' + value + '"'), where a
 # non-string raises TypeError (v5.1.1 log_result, no try: the whole run stops) and a double quote breaks the row
@@ -66,245 +178,208 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
     rules = sctx.round.system
     rel = sctx.round.structure.layout.system_file_of(sub.division, sub.name, system)
     out: list[Finding] = []
-    desc: SystemDesc | None = None
-
-    def add(
-        rule: str,
-        msg: str,
-        source: str,
-        fix: str,
-        *,
-        sev: Severity = Severity.ERROR,
-        field: str | None = None,
-    ) -> None:
+    if system not in sub.systems:
+        msg = f"results/{system} has no system description {rel}"
         out.append(
-            Finding(
-                rule=rule,
-                severity=sev,
-                message=msg,
+            registered_finding(
+                "SYS-MISSING",
+                msg,
                 scope=rel,
                 path=rel,
-                line=None if field is None or desc is None else desc.line_of(field),
-                source=source,
-                fix=fix,
+                fix=f"add systems/{system}.json describing the system",
             )
-        )
-
-    if system not in sub.systems:
-        add(
-            "SYS-MISSING",
-            f"results/{system} has no system description {rel}",
-            f"{OLD}: check_results_dir L2426-2433",
-            f"add systems/{system}.json describing the system",
         )
         return out
     read = sctx.system_read(system)
     if read.desc is None:
         problem = read.problem
         if problem is None or problem.kind == NOT_AN_OBJECT:
-            add(
-                "SYS-JSON",
-                "system description is not a JSON object",
-                f"{OLD}: json.load",
-                "write a JSON object",
+            out.append(
+                registered_finding("SYS-JSON", "system description is not a JSON object", scope=rel, path=rel)
             )
         else:
-            out.append(problem.finding("SYS-JSON", scope=rel, source=f"{OLD}: json.load of the system description"))
+            out.append(problem.finding("SYS-JSON", scope=rel, case="unreadable"))
         return out
-    desc = d = read.desc
+    d = read.desc
     js = d.raw  # the schema: which fields are there, the values messages quote
     raw_status = js.get("status")
     if d.status is None:
-        add(
-            "SYS-STATUS",
+        msg = (
             f"status {raw_status!r} is not a string: the official checkers call .lower() on it "
-            "(v5.1.1 stops the whole run with AttributeError; HEAD fails the result)",
-            f"{OLD}: check_results_dir L2445 (system_json.get('status').lower()); {HEAD} system_check.py:89",
-            'write status as a string: "available", "preview" or "rdi"',
-            field="status",
+            "(v5.1.1 stops the whole run with AttributeError; HEAD fails the result)"
+        )
+        out.append(
+            registered_finding(
+                "SYS-STATUS", msg, scope=rel, path=rel, line=d.line_of("status"), case="not-a-string"
+            )
         )
     elif d.availability not in rules.valid_status:
-        add(
-            "SYS-STATUS",
-            f"status {raw_status!r} is not one of {list(rules.valid_status)} (any case, no surrounding spaces)",
-            f"{OLD}: check_results_dir L2445-2451; {HEAD} system_check.py:89-95",
-            "set status to available, preview or rdi",
-            field="status",
-        )
+        msg = f"status {raw_status!r} is not one of {list(rules.valid_status)} (any case, no surrounding spaces)"
+        out.append(registered_finding("SYS-STATUS", msg, scope=rel, path=rel, line=d.line_of("status")))
     st = d.system_type
     if st is None or st not in rules.valid_system_types:
         near = st is not None and st.strip().lower().replace(" ", "") in rules.valid_system_types
-        add(
-            "SYS-TYPE",
+        msg = (
             f"system_type {js.get('system_type')!r} is not one of {list(rules.valid_system_types)}"
             + (" (both official checkers compare it exactly: case and spaces count)" if near else "")
-            + "; in closed/network HEAD's loader raises ValueError('invalid system type') and stops the whole run",
-            f"{OLD}: check_results_dir L2452-2463; {HEAD} system_check.py:106-110, loader.py:301,336-338 -> "
-            "configuration.py:62-75 (set_type)",
-            "set system_type to datacenter, edge or datacenter,edge (lower case, no spaces)",
-            field="system_type",
+            + "; in closed/network HEAD's loader raises ValueError('invalid system type') and stops the whole run"
         )
+        out.append(registered_finding("SYS-TYPE", msg, scope=rel, path=rel, line=d.line_of("system_type")))
     # B3 network mode
     is_net_raw = js.get("is_network")
     if is_net_raw is not None and not isinstance(is_net_raw, str):
-        add(
-            "SYS-NETWORK",
+        msg = (
             f"is_network {is_net_raw!r} is not a string: the official checkers call .lower() on it "
-            "(v5.1.1 stops the whole run with AttributeError; HEAD fails the result)",
-            f"{OLD}: is_system_over_network L1991-1995; {HEAD} system_check.py:131-136, performance_check.py:405-410",
-            'write it as a string, "true" or "false" (or leave it out for a system that is not over the network)',
-            field="is_network",
+            "(v5.1.1 stops the whole run with AttributeError; HEAD fails the result)"
+        )
+        line = d.line_of("is_network")
+        out.append(
+            registered_finding("SYS-NETWORK", msg, scope=rel, path=rel, line=line, case="not-a-string")
         )
     # as the official checkers read it (.lower() == "true", no strip); a non-string is reported above
     is_net = d.is_network is True
     if sub.division == "network" and not is_net:
-        add(
-            "SYS-NETWORK",
-            f"network division requires is_network = true (found {is_net_raw!r})",
-            f"{OLD}: is_system_over_network L1983",
-            'set "is_network": "true"',
-        )
+        msg = f"network division requires is_network = true (found {is_net_raw!r})"
+        out.append(registered_finding("SYS-NETWORK", msg, scope=rel, path=rel))
     elif sub.division == "closed" and is_net:
-        add(
-            "SYS-NETWORK",
-            "closed division system has is_network = true; network systems belong in the network division",
-            f"{OLD}: is_system_over_network L1983",
-            "move the submission to network/ or set is_network false",
-        )
+        msg = "closed division system has is_network = true; network systems belong in the network division"
+        out.append(registered_finding("SYS-NETWORK", msg, scope=rel, path=rel, case="closed"))
     # B4 required fields, B5 meaningful, B6 network fields
     required = list(rules.required_fields) + (list(rules.network_fields) if is_net else [])
     missing = [f for f in required if f not in js]
     if missing:
-        add(
-            "SYS-FIELDS",
-            f"missing required field(s): {', '.join(missing)}",
-            f"{rules.cite or 'SYSTEM_DESC_REQUIRED_FIELDS'}; {OLD}: check_system_desc_id L2881-2899",
-            "add every required field (see the round's system description template)",
-        )
+        source = f"{rules.cite or 'SYSTEM_DESC_REQUIRED_FIELDS'}; {OLD}: check_system_desc_id L2881-2899"
+        msg = f"missing required field(s): {', '.join(missing)}"
+        out.append(registered_finding("SYS-FIELDS", msg, scope=rel, path=rel, source=source))
     elif is_net_raw and not is_net:
         # HEAD tests `if is_network:` (truthiness), so "false" (a non-empty string) still asks for the 13 fields
         net_missing = [f for f in rules.network_fields if f not in js]
         if net_missing:
             head_round = "HEAD" in (sctx.round.checker or "")
-            add(
-                "SYS-FIELDS",
+            msg = (
                 f"is_network is {is_net_raw!r} but the HEAD checker requires the network-mode fields whenever "
                 f"is_network is a non-empty value; missing: {', '.join(net_missing)}"
-                + ("" if head_round else " (v5.1.1 does not ask for them)"),
-                f"{HEAD} system_check.py:159-161 (if is_network: required_fields += ..._NETWORK_MODE)",
-                "leave is_network out for a system that is not over the network",
-                sev=Severity.ERROR if head_round else Severity.WARNING,
-                field="is_network",
+                + ("" if head_round else " (v5.1.1 does not ask for them)")
+            )
+            out.append(
+                registered_finding(
+                    "SYS-FIELDS",
+                    msg,
+                    severity=Severity.ERROR if head_round else Severity.WARNING,
+                    scope=rel,
+                    path=rel,
+                    line=d.line_of("is_network"),
+                    case="network-fields",
+                )
             )
     empty = [f for f in rules.meaningful_fields if d.given(f) and not d.filled(f)]
     if empty:
         zero = [f for f in empty if js.get(f) == 0 and not isinstance(js.get(f), bool)]
-        add(
-            "SYS-EMPTY-FIELDS",
-            f"field(s) that need a meaningful value are empty: {', '.join(empty)}"
-            + (
-                f' (the number 0 counts as empty: `not 0` is true; write the string "0" in {", ".join(zero)})'
-                if zero
-                else ""
-            ),
-            f"SYSTEM_DESC_MEANINGFUL_RESPONSE_REQUIRED_FIELDS; {OLD}: L2903-2915; {HEAD} system_check.py:169-177",
-            "fill in these fields",
-            field=empty[0],
+        msg = f"field(s) that need a meaningful value are empty: {', '.join(empty)}" + (
+            f' (the number 0 counts as empty: `not 0` is true; write the string "0" in {", ".join(zero)})'
+            if zero
+            else ""
         )
-    placeholders = [f for f in required if (d.text_of(f) or "").strip().strip(".").upper() in PLACEHOLDER_VALUES]
+        out.append(registered_finding("SYS-EMPTY-FIELDS", msg, scope=rel, path=rel, line=d.line_of(empty[0])))
+    placeholders = [
+        f for f in required if (d.text_of(f) or "").strip().strip(".").upper() in PLACEHOLDER_VALUES
+    ]
     if placeholders:
         shown = ", ".join(f"{f} = {js[f]!r}" for f in placeholders)
         out.append(
-            Finding(
-                rule="SYS-PLACEHOLDER",
-                severity=Severity.WARNING,
-                message=f"required field(s) hold a placeholder, not a description: {shown}. The official checkers "
+            registered_finding(
+                "SYS-PLACEHOLDER",
+                f"required field(s) hold a placeholder, not a description: {shown}. The official checkers "
                 "accept any non-empty value",
                 scope=rel,
                 path=rel,
                 line=d.line_of(placeholders[0]),
                 source="inference_rules.adoc 'System description': every required field describes the system "
                 f"({rules.cite or 'SYSTEM_DESC_REQUIRED_FIELDS'})",
-                fix="write the actual value (or a real 'none' where the field does not apply)",
-                beyond_official=True,
             )
         )
-    _check_field_types(d, rules.summary_int_fields, add)
+    out += _field_type_findings(d, rules.summary_int_fields, rel)
     known = set(rules.required_fields) | set(rules.network_fields) | set(rules.power_fields)
     for f in js:
         if f not in known:
-            add(
-                "SYS-UNKNOWN-FIELD",
-                f"field {f!r} is unknown",
-                f"{OLD}: check_system_desc_id L2920-2923 (warning)",
-                "remove it or check its spelling",
-                sev=Severity.WARNING,
-                field=f,
+            out.append(
+                registered_finding(
+                    "SYS-UNKNOWN-FIELD", f"field {f!r} is unknown", scope=rel, path=rel, line=d.line_of(f)
+                )
             )
     if d.submitter is None or d.submitter.lower() != sub.name.lower():
-        add(
-            "SYS-SUBMITTER",
-            f"submitter {js.get('submitter')!r} does not match the submitter directory {sub.name!r}"
-            + (
-                ""
-                if d.submitter is not None
-                else " and is not a string (v5.1.1 .lower() stops the whole run; HEAD fails the result)"
-            ),
-            f"{OLD}: check_system_desc_id L2925-2932; {HEAD} system_check.py:197",
-            "make the submitter field equal the directory name",
-            field="submitter",
+        msg = f"submitter {js.get('submitter')!r} does not match the submitter directory {sub.name!r}" + (
+            ""
+            if d.submitter is not None
+            else " and is not a string (v5.1.1 .lower() stops the whole run; HEAD fails the result)"
         )
+        out.append(registered_finding("SYS-SUBMITTER", msg, scope=rel, path=rel, line=d.line_of("submitter")))
     if d.division != sub.division:
-        add(
-            "SYS-DIVISION",
-            f"division {js.get('division')!r} does not match the division directory {sub.division!r}"
-            + ("" if d.division is not None else " and is not a string (HEAD .lower() fails the result)"),
-            f"{OLD}: check_system_desc_id L2933-2940 (case-sensitive); {HEAD} system_check.py:216",
-            "make the division field equal the division directory",
-            field="division",
+        msg = f"division {js.get('division')!r} does not match the division directory {sub.division!r}" + (
+            "" if d.division is not None else " and is not a string (HEAD .lower() fails the result)"
         )
+        out.append(registered_finding("SYS-DIVISION", msg, scope=rel, path=rel, line=d.line_of("division")))
     return out
 
 
-def _check_field_types(d: SystemDesc, int_fields: tuple[str, ...], add: Callable[..., None]) -> None:
+def _field_type_findings(d: SystemDesc, int_fields: tuple[str, ...], rel: str) -> list[Finding]:
     """SYS-FIELD-TYPE: values the official checkers crash on (or silently misread) while writing the summary.
 
     ``int_fields``: the counts an official checker of the round converts with int() (the round's
-    ``system.summary_int_fields``; none for v4.1, which no HEAD checker version covers)."""
+    ``system.summary_int_fields``; none for v4.1, which no HEAD checker version covers). A value that only
+    breaks the CSV row (a quote, a comma) is a warning; one that stops the official run, an error."""
     js = d.raw
+    out: list[Finding] = []
+    warn = Severity.WARNING
     counts = {"number_of_nodes": d.number_of_nodes, "accelerators_per_node": d.accelerators_per_node}
     for f, count in ((f, counts[f]) for f in int_fields if f in counts):
         v = js.get(f)
         if v and count is None:  # not a whole number; an empty one is SYS-EMPTY-FIELDS
-            add(
-                "SYS-FIELD-TYPE",
+            msg = (
                 f"{f} {v!r} is not a whole number: HEAD computes int(number_of_nodes) * int(accelerators_per_node) "
                 "for the summary CSV's total_accelerators"
-                + (" and truncates it" if isinstance(v, float) else ", which raises and stops the whole run"),
-                f"{HEAD} results.py:104-105 (ResultExporter.add_result, not inside a check: no try)",
-                f'write {f} as a whole number, e.g. 8 or "8"',
-                field=f,
+                + (" and truncates it" if isinstance(v, float) else ", which raises and stops the whole run")
+            )
+            fix = f'write {f} as a whole number, e.g. 8 or "8"'
+            out.append(
+                registered_finding(
+                    "SYS-FIELD-TYPE", msg, scope=rel, path=rel, line=d.line_of(f), fix=fix, case="not-whole"
+                )
             )
     for f, where in _CSV_TEXT_FIELDS:
         text = d.text_of(f)
         if d.given(f) and text is None:
-            add(
-                "SYS-FIELD-TYPE",
+            msg = (
                 f"{f} {js[f]!r} is not a string: v5.1.1 concatenates it into the summary CSV ('\"' + value + '\"'), "
-                "a TypeError that stops the whole run",
-                f"{OLD}: {where}",
-                f"write {f} as text",
-                field=f,
+                "a TypeError that stops the whole run"
+            )
+            out.append(
+                registered_finding(
+                    "SYS-FIELD-TYPE",
+                    msg,
+                    scope=rel,
+                    path=rel,
+                    line=d.line_of(f),
+                    source=f"{OLD}: {where}",
+                    fix=f"write {f} as text",
+                )
             )
         elif text is not None and '"' in text:
-            add(
-                "SYS-FIELD-TYPE",
+            msg = (
                 f"{f} contains a double quote: both official checkers write it between double quotes without "
-                "escaping, which breaks the summary CSV row",
-                f"{OLD}: {where}; {HEAD} results.py:148 (export_row)",
-                "use single quotes",
-                sev=Severity.WARNING,
-                field=f,
+                "escaping, which breaks the summary CSV row"
+            )
+            source = f"{OLD}: {where}; {HEAD} results.py:148 (export_row)"
+            out.append(
+                registered_finding(
+                    "SYS-FIELD-TYPE",
+                    msg,
+                    severity=warn,
+                    scope=rel,
+                    path=rel,
+                    line=d.line_of(f),
+                    source=source,
+                )
             )
     # notes = hw_notes (default "") + ". " + sw_notes when sw_notes is filled: a non-string joined with + fails
     sw_bad = d.filled("sw_notes") and d.sw_notes is None
@@ -313,45 +388,66 @@ def _check_field_types(d: SystemDesc, int_fields: tuple[str, ...], add: Callable
     if hw_bad and d.filled("sw_notes") and not d.filled("hw_notes"):
         bad_notes.remove("hw_notes")  # an empty hw_notes is dropped before the join
     for f in bad_notes:
-        add(
-            "SYS-FIELD-TYPE",
+        msg = (
             f"{f} {js[f]!r} is not a string: both official checkers join hw_notes and sw_notes into the notes column "
-            "with +, a TypeError that stops the whole run",
-            f"{OLD}: log_result L2099-2102, L2184/L2218; {HEAD} results.py:110-113",
-            f"write {f} as text",
-            field=f,
+            "with +, a TypeError that stops the whole run"
+        )
+        out.append(
+            registered_finding(
+                "SYS-FIELD-TYPE",
+                msg,
+                scope=rel,
+                path=rel,
+                line=d.line_of(f),
+                fix=f"write {f} as text",
+                case="notes-not-string",
+            )
         )
     for f, notes in (("hw_notes", d.hw_notes), ("sw_notes", d.sw_notes)):
         if notes is not None and '"' in notes:
-            add(
-                "SYS-FIELD-TYPE",
+            msg = (
                 f"{f} contains a double quote, which breaks the official summary CSV row (written between double "
-                "quotes without escaping)",
-                f"{OLD}: log_result L2184/L2218; {HEAD} results.py:148 (export_row)",
-                "use single quotes",
-                sev=Severity.WARNING,
-                field=f,
+                "quotes without escaping)"
+            )
+            out.append(
+                registered_finding(
+                    "SYS-FIELD-TYPE",
+                    msg,
+                    severity=warn,
+                    scope=rel,
+                    path=rel,
+                    line=d.line_of(f),
+                    case="notes-quote",
+                )
             )
     for f in _CSV_BARE_FIELDS:
         v = d.text_of(f)  # the count as written: the CSV carries the text, not the number
         if v is not None and any(c in v for c in ',"\n\r'):
-            add(
-                "SYS-FIELD-TYPE",
+            msg = (
                 f"{f} {v!r} holds a comma, quote or line break: v5.1.1 writes it into the summary CSV unquoted, "
-                "which shifts the row's columns",
-                f"{OLD}: log_result L2175-2178/L2209-2212",
-                "write the count without commas, quotes or line breaks",
-                sev=Severity.WARNING,
-                field=f,
+                "which shifts the row's columns"
+            )
+            out.append(
+                registered_finding(
+                    "SYS-FIELD-TYPE",
+                    msg,
+                    severity=warn,
+                    scope=rel,
+                    path=rel,
+                    line=d.line_of(f),
+                    case="bare-count",
+                )
             )
     spo = js.get("system_power_only")
     if spo is not None and d.system_power_only is None:  # not a bool, string or integer
-        add(
-            "SYS-FIELD-TYPE",
+        msg = (
             f"system_power_only {spo!r} is not a bool, string or integer: for a power result v5.1.1 raises "
-            "TypeError in get_boolean and stops the whole run",
-            f"{OLD}: get_boolean L1323-1335, called from log_result L2160",
-            'write it as "true"/"false" or a JSON boolean',
-            sev=Severity.WARNING,
-            field="system_power_only",
+            "TypeError in get_boolean and stops the whole run"
         )
+        line = d.line_of("system_power_only")
+        out.append(
+            registered_finding(
+                "SYS-FIELD-TYPE", msg, severity=warn, scope=rel, path=rel, line=line, case="power-only"
+            )
+        )
+    return out

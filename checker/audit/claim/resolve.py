@@ -19,19 +19,25 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import checker.audit.claim.rules  # noqa: F401  (registers VER-05 and CMP-01, which the lookup emits too)
 from checker.audit.claim.model import Claim, ClaimResultSpec, Origin, ResolvedResult, ServerMetric
+from checker.audit.claim.rules import quoted_value_finding, variant_note
 from checker.audit.claim.text import mentions
 from checker.audit.peers.parse import apply_metadata, load_peer_runs
 from checker.audit.table.checks import RESULT_ID, row_benchmark
 from checker.audit.table.model import ResultTable, TableRow
 from checker.checks.catalog import RuleInfo, register, registered_finding
-from checker.findings import Finding, Severity, UnusableInput
+from checker.findings import Finding, UnusableInput
 from rules.models import Round, Scenario
 
 RULES = register(
     __name__,
-    RuleInfo("LBL-03", "-", "claim: a cited result ID that does not resolve to a published row of the table"),
+    RuleInfo(
+        "LBL-03",
+        "-",
+        "claim: a cited result ID that does not resolve to a published row of the table",
+        source="claim checklist step 1 (VER-01, LBL-02, LBL-03)",
+        fix="cite a published result ID, or label the number unverified",
+    ),
 )
 
 OWN_SOURCES = ("own", "own measurement", "self", "self-measured", "unverified")
@@ -104,7 +110,9 @@ def _from_row(index: int, row: TableRow, spec: ClaimResultSpec | None) -> Resolv
     accelerators = None
     if row.accelerators_per_node is not None:
         accelerators = row.accelerators_per_node * (row.nodes or 1)
-    label = row.identity() if not row.id else (" ".join(p for p in (row.id, row.benchmark, row.scenario) if p))
+    label = (
+        row.identity() if not row.id else (" ".join(p for p in (row.id, row.benchmark, row.scenario) if p))
+    )
     return ResolvedResult(
         index=index,
         label=label,
@@ -179,8 +187,6 @@ def resolve(claim: Claim, claim_path: Path | None, table: ResultTable | None, rn
                     "result of the table: the number is unverified",
                     scope=where,
                     path=table.path,
-                    source="claim checklist step 1 (VER-01, LBL-02, LBL-03)",
-                    fix="cite a published result ID, or label the number unverified",
                 )
             )
         elif (
@@ -240,18 +246,7 @@ def _published(
         and row.result is not None
         and abs(spec.result - row.result) > 1e-6 * max(abs(row.result), 1.0)
     ):
-        out.findings.append(
-            registered_finding(
-                rule="VER-05",
-                message=f"{where}: the claim quotes {spec.result:g} for {resolved.label}; the table says "
-                f"{row.result_text} {row.units or ''}".rstrip(),
-                scope=where,
-                path=table.path,
-                line=row.line,
-                source="MSG:171 (VER-05)",
-                fix=f"quote the published value {row.result_text}",
-            )
-        )
+        out.findings.append(quoted_value_finding(where, spec.result, resolved.label, row, table.path))
     return resolved
 
 
@@ -352,14 +347,7 @@ def specs_from_text(
         if len(rows) > 1 and "99.9" not in text:
             plain = [r for r in rows if not (r.benchmark or "").endswith("99.9")]
             if plain and len(plain) < len(rows):
-                notes.append(
-                    registered_finding(
-                        rule="CMP-01",
-                        severity=Severity.INFO,
-                        scope="text",
-                        message=f"{rid}: the text does not say 99.9; took the 99% accuracy variant",
-                    )
-                )
+                notes.append(variant_note(rid))
                 rows = plain
         if len(rows) != 1:
             names = ", ".join(f"{r.benchmark} {r.scenario}" for r in rows) or "no row"

@@ -26,7 +26,9 @@ from checker.audit.claim.text import (
     trademark_problems,
 )
 from checker.audit.table.checks import POWER_UNITS
-from checker.checks.catalog import RuleInfo, register
+from checker.audit.table.model import TableRow
+from checker.checks.catalog import Case, RuleInfo, register, registered_finding
+from checker.findings import Finding, Severity
 from rules.messaging import Compatibility, MessagingData
 from rules.models import Round, Scenario
 
@@ -34,39 +36,70 @@ from rules.models import Round, Scenario
 # claim does not meet is an ERROR, a requirement it meets INFO (checker.audit.claim.report.issue_finding).
 RULES = register(
     __name__,
-    RuleInfo("CMP-01", "-", "claim: results of different benchmarks (99% vs 99.9% included) or scenarios compared"),
-    RuleInfo("CMP-02", "-", "claim: rounds not in one group of the MLPerf Compatibility Table (or not covered by it)"),
+    RuleInfo(
+        "CMP-01", "-", "claim: results of different benchmarks (99% vs 99.9% included) or scenarios compared"
+    ),
+    RuleInfo(
+        "CMP-02",
+        "-",
+        "claim: rounds not in one group of the MLPerf Compatibility Table (or not covered by it)",
+    ),
     RuleInfo("CMP-03", "-", "claim: power results compared with performance results"),
     RuleInfo("CMP-04", "-", "claim: MultiStream before v2.0 compared with v2.0+"),
-    RuleInfo("CMP-05", "-", "claim: an MLPerf result compared with a non-MLPerf one (peer tool, own harness)"),
     RuleInfo(
-        "CMP-06", "-", "claim: a difference in version, division, availability, verified status or chip count not "
+        "CMP-05", "-", "claim: an MLPerf result compared with a non-MLPerf one (peer tool, own harness)"
+    ),
+    RuleInfo(
+        "CMP-06",
+        "-",
+        "claim: a difference in version, division, availability, verified status or chip count not "
         "named in the main text",
     ),
-    RuleInfo("CMP-07", "-", "claim: Open compared with Closed without saying how the Open result would not qualify"),
+    RuleInfo(
+        "CMP-07", "-", "claim: Open compared with Closed without saying how the Open result would not qualify"
+    ),
     RuleInfo("CMP-08", "-", "claim: verified compared with unverified without the required footnote"),
     RuleInfo("CMP-09", "-", "claim: Server compared with Interactive (a scenario difference)"),
-    RuleInfo("D-16", "-", "claim: Server figures of unstated or different basis (completed vs scheduled samples/s)"),
+    RuleInfo(
+        "D-16", "-", "claim: Server figures of unstated or different basis (completed vs scheduled samples/s)"
+    ),
     RuleInfo("DIV-01", "-", "claim: an Open result not called 'MLPerf® Open'"),
     RuleInfo("DIV-03", "-", "claim: Open results described as compliance-tested"),
     RuleInfo("AVL-02", "-", "claim: a Preview result not labelled Preview (or presented as available)"),
     RuleInfo("AVL-03", "-", "claim: an RDI result not labelled RDI (or presented as available)"),
-    RuleInfo("AVL-05", "-", "claim: results described as audited that are not published Closed + Available results"),
-    RuleInfo("VER-02", "-", "claim: an unverified result without 'unverified' next to it and the required sentence"),
-    RuleInfo("VER-04", "-", "claim: unverified results called official, verified or certified"),
     RuleInfo(
-        "VER-05", "-", "claim: a stated factor the cited numbers do not support, or a quoted number that is not the "
-        "published one",
+        "AVL-05", "-", "claim: results described as audited that are not published Closed + Available results"
     ),
     RuleInfo(
-        "DRV-01", "-", "claim: a derived metric presented as official, without its basis in text and footnote, or "
+        "VER-02", "-", "claim: an unverified result without 'unverified' next to it and the required sentence"
+    ),
+    RuleInfo("VER-04", "-", "claim: unverified results called official, verified or certified"),
+    RuleInfo(
+        "VER-05",
+        "-",
+        "claim: a stated factor the cited numbers do not support, or a quoted number that is not the "
+        "published one",
+        cases={"quoted-value": Case(source="MSG:171 (VER-05)")},  # the lookup's (quoted_value_finding)
+    ),
+    RuleInfo(
+        "DRV-01",
+        "-",
+        "claim: a derived metric presented as official, without its basis in text and footnote, or "
         "not labelled unverified",
     ),
     RuleInfo("DRV-02", "-", "claim: a per-accelerator metric for a result of unknown accelerator count"),
     RuleInfo("CMB-01", "-", "claim: a composite of several scores without its method of combination"),
     RuleInfo("PWR-01", "-", "claim: a per-watt metric without MLPerf-measured system power"),
-    RuleInfo("LBL-01", "-", "claim: a cited result without organization, benchmark and version, and system in the text"),
-    RuleInfo("LBL-02", "-", "claim: a footnote without suite, version, division, scenario, retrieval, result ID, legend"),
+    RuleInfo(
+        "LBL-01",
+        "-",
+        "claim: a cited result without organization, benchmark and version, and system in the text",
+    ),
+    RuleInfo(
+        "LBL-02",
+        "-",
+        "claim: a footnote without suite, version, division, scenario, retrieval, result ID, legend",
+    ),
     RuleInfo("TM-01", "-", "claim: MLPerf without ®, or as noun, verb, plural or possessive"),
 )
 
@@ -617,6 +650,27 @@ class ClaimRules:
                 not lacking,
                 self.ids(verified),
             )
+
+
+def quoted_value_finding(where: str, quoted: float, label: str, row: TableRow, path: str) -> Finding:
+    """VER-05 of the lookup of a cited result (:mod:`checker.audit.claim.resolve`): the claim quotes a number that is
+    not the published one."""
+    return registered_finding(
+        "VER-05",
+        f"{where}: the claim quotes {quoted:g} for {label}; the table says {row.result_text} {row.units or ''}".rstrip(),
+        scope=where,
+        path=path,
+        line=row.line,
+        fix=f"quote the published value {row.result_text}",
+        case="quoted-value",
+    )
+
+
+def variant_note(rid: str) -> Finding:
+    """CMP-01 of the lookup of a cited result: the text names no accuracy variant, so the 99% one was taken (a note,
+    not the rule's error)."""
+    message = f"{rid}: the text does not say 99.9; took the 99% accuracy variant"
+    return registered_finding("CMP-01", message, severity=Severity.INFO, scope="text")
 
 
 def _spans_v1_v2(a: str, b: str) -> bool:

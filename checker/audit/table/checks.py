@@ -23,55 +23,136 @@ from checker.audit.report_common import FindingLog
 from checker.audit.table.accuracy_text import AccuracyValue, bare_accuracy, parse_accuracy_string, scale_to
 from checker.audit.table.model import ResultTable, TableRow
 from checker.audit.table.parse import KNOWN_INFORMATIONAL
-from checker.checks.catalog import WARN, RuleInfo, register, registered_finding
+from checker.checks.catalog import WARN, Case, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity
 from rules.models import AccuracyTarget, Benchmark, Round, Scenario
 
 RULES = register(
     __name__,
-    RuleInfo("TABLE-VALUE", "-", "table: a cell that is not of its column's type"),
-    RuleInfo("TABLE-ID", "-", "table: a result ID missing, not in the published form (5.1-0001) or of another round"),
+    RuleInfo(
+        "TABLE-VALUE",
+        "-",
+        "table: a cell that is not of its column's type",
+        fix="write the value in the column's type",
+    ),
+    RuleInfo(
+        "TABLE-ID",
+        "-",
+        "table: a result ID missing, not in the published form (5.1-0001) or of another round",
+        source="MSG:62 (LBL-03); RES_v5.1 'ID' field",
+        cases={"missing": Case(source="MSG:50 (LBL-02)"), "other-round": Case(source="MSG:62 (LBL-03)")},
+    ),
     RuleInfo("TABLE-VERSION", "-", "table: a version that is not the round's"),
-    RuleInfo("TABLE-DIVISION", "-", "table: a division missing or not one of the round's"),
-    RuleInfo("TABLE-AVAILABILITY", "-", "table: an availability missing or not a category of the round"),
+    RuleInfo(
+        "TABLE-DIVISION",
+        "-",
+        "table: a division missing or not one of the round's",
+        source="SUBRULES:702 (CMP-11)",
+    ),
+    RuleInfo(
+        "TABLE-AVAILABILITY",
+        "-",
+        "table: an availability missing or not a category of the round",
+        source="SUBRULES:719-727 (AVL-01)",
+        cases={"missing": Case(source="SUBRULES:719 (AVL-01)")},
+    ),
     RuleInfo("TABLE-BENCHMARK", "-", "table: a benchmark missing or not one of the round's"),
     RuleInfo(
-        "TABLE-SCENARIO", "-", "table: a scenario missing, not a scenario, not the benchmark's (INFO in Open) or not "
+        "TABLE-SCENARIO",
+        "-",
+        "table: a scenario missing, not a scenario, not the benchmark's (INFO in Open) or not "
         "its directory's",
+        cases={"not-a-scenario": Case(source="SUBRULES:414"), "open": Case(source="RULES_HEAD:363 (DIV-02)")},
     ),
     RuleInfo(
-        "TABLE-SCENARIO-CASE", "-", "table: a scenario written in another case than the rules write it (the HEAD "
+        "TABLE-SCENARIO-CASE",
+        "-",
+        "table: a scenario written in another case than the rules write it (the HEAD "
         "checker writes the result directory's name, and maps a lower-case one)",
         WARN,
+        source="SUBRULES:414; CHK_HEAD:1539-1545",
     ),
     RuleInfo(
-        "TABLE-LOCATION", "-", "table: a result directory of another division, or (WARNING) not a result path or of "
-        "another system",
+        "TABLE-LOCATION",
+        "-",
+        "table: a result directory of another division, or (WARNING) not a result path or of another system",
+        cases={
+            # table --tree: the Location names a run directory the result lacks (location_run_finding)
+            "run-dir": Case(
+                source="CHK_HEAD:2029-2035 (PERFORMANCE_LOG_PATH); HEAD submission_checker/results.py:106-107"
+            )
+        },
     ),
     RuleInfo(
-        "TABLE-INFERRED", "-", "table: inferred = 1 on a result the rules allow no inference for (only an edge "
+        "TABLE-INFERRED",
+        "-",
+        "table: inferred = 1 on a result the rules allow no inference for (only an edge "
         "system's MultiStream or Offline result), and no artefact of the official checker explains it",
+        source="RULES_HEAD:326-337; CHK_HEAD_perf:515-537 (inferred_check); catalogue D17",
+        fix="write 0 if the result was measured in this scenario; an inferred one cannot be published",
     ),
     RuleInfo(
-        "TABLE-INFERRED-CHECKER", "-", "table: inferred = 1 that the HEAD checker writes for a measured result (an "
+        "TABLE-INFERRED-CHECKER",
+        "-",
+        "table: inferred = 1 that the HEAD checker writes for a measured result (an "
         "Interactive result, a lower-case result directory, an MLPerf Endpoints result: results.py:118-119)",
         WARN,
+        source="HEAD submission_checker/results.py:118-119; CHK_HEAD_perf:515-537 (inferred_check compares in lower "
+        "case)",
+        fix="write 0: the result was measured in this scenario",
     ),
     RuleInfo("TABLE-SUITE", "-", "table: a suite that is not one, or (WARNING in Open) not the benchmark's"),
-    RuleInfo("TABLE-UNITS", "-", "table: units missing or not the ones the official checker writes"),
-    RuleInfo("TABLE-ACCURACY", "-", "table: accuracy missing, unreadable, below the round's target or out of bounds"),
-    RuleInfo("TABLE-RESULT", "-", "table: a result value missing or not positive"),
-    RuleInfo("TABLE-POWER", "-", "table: a power result on a row without MLPerf-measured power"),
-    RuleInfo("TABLE-DUPLICATE", "-", "table: two rows of one result directory, or of one system, model and scenario"),
     RuleInfo(
-        "TABLE-DERIVED", "-", "table: a column that is not an official metric (per accelerator, per watt, cost, "
+        "TABLE-UNITS",
+        "-",
+        "table: units missing or not the ones the official checker writes",
+        source="official checker: summary units (catalogue G, D8)",
+        cases={
+            "missing": Case(),
+            "power-units": Case(source="MSG:112-116 (PWR-01)"),
+            "tokens-key": Case(
+                source="official checker: summary units vs RESULT_FIELD_BENCHMARK_OVERWRITE (catalogue D8, CSV units "
+                "note)"
+            ),
+        },
+    ),
+    RuleInfo(
+        "TABLE-ACCURACY",
+        "-",
+        "table: accuracy missing, unreadable, below the round's target or out of bounds",
+        source="catalogue E13",  # the targets' own citations where the round gives them
+    ),
+    RuleInfo("TABLE-RESULT", "-", "table: a result value missing or not positive"),
+    RuleInfo(
+        "TABLE-POWER",
+        "-",
+        "table: a power result on a row without MLPerf-measured power",
+        source="MSG:116 (PWR-01)",
+        cases={"no-power-result": Case()},
+    ),
+    RuleInfo(
+        "TABLE-DUPLICATE",
+        "-",
+        "table: two rows of one result directory, or of one system, model and scenario",
+    ),
+    RuleInfo(
+        "TABLE-DERIVED",
+        "-",
+        "table: a column that is not an official metric (per accelerator, per watt, cost, "
         "composite); ERROR: per watt without measured power",
         WARN,
         beyond=True,
+        fix="label it as derived and unverified, with the basis of the derivation in text and footnote",
+        cases={
+            "per-watt": Case(source="MSG:114-116 (PWR-01)"),
+            "chip-count": Case(source="MSG:82 (CMP-06 chip count)"),
+        },
     ),
 )
 
-RESULT_ID = re.compile(r"^([0-9]+)\.([0-9]+)-([0-9]{4})$")  # LBL-03: published form, e.g. 5.1-0001 (ASCII digits)
+RESULT_ID = re.compile(
+    r"^([0-9]+)\.([0-9]+)-([0-9]{4})$"
+)  # LBL-03: published form, e.g. 5.1-0001 (ASCII digits)
 POWER_UNITS = ("Watts", "millijoules")
 SUITES = ("datacenter", "edge")
 _LATENCY_SCENARIOS = (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM)
@@ -120,9 +201,10 @@ class RowChecker:
         source: str | None = None,
         fix: str | None = None,
         beyond_official: bool | None = None,
+        case: str | None = None,
     ) -> Finding:
-        """A finding of ``rule`` about ``row`` (and its column ``field``); severity and "beyond official" default to
-        the rule's registration."""
+        """A finding of ``rule`` about ``row`` (and its column ``field``); severity, "beyond official", fix and source
+        default to the rule's registration (its ``case``'s)."""
         col = f", column '{self.table.column(field)}'" if field else ""
         return registered_finding(
             rule=rule,
@@ -135,6 +217,7 @@ class RowChecker:
             source=source,
             fix=fix,
             beyond_official=beyond_official,
+            case=case,
         )
 
     def benchmark_of(self, row: TableRow) -> Benchmark | None:
@@ -152,9 +235,7 @@ class RowChecker:
     def check_row(self, row: TableRow) -> list[Finding]:
         out: list[Finding] = []
         for problem in row.problems:
-            out.append(
-                self.finding(row, "TABLE-VALUE", None, problem, fix="write the value in the column's type")
-            )
+            out.append(self.finding(row, "TABLE-VALUE", None, problem))
         out += self._id(row)
         out += self._version(row)
         out += self._division_availability(row)
@@ -183,7 +264,7 @@ class RowChecker:
                     "TABLE-SCENARIO",
                     "scenario",
                     f"'{row.scenario}' is not a scenario ({names})",
-                    source="SUBRULES:414",
+                    case="not-a-scenario",
                 )
             )
         if scenario is not None and row.scenario is not None and row.scenario != scenario.value:
@@ -204,7 +285,7 @@ class RowChecker:
         if "id" not in self.table.columns:
             return []  # the checker's CSV has no ID column
         if row.id is None:
-            return [self.finding(row, "TABLE-ID", "id", "no result ID", source="MSG:50 (LBL-02)")]
+            return [self.finding(row, "TABLE-ID", "id", "no result ID", case="missing")]
         m = RESULT_ID.match(row.id)
         if m is None:
             return [
@@ -213,7 +294,6 @@ class RowChecker:
                     "TABLE-ID",
                     "id",
                     f"'{row.id}' is not an official result ID (form 5.1-0001)",
-                    source="MSG:62 (LBL-03); RES_v5.1 'ID' field",
                 )
             ]
         if f"{int(m.group(1))}.{int(m.group(2))}" != self.round.version:
@@ -223,7 +303,7 @@ class RowChecker:
                     "TABLE-ID",
                     "id",
                     f"result ID '{row.id}' is not of round {self.round.name} (IDs start '{self.round.version}-')",
-                    source="MSG:62 (LBL-03)",
+                    case="other-round",
                 )
             ]
         return []
@@ -244,11 +324,7 @@ class RowChecker:
         divisions = self.round.structure.divisions
         if row.division is None:
             if "division" in self.table.columns:
-                out.append(
-                    self.finding(
-                        row, "TABLE-DIVISION", "division", "no division given", source="SUBRULES:702 (CMP-11)"
-                    )
-                )
+                out.append(self.finding(row, "TABLE-DIVISION", "division", "no division given"))
         elif row.division.lower() not in divisions:
             out.append(
                 self.finding(
@@ -256,7 +332,6 @@ class RowChecker:
                     "TABLE-DIVISION",
                     "division",
                     f"'{row.division}' is not a division ({', '.join(divisions)})",
-                    source="SUBRULES:702 (CMP-11)",
                 )
             )
         valid = self.round.system.valid_status
@@ -268,7 +343,7 @@ class RowChecker:
                         "TABLE-AVAILABILITY",
                         "availability",
                         "no availability given",
-                        source="SUBRULES:719 (AVL-01)",
+                        case="missing",
                     )
                 )
         elif row.availability.lower() not in valid:
@@ -278,7 +353,6 @@ class RowChecker:
                     "TABLE-AVAILABILITY",
                     "availability",
                     f"'{row.availability}' is not an availability category ({', '.join(valid)})",
-                    source="SUBRULES:719-727 (AVL-01)",
                 )
             )
         return out
@@ -336,8 +410,8 @@ class RowChecker:
                 "TABLE-SCENARIO",
                 "scenario",
                 f"{scenario.value} is not a Closed scenario of {bench.name} ({names}); allowed in Open",
-                severity=Severity.INFO,
-                source="RULES_HEAD:363 (DIV-02)",
+                severity=Severity.INFO,  # the open division may run any scenario
+                case="open",
             )
         ]
 
@@ -408,7 +482,6 @@ class RowChecker:
             "TABLE-SCENARIO-CASE",
             "scenario",
             f"'{row.scenario}' is {scenario.value}, in another case than the rules and LoadGen write it; {cause}",
-            source="SUBRULES:414; CHK_HEAD:1539-1545",
             fix=f"write '{scenario.value}'",
         )
 
@@ -432,9 +505,6 @@ class RowChecker:
                     "1, but the result was measured in its own scenario: the HEAD checker writes inferred = 1 "
                     "whenever the row's scenario differs, as a string, from the log's effective_scenario "
                     "(submission_checker/results.py:118-119), and " + "; and ".join(causes),
-                    source="HEAD submission_checker/results.py:118-119; CHK_HEAD_perf:515-537 (inferred_check "
-                    "compares in lower case)",
-                    fix="write 0: the result was measured in this scenario",
                 )
             ]
         why = (
@@ -450,8 +520,6 @@ class RowChecker:
                 f"1 (inferred from another scenario's run), but {why}, and no artefact of the official checker "
                 "(an Interactive result, a lower-case directory, an MLPerf Endpoints result) explains the flag: a "
                 "result inferred so is not valid, one measured is mislabelled",
-                source="RULES_HEAD:326-337; CHK_HEAD_perf:515-537 (inferred_check); catalogue D17",
-                fix="write 0 if the result was measured in this scenario; an inferred one cannot be published",
             )
         ]
 
@@ -473,8 +541,11 @@ class RowChecker:
             )
         if bench is not None and bench.name in self.round.endpoints_allowed_models:
             causes.append(
-                ("it is an MLPerf Endpoints result (its accuracy is the endpoints score alone)" if bare else
-                 f"{bench.name} may be an MLPerf Endpoints result (--tree tells)")
+                (
+                    "it is an MLPerf Endpoints result (its accuracy is the endpoints score alone)"
+                    if bare
+                    else f"{bench.name} may be an MLPerf Endpoints result (--tree tells)"
+                )
                 + ": the checker reads an endpoints result's effective_scenario from its config.yaml type, "
                 "'offline' or 'online' (CHK_HEAD:2259), never the directory's name"
             )
@@ -496,7 +567,15 @@ class RowChecker:
             return []
         expected = self.expected_units(bench, scenario)
         if row.units is None:
-            return [self.finding(row, "TABLE-UNITS", "units", f"no units given (expected {expected or '?'})")]
+            return [
+                self.finding(
+                    row,
+                    "TABLE-UNITS",
+                    "units",
+                    f"no units given (expected {expected or '?'})",
+                    case="missing",
+                )
+            ]
         if row.units in POWER_UNITS:
             if row.power_result is None and not row.has_power:
                 return [
@@ -505,7 +584,7 @@ class RowChecker:
                         "TABLE-UNITS",
                         "units",
                         f"power units '{row.units}' on a row without MLPerf power measurement",
-                        source="MSG:112-116 (PWR-01)",
+                        case="power-units",
                     )
                 ]
             return []
@@ -523,7 +602,6 @@ class RowChecker:
                     "TABLE-UNITS",
                     "units",
                     f"'{row.units}' does not fit {bench.name} {scenario.value} (the official checker writes '{expected}')",
-                    source="official checker: summary units (catalogue G, D8)",
                     fix=f"write '{expected}'",
                 )
             ]
@@ -535,8 +613,8 @@ class RowChecker:
                     "units",
                     f"'{row.units}' as the official checker writes it, but the value is LoadGen's {key} (tokens/s)",
                     severity=Severity.WARNING,
-                    beyond_official=True,
-                    source="official checker: summary units vs RESULT_FIELD_BENCHMARK_OVERWRITE (catalogue D8, CSV units note)",
+                    beyond_official=True,  # the official checker writes these units
+                    case="tokens-key",
                 )
             ]
         return []
@@ -560,7 +638,6 @@ class RowChecker:
                     "TABLE-ACCURACY",
                     "accuracy",
                     f"'{row.accuracy}' has no 'METRIC: value' pair and is not a single score",
-                    source="catalogue E13",
                 )
             ]
         if bare is not None:
@@ -584,7 +661,11 @@ class RowChecker:
                 " (an MLPerf Endpoints result: the official HEAD checker does not check an endpoints result's accuracy "
                 f"against its target, except {', '.join(OFFICIAL_ENDPOINTS_ACCURACY_CHECKED)}'s: CHK_HEAD_acc:108-136)"
             )
-        scen = f" {scenario.value}" if scenario is not None and scenario in bench.accuracy_targets_by_scenario else ""
+        scen = (
+            f" {scenario.value}"
+            if scenario is not None and scenario in bench.accuracy_targets_by_scenario
+            else ""
+        )
         out = []
         for target in checked:
             got = values.get(target.metric.lower())
@@ -664,7 +745,6 @@ class RowChecker:
                     "TABLE-POWER",
                     "power_result",
                     "a power result on a row whose has_power is false",
-                    source="MSG:116 (PWR-01)",
                 )
             ]
         if row.has_power and "power_result" in self.table.columns and row.power_result is None:
@@ -675,6 +755,7 @@ class RowChecker:
                     "has_power",
                     "has_power is true but no power result is given",
                     severity=Severity.WARNING,
+                    case="no-power-result",
                 )
             ]
         return []
@@ -743,7 +824,6 @@ class RowChecker:
                 scope="table",
                 path=self.table.path,
                 source=source,
-                fix="label it as derived and unverified, with the basis of the derivation in text and footnote",
             )
         ]
 
@@ -780,7 +860,7 @@ class RowChecker:
                     scope=f"row {row.row}",
                     path=self.table.path,
                     line=row.line,
-                    source="MSG:114-116 (PWR-01)",
+                    case="per-watt",
                 )
             )
         if kind == "per-accelerator" and row.result is not None:
@@ -799,7 +879,7 @@ class RowChecker:
                         scope=f"row {row.row}",
                         path=self.table.path,
                         line=row.line,
-                        source="MSG:82 (CMP-06 chip count)",
+                        case="chip-count",
                     )
                 )
         return out
@@ -835,6 +915,12 @@ def derived_kind(column: str) -> str | None:
     return None
 
 
+def location_run_finding(table: ResultTable, rnd: Round, row: TableRow, run_dir: str) -> Finding:
+    """TABLE-LOCATION of ``table --tree``: the row's Location names a run directory its result does not hold."""
+    msg = f"'{row.location_text}' names {run_dir}/, which is not in the result directory"
+    return RowChecker(table, rnd).finding(row, "TABLE-LOCATION", "location", msg, case="run-dir")
+
+
 def check_table(table: ResultTable, rnd: Round) -> list[Finding]:
     """Every finding on the table's rows, in the order ``inference-audit table`` reports them."""
     checks = TableChecks(table, rnd)
@@ -856,7 +942,9 @@ class TableChecks:
     columns' names and the findings on their values.
     """
 
-    def __init__(self, header: ResultTable, rnd: Round, new_log: Callable[[], FindingLog] = FindingLog) -> None:
+    def __init__(
+        self, header: ResultTable, rnd: Round, new_log: Callable[[], FindingLog] = FindingLog
+    ) -> None:
         self.checker = RowChecker(header, rnd)
         self._new_log = new_log
         self._seen: dict[int, int] = {}  # hash(key) -> the row number that first had it

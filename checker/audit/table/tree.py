@@ -16,10 +16,10 @@ from enum import Enum
 from pathlib import Path
 
 from checker.audit.table.accuracy_text import parse_accuracy_string, values_match
-from checker.audit.table.checks import POWER_UNITS, row_benchmark
+from checker.audit.table.checks import POWER_UNITS, location_run_finding, row_benchmark
 from checker.audit.table.model import ResultTable, TableRow
 from checker.audit.table.rederive import PERF_DETAIL, Rederived, rederive, within_rounding
-from checker.checks.catalog import INFO, WARN, RuleInfo, register, registered_finding
+from checker.checks.catalog import INFO, WARN, Case, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.mllog import parse_detail_text
 from checker.safe_io import SafeTree
@@ -29,21 +29,58 @@ from rules.models import Round, Scenario
 RULES = register(
     __name__,
     RuleInfo(
-        "TABLE-REDERIVE", "-", "table --tree: a row's result, scenario or accuracy differs from its logs, or its logs "
+        "TABLE-REDERIVE",
+        "-",
+        "table --tree: a row's result, scenario or accuracy differs from its logs, or its logs "
         "are of a scenario the rules allow no inference from (WARNING: its inferred flag)",
+        source="official checker D8 (RESULT_FIELD_NEW / per-LLM overrides)",  # the result
+        cases={
+            "not-inferable": Case(
+                source="RULES_HEAD:326-337; CHK_HEAD_perf:515-537 (inferred_check), 665-666"
+            ),
+            "scenario": Case(source="LoadGen effective_scenario"),
+            "endpoints-qps": Case(
+                source="CHK_HEAD: get_performance_metric_check reports RESULT_FIELD_ENDPOINTS (qps) for endpoints "
+                "results before the per-benchmark tokens/s override"
+            ),
+            "accuracy": Case(source="catalogue E3/E13 (acc_patterns)"),
+            "not-edge": Case(
+                source="RULES_HEAD:326-328; CHK_HEAD_perf:515-523 (inferred_check; the v5.1.1 checker does not check "
+                "the system type)"
+            ),
+            "inferred-flag": Case(source="catalogue D17"),
+        },
     ),
     RuleInfo(
-        "TABLE-LOCATION-RUN", "-", "table --tree: a Location naming performance/run_1 of an MLPerf Endpoints result, "
+        "TABLE-LOCATION-RUN",
+        "-",
+        "table --tree: a Location naming performance/run_1 of an MLPerf Endpoints result, "
         "which has none (the HEAD checker writes LoadGen's path for every result)",
         WARN,
+        source="HEAD submission_checker/results.py:106-107; CHK_HEAD:2029-2035, 2055-2061",
     ),
-    RuleInfo("TABLE-LOGS-MISSING", "-", "table --tree: the row's result directory is not in the tree (listed)", INFO),
-    RuleInfo("TABLE-LOGS-UNREADABLE", "-", "table --tree: the row's directory is there but its logs cannot be used", WARN),
     RuleInfo(
-        "TABLE-MISSING-ROW", "-", "table --tree: a result whose LoadGen log says VALID has no row", WARN, beyond=True
+        "TABLE-LOGS-MISSING",
+        "-",
+        "table --tree: the row's result directory is not in the tree (listed)",
+        INFO,
+    ),
+    RuleInfo(
+        "TABLE-LOGS-UNREADABLE",
+        "-",
+        "table --tree: the row's directory is there but its logs cannot be used",
+        WARN,
+    ),
+    RuleInfo(
+        "TABLE-MISSING-ROW",
+        "-",
+        "table --tree: a result whose LoadGen log says VALID has no row",
+        WARN,
+        beyond=True,
     ),
 )
-# TABLE-LOCATION (a row's Location names a run directory the result lacks) is registered by checker.audit.table.checks
+# TABLE-LOCATION (a row's Location names a run directory the result lacks) is emitted by checker.audit.table.checks
+# (location_run_finding), which registers it
 
 DEFAULT_REL_TOL = 1e-4
 ENDPOINTS_SUMMARY = "performance/result_summary.json"  # an endpoints (not LoadGen) result
@@ -143,9 +180,10 @@ class TreeCheck:
         severity: Severity | None = None,
         path: str | None = None,
         line: int | None = None,
-        source: str | None = None,
+        case: str | None = None,
     ) -> None:
-        """A finding of ``rule`` about ``row``; severity and "beyond official" default to the rule's registration."""
+        """A finding of ``rule`` about ``row``; severity, "beyond official" and source default to the rule's
+        registration (its ``case``'s)."""
         col = f", column '{self.table.column(field)}'" if field else ""
         self.findings.append(
             registered_finding(
@@ -156,7 +194,7 @@ class TreeCheck:
                 scope=f"row {row.row}",
                 path=path or self.table.path,
                 line=line if path else row.line,
-                source=source,
+                case=case,
             )
         )
 
@@ -188,16 +226,9 @@ class TreeCheck:
                     f"performance result is {ENDPOINTS_SUMMARY}): the HEAD checker writes every row's Location as the "
                     "directory of LoadGen's performance/run_1/mlperf_log_detail.txt path (results.py:106-107, "
                     "CHK_HEAD:2029-2035 PERFORMANCE_LOG_PATH), an endpoints result's too",
-                    source="HEAD submission_checker/results.py:106-107; CHK_HEAD:2029-2035, 2055-2061",
                 )
             else:
-                emit(
-                    row,
-                    "TABLE-LOCATION",
-                    "location",
-                    f"'{row.location_text}' names {run_dir}/, which is not in the result directory",
-                    source="CHK_HEAD:2029-2035 (PERFORMANCE_LOG_PATH); HEAD submission_checker/results.py:106-107",
-                )
+                self.findings.append(location_run_finding(table, rnd, row, run_dir))
         metrics = tuple(v.metric for v in parse_accuracy_string(row.accuracy or ""))
         derived = rederive(tree.safe, rel, rnd, bench, metrics)
         if derived.not_inferable is not None:
@@ -208,7 +239,7 @@ class TreeCheck:
                 f"'{row.scenario}' but the log was run as {derived.effective_scenario}: {derived.not_inferable} "
                 "(an edge system may infer MultiStream from SingleStream and Offline from either; an Interactive "
                 "result is a Server run), so the published number is not a result of this scenario",
-                source="RULES_HEAD:326-337; CHK_HEAD_perf:515-537 (inferred_check), 665-666",
+                case="not-inferable",
             )
             return RowComparison(row, RowStatus.MISMATCH, derived)
         if derived.value is None:
@@ -230,7 +261,7 @@ class TreeCheck:
                 "TABLE-REDERIVE",
                 "scenario",
                 f"'{row.scenario}' but the log was run as {derived.effective_scenario} (effective_scenario)",
-                source="LoadGen effective_scenario",
+                case="scenario",
             )
         qps = derived.endpoints_qps
         if (
@@ -247,8 +278,7 @@ class TreeCheck:
                 f"table says {row.result_text} {row.units or ''}: that is the endpoints result's queries/s "
                 f"({qps:.6g}, {row.location.strip('/')}/{ENDPOINTS_SUMMARY}); in {row.units or 'the round units'} "
                 f"the result is {derived.value:.6g} ({derived.key})",
-                source="CHK_HEAD: get_performance_metric_check reports RESULT_FIELD_ENDPOINTS (qps) for endpoints "
-                "results before the per-benchmark tokens/s override",
+                case="endpoints-qps",
             )
         elif row.result is not None and not within_rounding(
             row.result, row.result_text, derived.value, self.rel_tol
@@ -262,7 +292,6 @@ class TreeCheck:
                 + (f", {row.location.strip('/')}/{PERF_DETAIL}:{derived.line}" if derived.line else "")
                 + "); "
                 f"difference {100 * (row.result - derived.value) / derived.value:+.3f}%",
-                source="official checker D8 (RESULT_FIELD_NEW / per-LLM overrides)",
             )
         for printed in parse_accuracy_string(row.accuracy or ""):
             measured = derived.accuracy.get(printed.metric)
@@ -273,7 +302,7 @@ class TreeCheck:
                     "TABLE-REDERIVE",
                     "accuracy",
                     f"{printed.metric} {printed.text} but accuracy/accuracy.txt gives {measured:g}",
-                    source="catalogue E3/E13 (acc_patterns)",
+                    case="accuracy",
                 )
         edge = row.suite is None or "edge" in row.suite.lower()
         if derived.inferred and not edge:
@@ -284,8 +313,7 @@ class TreeCheck:
                 "scenario",
                 f"'{row.scenario}' is inferred from a {derived.effective_scenario} run, but only an edge system may "
                 f"infer a result ('{row.suite}' is not edge)",
-                source="RULES_HEAD:326-328; CHK_HEAD_perf:515-523 (inferred_check; the v5.1.1 checker does not "
-                "check the system type)",
+                case="not-edge",
             )
         if (
             row.inferred is not None
@@ -299,7 +327,7 @@ class TreeCheck:
                 f"{'1' if row.inferred else '0'} but the result {'is' if derived.inferred else 'is not'} inferred "
                 f"from another scenario's run ({derived.effective_scenario})",
                 severity=Severity.WARNING,
-                source="catalogue D17",
+                case="inferred-flag",
             )
         return RowComparison(row, RowStatus.MATCH if ok else RowStatus.MISMATCH, derived)
 
