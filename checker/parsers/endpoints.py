@@ -27,7 +27,8 @@ from typing import Any
 
 import yaml
 
-from checker.parsers.mllog import MLLOG_PREFIX, DetailLog
+from checker.parsers.mllog import DetailLog
+from checker.parsers.mllog_index import MLLOG_PREFIX
 from checker.safe_io import JsonProblem, parse_json
 from checker.safe_yaml import load_yaml, yaml_error
 

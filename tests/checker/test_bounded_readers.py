@@ -29,7 +29,8 @@ from checker.audit.table import parse as table_parse
 from checker.cli import check as cli
 from checker.findings import UnusableInput
 from checker.parsers.endpoints import parse_endpoints
-from checker.parsers.mllog import MAX_PROBLEMS, parse_detail_text
+from checker.parsers.mllog import parse_detail_text
+from checker.parsers.mllog_index import MAX_PROBLEMS
 from checker.safe_io import MAX_NUMBER_DIGITS, JsonProblem, parse_json
 from checker.safe_yaml import YamlRefused, load_yaml
 
@@ -63,9 +64,11 @@ def bounded(seconds: float = CASE_S, megabytes: float | None = CASE_MB) -> Itera
     [
         pytest.param('{"a": 1,\n "a": 2}', "appears twice", 2, id="duplicate-key"),
         pytest.param('{"score": 10.0,\n "pass": true,\n "score": 99.0}', "appears twice", 3, id="dup-score"),
-        pytest.param('{"x": "' + "1" * 300 + '",\n "v": ' + "9" * 401 + "}", "number too long", 2, id="int-401"),
-        pytest.param('[1,\n2,\n-' + "7" * 5000 + "]", "number too long", 3, id="int-5000"),
-        pytest.param('[0.' + "5" * 200 + "]", "number too long", 1, id="float-200"),
+        pytest.param(
+            '{"x": "' + "1" * 300 + '",\n "v": ' + "9" * 401 + "}", "number too long", 2, id="int-401"
+        ),
+        pytest.param("[1,\n2,\n-" + "7" * 5000 + "]", "number too long", 3, id="int-5000"),
+        pytest.param("[0." + "5" * 200 + "]", "number too long", 1, id="float-200"),
         pytest.param("[1e" + "9" * 150 + "]", "number too long", 1, id="exponent-150"),
     ],
 )
@@ -166,8 +169,10 @@ def test_endpoints_config_and_results_are_read_bounded() -> None:
 
 
 # ---- LoadGen detail log -----------------------------------------------------------------------------------
-_GOOD = ':::MLLOG {"key": "%s", "value": %s, "time_ms": 1.5, "namespace": "mlperf::logging", "event_type": ' \
+_GOOD = (
+    ':::MLLOG {"key": "%s", "value": %s, "time_ms": 1.5, "namespace": "mlperf::logging", "event_type": '
     '"POINT_IN_TIME", "metadata": {"is_error": false, "is_warning": false, "file": "a.cc", "line_no": 1}}'
+)
 
 
 def test_detail_log_malformed_lines_are_capped() -> None:
@@ -235,7 +240,9 @@ def _table_error(tmp_path: Path, content: bytes, **patch: int) -> UnusableInput:
 
 
 def test_table_csv_line_longer_than_the_cap_is_refused(tmp_path: Path) -> None:
-    exc = _table_error(tmp_path, b"submitter,benchmark,scenario,result\n" + b"a,b,c," + b"7" * (3 << 20) + b"\n")
+    exc = _table_error(
+        tmp_path, b"submitter,benchmark,scenario,result\n" + b"a,b,c," + b"7" * (3 << 20) + b"\n"
+    )
     assert "longer than" in str(exc) and exc.line == 2
 
 
@@ -255,12 +262,18 @@ def test_table_json_with_many_columns_is_linear(tmp_path: Path) -> None:
 
 def test_table_json_duplicate_key_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "table.json"
-    path.write_text('[{"ID": "5.1-0001",\n "Performance_Result": 1, "Performance_Result": 2}]', encoding="utf-8")
+    path.write_text(
+        '[{"ID": "5.1-0001",\n "Performance_Result": 1, "Performance_Result": 2}]', encoding="utf-8"
+    )
     with pytest.raises(UnusableInput, match="appears twice"):
         table_parse.load_table(path)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(st.binary(max_size=600) | st.text(alphabet='ab,;"\t\n\r\x001', max_size=600).map(str.encode))
 def test_fuzz_table_reader(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "fuzz.csv"
@@ -277,7 +290,9 @@ def tree(v51_tree: Path, tmp_path: Path) -> Path:
     return root
 
 
-def _check(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, Any]]]:
+def _check(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, list[dict[str, Any]]]:
     report = tmp_path / "report.json"
     t0 = time.perf_counter()
     code = cli.main([str(root), "--round", "v5.1", "--workers", "1", "-q", "--json", str(report)])
@@ -347,7 +362,9 @@ def test_a_sparse_50_gb_accuracy_log_is_refused_before_it_is_read(tmp_path: Path
         parse_accuracy_log(log)
 
 
-def test_verify_test06_on_a_sparse_log_exits_2_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_verify_test06_on_a_sparse_log_exits_2_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from loadgen_sut.cli import main
 
     run = tmp_path / "run"
@@ -382,7 +399,10 @@ def _endpoints_tree(tmp_path: Path) -> Path:
         # a YAML 1.1 base-60 integer (quadratic to convert): text under YAML 1.2, so the check just goes on
         ("config.yaml", lambda t: t.replace("version: '1.0'", "version: " + "59:" * 300_000 + "59")),
         ("accuracy/accuracy_results.json", lambda t: t.replace('"score": ', '"score": 0.1, "score": ', 1)),
-        ("performance/result_summary.json", lambda t: t.replace('"n_samples_failed": 0', '"n_samples_failed": ' + "9" * 4000)),
+        (
+            "performance/result_summary.json",
+            lambda t: t.replace('"n_samples_failed": 0', '"n_samples_failed": ' + "9" * 4000),
+        ),
     ],
     ids=["billion-laughs", "self-alias", "base-60", "duplicate-score", "long-int"],
 )

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker.checks.power import POWER_TIME_FORMAT, _parse_time
-from checker.parsers.mllog import _as_int, parse_detail_text
+from checker.parsers.mllog import parse_detail_text
+from checker.parsers.mllog_values import as_int
 
 KEY = "generated_query_count"
 
@@ -41,7 +42,7 @@ def test_int_values_read_as_the_decoder_reads(value: str, time_ms: str, tail: st
     line = _record(value, time_ms, tail)
     fast = parse_detail_text(line + "\n", "x").int_values(KEY)
     values, _problems = _decoded(line)  # type: ignore[misc]
-    want = [_as_int(v) for v in values]  # DetailLog.int_value's reading of a value
+    want = [as_int(v) for v in values]  # DetailLog.int_value's reading of a value
     assert fast == want, line
     if values:
         json.loads(line[len(":::MLLOG") :])  # a record the fast path read is one json.loads reads
@@ -50,8 +51,13 @@ def test_int_values_read_as_the_decoder_reads(value: str, time_ms: str, tail: st
 @settings(max_examples=2000, deadline=None)
 @given(
     st.tuples(
-        st.integers(0, 13), st.integers(0, 32), st.integers(0, 9999), st.integers(0, 25), st.integers(0, 61),
-        st.integers(0, 62), st.text("0123456789", min_size=0, max_size=7),
+        st.integers(0, 13),
+        st.integers(0, 32),
+        st.integers(0, 9999),
+        st.integers(0, 25),
+        st.integers(0, 61),
+        st.integers(0, 62),
+        st.text("0123456789", min_size=0, max_size=7),
     ).map(lambda t: f"{t[0]:02d}-{t[1]:02d}-{t[2]:04d} {t[3]:02d}:{t[4]:02d}:{t[5]:02d}.{t[6]}")
     | st.text(max_size=30)
 )
