@@ -11,33 +11,43 @@ when complete; a failure (a missing file, a full disk, Ctrl-C) removes what was 
 a rerun starts clean. Nothing the user already has is overwritten: an existing result refuses the package, an
 existing system description must be identical, existing calibration/code READMEs are kept. The accuracy log is
 truncated the way ``tools/submission/truncate_accuracy_log.py`` does (first and last 4096 bytes) when it exceeds the
-round's size limit; its hash is already in accuracy.txt.
+round's size limit; its hash is already in accuracy.txt. The file handling (reading a run's files, truncation,
+staging) is :mod:`loadgen_sut.package_files`, the documents written for a run :mod:`loadgen_sut.package_docs`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import shutil
-import signal
 import stat
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from checker.findings import UnusableInput
-from checker.safe_io import file_kind, read_input_json
+from checker.safe_io import read_input_json
 from loadgen_sut.mlperf_conf import MLPERF_CONF_FILE, compiled_mlperf_conf
+from loadgen_sut.package_docs import (
+    SIMULATED_NOTE,
+    calibration_text,
+    code_readme,
+    measurement_readme,
+    mlperf_conf_text,
+    simulated_system_description,
+)
+from loadgen_sut.package_files import (
+    Staging,
+    refuse_symlinks_inside,
+    sigterm_as_interrupt,
+    truncate_accuracy_log,
+)
 from loadgen_sut.record import RunRecord
 from loadgen_sut.settings import TestSettingsModel, installed_loadgen_version
 from rules.models import ResultLocation, Round, Scenario
 from schemas import schema_errors
 
-VIEWABLE_BYTES = 4096
 SYSTEM_SCHEMA = "system-description"
 MEASUREMENTS_SCHEMA = "measurements"
 
@@ -58,75 +68,6 @@ class PackageResult:
     tree: Path
     result_dir: Path
     written: list[Path] = field(default_factory=list)
-
-
-def open_run_file(src: Path, run_dir: Path | None = None) -> tuple[BinaryIO, int]:
-    """A file of a run, opened for copying into a tree, and its size: only a regular file is read (a FIFO, device
-    or directory is refused without blocking), never through a symbolic link (``O_NOFOLLOW``: the target of a
-    link, a file outside the run, is never copied), and with ``run_dir`` only when its directory lies inside it."""
-    if run_dir is not None:
-        real_run, real_parent = os.path.realpath(run_dir), os.path.realpath(src.parent)
-        if real_parent != real_run and not real_parent.startswith(real_run + os.sep):
-            raise UnusableInput(
-                f"lies outside the run directory {run_dir} (through a symbolic link); not copied", path=str(src)
-            )
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(src, flags)
-    except FileNotFoundError:
-        raise UnusableInput("expected LoadGen output is missing", path=str(src)) from None
-    except OSError as exc:
-        if os.path.islink(src):
-            raise UnusableInput(
-                "is a symbolic link: only regular files of the run are copied (its target is not)", path=str(src)
-            ) from None
-        raise UnusableInput(f"cannot read ({exc.strerror or exc})", path=str(src)) from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise UnusableInput(f"is {file_kind(st.st_mode)}, not a regular file; not copied", path=str(src))
-    return os.fdopen(fd, "rb"), st.st_size
-
-
-def truncate_accuracy_log(src: Path, dst: Path, limit_bytes: int, run_dir: Path | None = None) -> bool:
-    """Copy, truncating as the official tool does when ``src`` is ``limit_bytes`` or larger (streamed: only the
-    first and last :data:`VIEWABLE_BYTES` of a large log are read)."""
-    fh, size = open_run_file(src, run_dir)
-    with fh, open(dst, "xb") as out:
-        if size < limit_bytes:
-            shutil.copyfileobj(fh, out)
-            return False
-        head = fh.read(VIEWABLE_BYTES)
-        fh.seek(max(size - VIEWABLE_BYTES, 0))
-        out.write(head + b"\n\n...\n\n" + fh.read(VIEWABLE_BYTES))
-    return True
-
-
-def simulated_system_description(division: str, submitter: str, required: tuple[str, ...]) -> dict[str, Any]:
-    """A system description for the SIMULATED engine: every field says so."""
-    desc: dict[str, Any] = {name: "SIMULATED (no hardware measured)" for name in required}
-    desc.update(
-        {
-            "division": division,
-            "submitter": submitter,
-            "status": "available",
-            "system_type": "datacenter",
-            "system_name": "SIMULATED system (inference-audit simulated engine; not a measurement)",
-            "number_of_nodes": "1",
-            "host_processors_per_node": "1",
-            "host_processor_core_count": "1",
-            "accelerators_per_node": "0",
-            "accelerator_model_name": "SIMULATED (none)",
-            "framework": "inference-audit simulated engine",
-            "other_software_stack": "inference-audit simulated engine (sleeps for configured TTFT/TPOT)",
-            "hw_notes": "SIMULATED: produced by the built-in simulated engine; no hardware was measured",
-            "sw_notes": "SIMULATED: produced by the built-in simulated engine; no model was run",
-        }
-    )
-    return desc
-
-
-SIMULATED_NOTE = "SIMULATED engine run."
 
 
 def _load_system(req: PackageRequest, rnd: Round, simulated: bool) -> tuple[str, dict[str, Any]]:
@@ -176,40 +117,6 @@ def _safe_name(name: str, what: str) -> str:
             f" (starting with a letter or digit, at most {MAX_NAME_CHARS} characters)"
         )
     return name
-
-
-def mlperf_conf_text(settings: TestSettingsModel, loadgen_version: str | None) -> str:
-    """The compiled mlperf.conf values LoadGen applied for this model and scenario, in conf format.
-
-    The installed LoadGen wheel has no mlperf.conf file (it is compiled in); these are the values
-    read back from LoadGen's TestSettings after FromConfig.
-    """
-    m, s = settings.conf_model, settings.loadgen_scenario.value
-    lines = [
-        "# mlperf.conf values compiled into the LoadGen used for this run, as LoadGen applied them",
-        f"# (mlcommons-loadgen {loadgen_version or 'unknown'}; read back after FromConfig({m}, {s}) by inference-audit).",
-        "# All times are in milliseconds.",
-    ]
-    if settings.seeds is not None:
-        lines += [
-            f"*.*.qsl_rng_seed = {settings.seeds.qsl_rng_seed}",
-            f"*.*.sample_index_rng_seed = {settings.seeds.sample_index_rng_seed}",
-            f"*.*.schedule_rng_seed = {settings.seeds.schedule_rng_seed}",
-        ]
-    if settings.performance_sample_count is not None:
-        lines.append(f"{m}.*.performance_sample_count_override = {settings.performance_sample_count}")
-    lines.append(f"{m}.*.sample_concatenate_permutation = {int(settings.sample_concatenate_permutation)}")
-    lines.append(f"{m}.*.use_token_latencies = {int(settings.use_token_latencies)}")
-    lines.append(f"*.{s}.min_duration = {settings.min_duration_ms}")
-    if settings.target_latency_percentile is not None and settings.loadgen_scenario is not Scenario.OFFLINE:
-        lines.append(f"*.{s}.target_latency_percentile = {settings.target_latency_percentile * 100:g}")
-    if settings.ttft_latency_ns is not None:
-        lines.append(f"{m}.Server.ttft_latency = {settings.ttft_latency_ns // 1_000_000}")
-    if settings.tpot_latency_ns is not None:
-        lines.append(f"{m}.Server.tpot_latency = {settings.tpot_latency_ns // 1_000_000}")
-    if settings.loadgen_scenario is Scenario.OFFLINE:
-        lines.append(f"{m}.Offline.min_query_count = {settings.min_query_count}")
-    return "\n".join(lines) + "\n"
 
 
 IMPLEMENTATION_FIELDS = (
@@ -262,73 +169,6 @@ def implementation_description(
     if errs:
         raise UnusableInput("invalid implementation description:\n  " + "\n  ".join(errs), path=source)
     return base
-
-
-def _known(value: object) -> str:
-    """A fact for a README: never the string 'None'."""
-    return "not reported" if value is None or str(value).strip() in ("", "None") else str(value)
-
-
-def _measurement_readme(record: RunRecord, system: str, implementation: dict[str, Any]) -> str:
-    eng = record.engine
-    sim = " (SIMULATED ENGINE: not a measurement of any system)" if record.simulated else ""
-    lines = [
-        f"# {record.benchmark} {record.scenario} on {system}{sim}",
-        "",
-        "Produced by inference-audit (`inference-audit run`), which runs the engine under the official MLPerf LoadGen.",
-        "",
-        "## Reproduce",
-        "",
-        "```",
-        " ".join(record.command) if record.command else "inference-audit run ...",
-        "```",
-        "",
-        "## Run facts",
-        "",
-        f"- run id: `{record.run_id}` ({record.created_utc})",
-        f"- round: {record.round}; LoadGen {record.loadgen_version}",
-        f"- engine: {_known(eng.name if eng else None)} {eng.version or '' if eng else ''}".rstrip(),
-        f"- model: {_known(eng.model if eng else None)}; precision: {_known(eng.precision if eng else None)}; "
-        f"tokenizer: {_known(eng.tokenizer if eng else None)}",
-        f"- generation: {json.dumps(record.generation, sort_keys=True)}",
-        f"- dataset: {record.dataset.name if record.dataset else 'n/a'} ({record.dataset.samples if record.dataset else 0} samples"
-        + (", SIMULATED/builtin data" if record.dataset and record.dataset.simulated else "")
-        + ")",
-        f"- hardware: {record.hardware.cpu_model}, {record.hardware.cpu_count} CPUs, {record.hardware.memory_gib} GiB"
-        + (f"; {', '.join(record.hardware.accelerators)}" if record.hardware.accelerators else ""),
-        f"- weight data types: {_known(implementation.get('weight_data_types'))}",
-        f"- verdict of the run: {record.verdict.status}",
-    ]
-    if eng and eng.parameters:
-        lines.append(f"- engine parameters: {json.dumps(eng.parameters, sort_keys=True)}")
-    return "\n".join(lines) + "\n"
-
-
-def _code_readme(record: RunRecord) -> str:
-    sim = (
-        "\n\nThe runs in this tree used the SIMULATED engine: they measure no system."
-        if record.simulated
-        else ""
-    )
-    return (
-        f"# {record.benchmark}\n\n"
-        "Harness: inference-audit (`loadgen_sut`), running the engine under the official MLPerf LoadGen "
-        "(`mlcommons-loadgen`), one LoadGen test per process; engine behind an OpenAI-compatible streaming API, "
-        "a local transformers model, or the simulated engine. See the measurements README of each scenario for the "
-        f"exact command.{sim}\n"
-    )
-
-
-def _calibration(record: RunRecord, implementation: dict[str, Any]) -> str:
-    if record.simulated:
-        return "# Calibration\n\nSIMULATED engine: no model, no quantization, no calibration.\n"
-    return (
-        "# Calibration\n\n"
-        f"The harness serves the weights as the engine loads them (weight data types: "
-        f"{_known(implementation.get('weight_data_types'))}; transformations: "
-        f"{_known(implementation.get('weight_transformations'))}). If the weights were quantized, describe the "
-        "calibration data set and procedure here before submitting.\n"
-    )
 
 
 @dataclass(frozen=True)
@@ -397,17 +237,6 @@ def _check_tree_path(tree: Path) -> None:
         raise UnusableInput("not writable: cannot create the tree there", path=str(cur))
 
 
-def _refuse_symlinks_inside(tree: Path, rel: str) -> None:
-    """No component of ``tree/rel`` below the tree may be a symbolic link: a package never writes outside the tree."""
-    cur = tree
-    for part in Path(rel).parts:
-        cur = cur / part
-        if os.path.islink(cur):
-            raise UnusableInput("a symbolic link inside the tree: not packaging through it", path=str(cur))
-        if not os.path.lexists(cur):
-            return
-
-
 def _refuse_other_round(tree: Path, rnd: Round) -> None:
     """A tree holds one round: results laid out for another round (found as check-submission finds the round)."""
     if not tree.is_dir():
@@ -437,7 +266,7 @@ def _new_dirs(rnd: Round, loc: ResultLocation, compliance: bool) -> list[str]:
 def _refuse_existing(tree: Path, rnd: Round, plan: PackagePlan) -> None:
     lay = rnd.structure.layout
     for rel in [*_new_dirs(rnd, plan.location, compliance=True), lay.system_path(plan.location)]:
-        _refuse_symlinks_inside(tree, rel)
+        refuse_symlinks_inside(tree, rel)
     for rel in _new_dirs(rnd, plan.location, compliance=True):
         if os.path.lexists(tree / rel):
             raise UnusableInput(
@@ -454,113 +283,6 @@ def _refuse_existing(tree: Path, rnd: Round, plan: PackagePlan) -> None:
             raise UnusableInput(
                 "a different system description already exists there; not overwriting", path=str(sys_path)
             )
-
-
-class _Staging:
-    """Files written under a staging directory beside the tree, then moved into the tree as a whole."""
-
-    def __init__(self, tree: Path) -> None:
-        self.tree = Path(os.path.realpath(tree)) if os.path.lexists(tree) else Path(os.path.abspath(tree))
-        self.made = _make_parents(self.tree.parent)  # removed again when nothing was installed
-        self.root = Path(tempfile.mkdtemp(prefix=f".{self.tree.name}.staging-", dir=self.tree.parent))
-        self.files: list[str] = []
-        self.installed = False
-
-    def write(self, rel: str, text: str) -> None:
-        path = self.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        self.files.append(rel)
-
-    def copy(self, src: Path, rel: str, run_dir: Path) -> None:
-        """Copy ``src``, a regular file inside ``run_dir`` (:func:`open_run_file`), to ``rel`` of the tree."""
-        fh, _ = open_run_file(src, run_dir)
-        dst = self.root / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        with fh, open(dst, "xb") as out:
-            shutil.copyfileobj(fh, out)
-        self.files.append(rel)
-
-    def install(self, new_dirs: list[str], shared_files: list[str]) -> list[Path]:
-        """Move the new directories and the absent shared files into the tree; on any failure undo every move."""
-        moved: list[tuple[Path, Path]] = []
-        made: list[Path] = []
-        try:
-            for rel in new_dirs + shared_files:
-                src, dst = self.root / rel, self.tree / rel
-                if not os.path.lexists(src):
-                    continue
-                _refuse_symlinks_inside(self.tree, rel)
-                if os.path.lexists(dst):
-                    if rel in shared_files:
-                        continue  # kept as the user has it (checked identical where that matters)
-                    raise UnusableInput("appeared while packaging: not overwriting", path=str(dst))
-                made += _make_parents(dst.parent)
-                if src.is_dir():
-                    os.rename(src, dst)
-                else:
-                    try:
-                        os.link(src, dst)  # fails rather than replace a file that appeared meanwhile
-                    except FileExistsError:
-                        if dst.is_file() and not dst.is_symlink() and dst.read_bytes() == src.read_bytes():
-                            continue  # the same shared file, written by a concurrent package
-                        raise
-                moved.append((src, dst))
-        except BaseException:
-            for src, dst in reversed(moved):
-                if dst.is_dir() and not dst.is_symlink():
-                    os.rename(dst, src)
-                else:
-                    dst.unlink(missing_ok=True)
-            for d in reversed(made):
-                with contextlib.suppress(OSError):
-                    d.rmdir()
-            raise
-        self.installed = True
-        return [self.tree / rel for rel in self.files if (self.tree / rel).is_file()]
-
-    def remove(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
-        if not self.installed:
-            for d in reversed(self.made):
-                with contextlib.suppress(OSError):
-                    d.rmdir()
-
-
-def _make_parents(path: Path) -> list[Path]:
-    """mkdir -p, returning the directories this call created (outermost first); another process may race it."""
-    missing: list[Path] = []
-    cur = path
-    while not os.path.lexists(cur) and cur != cur.parent:
-        missing.append(cur)
-        cur = cur.parent
-    made: list[Path] = []
-    for d in reversed(missing):
-        try:
-            d.mkdir()
-            made.append(d)
-        except FileExistsError:
-            if not d.is_dir():
-                raise
-    return made
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """While packaging, SIGTERM (a timeout, a kill) unwinds like Ctrl-C, so the staging directory is removed."""
-
-    def _raise(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, _raise)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _mlperf_conf(run_dir: Path, record: RunRecord, settings: TestSettingsModel) -> str:
@@ -629,7 +351,7 @@ def _cross_check(record: RunRecord, run_dir: Path, rnd: Round) -> None:
 
 
 def _stage_run(
-    stage: _Staging, record: RunRecord, run_dir: Path, rnd: Round, plan: PackagePlan
+    stage: Staging, record: RunRecord, run_dir: Path, rnd: Round, plan: PackagePlan
 ) -> tuple[list[str], list[str]]:
     """Write one run's part of the tree into the staging directory; returns (new directories, shared files)."""
     tests = {t.name: t for t in record.tests}
@@ -672,7 +394,7 @@ def _stage_run(
     settings = tests["performance"].loadgen_settings or record.settings
     stage.write(f"{meas}/user.conf", record.user_conf or "# no user.conf settings\n")
     stage.write(f"{meas}/mlperf.conf", _mlperf_conf(run_dir, record, settings))
-    stage.write(f"{meas}/README.md", _measurement_readme(record, loc.system, plan.implementation))
+    stage.write(f"{meas}/README.md", measurement_readme(record, loc.system, plan.implementation))
     stage.write(lay.measurements_json_path(loc), json.dumps(plan.implementation, indent=2) + "\n")
     system_file = lay.system_path(loc)
     shared = [system_file]
@@ -682,12 +404,12 @@ def _stage_run(
     calib = lay.calibration_path(loc)
     if not any((stage.tree / sub / p).exists() for p in rnd.structure.calibration_paths):
         if calib not in stage.files:
-            stage.write(calib, _calibration(record, plan.implementation))
+            stage.write(calib, calibration_text(record, plan.implementation))
         shared.append(calib)
-    code_readme = f"{lay.code_path(loc)}/README.md"
-    if code_readme not in stage.files:
-        stage.write(code_readme, _code_readme(record))
-    shared.append(code_readme)
+    code_readme_file = f"{lay.code_path(loc)}/README.md"
+    if code_readme_file not in stage.files:
+        stage.write(code_readme_file, code_readme(record))
+    shared.append(code_readme_file)
     return _new_dirs(rnd, loc, has_compliance), shared
 
 
@@ -720,9 +442,9 @@ def package_runs(
                 "the tree and a run directory are inside each other: use another --tree", path=str(tree)
             )
         _refuse_existing(tree, rnd, plan)
-    with _sigterm_as_interrupt():
+    with sigterm_as_interrupt():
         try:
-            stage = _Staging(tree)
+            stage = Staging(tree)
         except OSError as exc:
             raise UnusableInput(f"cannot create the tree: {exc.strerror or exc}", path=str(tree)) from exc
         try:

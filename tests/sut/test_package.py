@@ -15,13 +15,9 @@ from sut_helpers import sim_engine, trial
 from checker.engine import check_tree
 from checker.findings import Severity, UnusableInput
 from loadgen_sut.mlperf_conf import compiled_mlperf_conf
-from loadgen_sut.package import (
-    PackageRequest,
-    package_run,
-    plan_package,
-    simulated_system_description,
-    truncate_accuracy_log,
-)
+from loadgen_sut.package import PackageRequest, package_run, plan_package
+from loadgen_sut.package_docs import simulated_system_description
+from loadgen_sut.package_files import truncate_accuracy_log
 from loadgen_sut.runner import RunOutcome
 from loadgen_sut.settings import RunMode
 from rules import load_round

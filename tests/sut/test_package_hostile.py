@@ -16,7 +16,8 @@ from sut_helpers import sim_engine, trial
 
 from checker.findings import UnusableInput
 from loadgen_sut.cli import main
-from loadgen_sut.package import PackageRequest, package_run, simulated_system_description
+from loadgen_sut.package import PackageRequest, package_run
+from loadgen_sut.package_docs import simulated_system_description
 from loadgen_sut.record import RunRecord
 from loadgen_sut.runner import RunOutcome
 from loadgen_sut.settings import RunMode
