@@ -12,14 +12,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from checker.checks.catalog import Case, RuleInfo, register
+from checker.checks.catalog import OLD, Case, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.performance import DETAIL_LOG_CASES, load_detail
 from checker.findings import Finding, Severity
 from checker.parsers.accuracy_log import has_truncate_separator, is_json
 from checker.parsers.mllog import DetailLog
 
-OLD = "official checker v5.1.1"
 # ACC-MODE / ACC-AUDIT-CONFIG / ACC-SAMPLES: by the rules these results are invalid (errors). Two published results of
 # the shared v5.1 subset (AMD 8xMI325X_2xEPYC_9575F_2 llama2-70b-99/-99.9 Offline) are exactly such runs (a
 # PerformanceOnly run under an audit.config, 100 samples scored) and the official checker calls them valid: the

@@ -98,6 +98,9 @@ class RuleInfo:
 
 
 WARN, INFO = Severity.WARNING, Severity.INFO
+# the official checker the rules' sources cite by line (official-checker-catalogue.md calls it OLD: the v5.1.1 tag of
+# tools/submission/submission_checker.py, which the published v5.1 verdicts were made with); HEAD is cited by name
+OLD = "official checker v5.1.1"
 
 _REGISTRY: dict[str, RuleInfo] = {}
 

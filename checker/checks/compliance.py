@@ -6,7 +6,7 @@ Only for closed/network (the official checker skips open). Sets ``ctx.computed.c
 
 from __future__ import annotations
 
-from checker.checks.catalog import WARN, Case, RuleInfo, register
+from checker.checks.catalog import OLD, WARN, Case, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.latency import latency_checks
 from checker.checks.performance import DETAIL_LOG_CASES, detail_log_checks, load_detail
@@ -35,7 +35,6 @@ from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.accuracy_log import AccuracyLog, TokenDtype, parse_accuracy_log
 from rules.models import Scenario
 
-OLD = "official checker v5.1.1"
 TEST06_SOURCE = f"{OLD}: check_compliance_dir TEST06 L3227-3247"
 TEST07_SOURCE = (
     "compliance/TEST07/run_verification.py (score = first --score-pattern match; pass = score >= threshold)"

@@ -8,13 +8,11 @@ Sets ``ctx.computed.result`` (float, in the summary CSV's unit: ms for SingleStr
 
 from __future__ import annotations
 
-from checker.checks.catalog import RuleInfo, register
+from checker.checks.catalog import OLD, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.findings import Finding
 from checker.parsers.mllog import DetailLog
 from checker.result_value import ResultStatus, compute_result
-
-OLD = "official checker v5.1.1"
 
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import re
 
-from checker.checks.catalog import WARN, RuleInfo, register
+from checker.checks.catalog import OLD, WARN, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.findings import Finding
 from rules.models import Scenario
 
-OLD = "official checker v5.1.1"
 HEAD = "HEAD checker measurements_checks.py"
 
 # the rules this module emits (the registry: checker/checks/catalog.py); the sources of MEAS-DIR/-FILES/-JSON/

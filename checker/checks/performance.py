@@ -9,7 +9,7 @@ import math
 import re
 from functools import lru_cache
 
-from checker.checks.catalog import INFO, WARN, Case, RuleInfo, register
+from checker.checks.catalog import INFO, OLD, WARN, Case, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.findings import Finding
 from checker.parsers.loadgen_conf import loadgen_value
@@ -17,7 +17,6 @@ from checker.parsers.mllog import DetailLog, SummaryLog, as_float
 from checker.run_conf import measured_conf_setting
 from rules.models import Benchmark, Scenario
 
-OLD = "official checker v5.1.1"
 HEAD_CHECKER = "HEAD official checker"
 LOADGEN_RULES = "LoadGen sets result_validity VALID only when every constraint flag is true (loadgen.cc: PerformanceSummary)"
 AS_LOADGEN_WROTE_IT = "submit the detail log exactly as LoadGen wrote it"

@@ -10,13 +10,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from checker.checks.catalog import Case, RuleInfo, register
+from checker.checks.catalog import OLD, Case, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.performance import DETAIL_LOG_CASES, load_detail
 from checker.findings import Finding
 from rules.models import Scenario
-
-OLD = "official checker v5.1.1"
 
 # the rules this module emits (the registry: checker/checks/catalog.py)
 RULES = register(

@@ -11,12 +11,11 @@ are there, the exact value a message quotes, the JSON types the official checker
 
 from __future__ import annotations
 
-from checker.checks.catalog import WARN, Case, RuleInfo, register, registered_finding
+from checker.checks.catalog import OLD, WARN, Case, RuleInfo, register, registered_finding
 from checker.checks.context import SubmitterContext
 from checker.findings import Finding, Severity
 from checker.parsers.system_desc import NOT_AN_OBJECT, SystemDesc
 
-OLD = "official checker v5.1.1"
 HEAD = "HEAD checker"
 
 # the rules this module emits (the registry: checker/checks/catalog.py)
