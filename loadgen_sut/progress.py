@@ -42,6 +42,7 @@ class PlannedLoad:
     test: str
     mode: TestMode
     scenario: Scenario  # LoadGen's scenario (Interactive runs as Server)
+    label: str  # the round's scenario as the plan names it ("Interactive (LoadGen Server)")
     rate_qps: float  # the rate LoadGen's schedule assumes
     rate_source: str  # where it comes from ("target_qps", "expected_qps", "expected latency", or the fallback)
     min_duration_s: float
@@ -60,14 +61,14 @@ class PlannedLoad:
         rate = f"{self.rate_qps:g} quer{'y' if self.rate_qps == 1 else 'ies'}/s ({self.rate_source})"
         estimate = f"{about(self.duration_s)} at that rate"
         if self.mode is TestMode.ACCURACY_ONLY:
-            return f"{self.scenario.value}: every one of the {self.samples} samples once at {rate}: {estimate}"
+            return f"{self.label}: every one of the {self.samples} samples once at {rate}: {estimate}"
         if self.mode is TestMode.FIND_PEAK_PERFORMANCE:
-            return f"{self.scenario.value}: up to {FIND_PEAK_RUNS} LoadGen runs from {rate}: up to {format_duration(self.duration_s)} at that rate"
+            return f"{self.label}: up to {FIND_PEAK_RUNS} LoadGen runs from {rate}: up to {format_duration(self.duration_s)} at that rate"
         where = " (its audit.config)" if self.audit else ""
         minimums = f"min_duration {self.min_duration_s:g} s, min_query_count {self.min_query_count}{where}"
         if self.scenario is Scenario.OFFLINE:
             return f"Offline at {rate}, {minimums}: one query of {self.samples} samples, {estimate}"
-        return f"{self.scenario.value} at {rate}, {minimums}: ~{self.samples} queries, {estimate}"
+        return f"{self.label} at {rate}, {minimums}: ~{self.samples} queries, {estimate}"
 
 
 def format_duration(seconds: float) -> str:
@@ -134,6 +135,7 @@ def planned_load(
         test=test,
         mode=settings.mode,
         scenario=scn,
+        label=settings.scenario.value + ("" if settings.scenario is scn else f" (LoadGen {scn.value})"),
         rate_qps=qps,
         rate_source=source,
         min_duration_s=min_s,

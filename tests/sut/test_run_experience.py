@@ -126,6 +126,8 @@ def test_the_plan_of_a_test_without_user_conf_is_the_rounds_600_s_at_1_query_per
     assert (acc.samples, acc.duration_s) == (32, pytest.approx(32.0))
     offline = planned_load(_official(Scenario.OFFLINE), 32, test="performance")
     assert offline.samples == 13368 and "one query of 13368 samples" in offline.describe()
+    interactive = planned_load(_official(Scenario.INTERACTIVE), 32, test="performance")
+    assert interactive.describe().startswith("Interactive (LoadGen Server) at 1 query/s")
 
 
 def test_eta_is_the_longer_of_the_schedule_left_and_the_samples_left_at_the_rate_so_far() -> None:
