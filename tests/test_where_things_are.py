@@ -19,7 +19,11 @@ FAMILIES = {
     "TREE": ("checker/checks/structure.py", "checker/tree.py", "checker/engine.py"),
     "SYS": ("checker/checks/system.py",),
     "MEAS": ("checker/checks/measurements.py",),
-    "PERF": ("checker/checks/performance.py", "checker/checks/inferred.py"),
+    "PERF": (
+        "checker/checks/performance.py",
+        "checker/checks/performance_log.py",
+        "checker/checks/inferred.py",
+    ),
     "LAT": ("checker/checks/latency.py",),
     "ACC": ("checker/checks/accuracy.py",),
     "COMPL": ("checker/checks/compliance.py",),

@@ -46,6 +46,7 @@ EMITTING_MODULES = (
     "checker.checks.system",
     "checker.checks.measurements",
     "checker.checks.performance",
+    "checker.checks.performance_log",
     "checker.checks.inferred",
     "checker.checks.endpoints",
     "checker.checks.latency",

@@ -9,7 +9,8 @@ from __future__ import annotations
 from checker.checks.catalog import OLD, WARN, Case, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.latency import latency_checks
-from checker.checks.performance import DETAIL_LOG_CASES, detail_log_checks, load_detail
+from checker.checks.performance import DETAIL_LOG_CASES, load_detail
+from checker.checks.performance_log import detail_log_checks
 from checker.compliance.audit_run import (
     AUDIT_RUN_SAMPLES,
     AUDIT_RUN_SOURCE,

@@ -25,7 +25,12 @@ from checker.checks.compliance import test09_bounds, test09_mean_findings
 from checker.checks.context import ResultContext
 from checker.checks.inferred import result_checks
 from checker.checks.latency import token_latency_findings
-from checker.checks.performance import loadgen_errors, min_duration_findings, seed_findings, value_findings
+from checker.checks.performance_log import (
+    loadgen_errors,
+    min_duration_findings,
+    seed_findings,
+    value_findings,
+)
 from checker.findings import Finding, Severity
 from checker.parsers.endpoints import (
     ACCURACY_RESULTS,

@@ -59,7 +59,7 @@ def test_a_rule_cannot_be_registered_by_two_modules() -> None:
 
 def test_severity_and_beyond_come_from_the_registration() -> None:
     info = registered("PERF-LOADGEN-VERSION")
-    assert info.module == "checker.checks.performance" and info.beyond
+    assert info.module == "checker.checks.performance_log" and info.beyond
     assert registered("COMPL-PERF-SEEDS").rule == "PERF-SEEDS"  # compliance runs reuse the PERF- entries
     with pytest.raises(KeyError):
         registered("NOPE-NOT-A-RULE")
