@@ -1,8 +1,9 @@
 """Peer load generators from PyPI (AIPerf, GuideLLM), driven at a fixed Poisson rate (for bench/sut_fidelity.py).
 
-Each peer runs from its own venv (``bench/peers/setup_peers.sh``), against the token server, with a local
-word-level tokenizer (``bench/peers/make_tokenizer.py``) because its default tokenizer comes from the Hugging
-Face hub. What is read back from each peer's own JSON export:
+Each peer runs from its own venv (``bench/peers/setup_peers.sh``; any venv holding a peer's CLI does: ``--peers-venv``
+or ``$PEERS_VENV``), against the token server, with a local word-level tokenizer (``bench/peers/make_tokenizer.py``)
+because its default tokenizer comes from the Hugging Face hub: the venv's ``word-tokenizer``, else one built with the
+venv's python in the output directory. What is read back from each peer's own JSON export:
 
 * TTFT p50/p99 as the peer reports it (its percentile definition, not LoadGen's);
 * TPOT p50/p99 as (e2e - TTFT) / (tokens - 1), LoadGen's formula: AIPerf ``inter_token_latency``,
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from fidelity_stats import NOT_MEASURED, Pct
 
 DEFAULT_PEERS_VENV = Path(os.environ.get("PEERS_VENV", Path.home() / ".cache/inference-audit/venv-peers"))
 PEERS = ("aiperf", "guidellm")
+MAKE_TOKENIZER = Path(__file__).resolve().parent / "peers" / "make_tokenizer.py"
 
 
 @dataclass(frozen=True)
@@ -65,23 +68,35 @@ def failed_report(name: str, problem: str) -> PeerReport:
     return PeerReport(name, None, NOT_MEASURED, NOT_MEASURED, None, None, None, problem)
 
 
-def available_peers(venv: Path, wanted: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(peers whose CLI exists in the venv, messages about the missing ones)."""
+def available_peers(venv: Path, wanted: Sequence[str], work: Path) -> tuple[list[str], list[str], Path]:
+    """(peers whose CLI exists in the venv, messages about the missing ones, the peers' tokenizer directory).
+
+    The tokenizer is the venv's ``word-tokenizer`` (``setup_peers.sh`` makes it), else one written now into
+    ``work/word-tokenizer`` by the venv's python (which has the ``tokenizers`` package the peers need)."""
     found: list[str] = []
     missing: list[str] = []
     for name in wanted:
         if (venv / "bin" / name).exists():
             found.append(name)
         else:
-            missing.append(f"{name}: not installed in {venv} (run bench/peers/setup_peers.sh)")
-    if found and not (venv / "word-tokenizer" / "tokenizer.json").exists():
-        missing.extend(f"{n}: no {venv}/word-tokenizer (run bench/peers/setup_peers.sh)" for n in found)
-        found = []
-    return found, missing
+            missing.append(f"{name}: not in {venv} (run bench/peers/setup_peers.sh, or give --peers-venv)")
+    tokenizer = venv / "word-tokenizer"
+    if found and not (tokenizer / "tokenizer.json").exists():
+        tokenizer = work / "word-tokenizer"
+        proc = subprocess.run(
+            [str(venv / "bin" / "python"), str(MAKE_TOKENIZER), str(tokenizer)],
+            capture_output=True, text=True, check=False, timeout=120,
+        )  # fmt: skip
+        if proc.returncode != 0 or not (tokenizer / "tokenizer.json").exists():
+            why = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+            missing.extend(f"{n}: no word tokenizer in {venv} and none could be made ({why})" for n in found)
+            found = []
+    return found, missing, tokenizer
 
 
 def aiperf_run(
     venv: Path,
+    tokenizer: Path,
     url: str,
     model: str,
     rate: float,
@@ -99,7 +114,7 @@ def aiperf_run(
         "--request-rate", f"{rate:g}",
         "--arrival-pattern", "poisson",
         "--request-count", str(requests),
-        "--tokenizer", str(venv / "word-tokenizer"),
+        "--tokenizer", str(tokenizer),
         "--use-server-token-count",
         "--prompt-input-tokens-mean", str(prompt_tokens),
         "--prompt-output-tokens-mean", str(tokens),
@@ -113,6 +128,7 @@ def aiperf_run(
 
 def guidellm_run(
     venv: Path,
+    tokenizer: Path,
     url: str,
     model: str,
     rate: float,
@@ -127,7 +143,7 @@ def guidellm_run(
         "--profile", f"kind=poisson,rate={rate:g}",
         "--constraint", f"kind=max_requests,count={requests}",
         "--data", f"kind=synthetic_text,prompt_tokens={prompt_tokens},output_tokens={tokens}",
-        "--tokenizer", f"kind=hf_auto,model={venv / 'word-tokenizer'}",
+        "--tokenizer", f"kind=hf_auto,model={tokenizer}",
         "--output", f"kind=json,path={out_dir / 'guidellm.json'}",
         "--disable-progress",
     ]  # fmt: skip
@@ -203,14 +219,14 @@ def read_guidellm(out_dir: Path) -> PeerReport:
 
 
 def make_run(
-    name: str, venv: Path, url: str, model: str, rate: float, requests: int, tokens: int, prompt_tokens: int,
-    out_dir: Path,
+    name: str, venv: Path, tokenizer: Path, url: str, model: str, rate: float, requests: int, tokens: int,
+    prompt_tokens: int, out_dir: Path,
 ) -> PeerRun:  # fmt: skip
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
     maker = aiperf_run if name == "aiperf" else guidellm_run
-    return maker(venv, url, model, rate, requests, tokens, prompt_tokens, out_dir)
+    return maker(venv, tokenizer, url, model, rate, requests, tokens, prompt_tokens, out_dir)
 
 
 def read_report(name: str, out_dir: Path) -> PeerReport:

@@ -386,8 +386,8 @@ def run_level(
     n_requests = sut_run.server.requests or max(int(qps * duration_s), 1)
     for name in peers:
         peer_dir = level_dir / name
-        run = make_run(name, args.peers_venv, server.url, args.model, qps, n_requests, args.tokens,
-                       args.prompt_tokens, peer_dir)  # fmt: skip
+        run = make_run(name, args.peers_venv, args.peer_tokenizer, server.url, args.model, qps, n_requests,
+                       args.tokens, args.prompt_tokens, peer_dir)  # fmt: skip
         print(f"{what}: {name}, {n_requests} requests ...", file=sys.stderr, flush=True)
         peer_run = run_client(
             run.argv, peer_dir, level_dir / f"{name}.log", server, args.ttft_ms, timeout_s, args.nice
@@ -603,7 +603,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--peers", default=None,
                    help="comma-separated peers to run at each level: aiperf,guidellm, or none "
                         "(default: every installed one; quick: aiperf)")  # fmt: skip
-    p.add_argument("--peers-venv", type=Path, default=DEFAULT_PEERS_VENV, help="venv holding the peers")
+    p.add_argument("--peers-venv", type=Path, default=DEFAULT_PEERS_VENV,
+                   help="venv holding the peers' CLIs (bin/aiperf, bin/guidellm); default $PEERS_VENV, else "
+                        "~/.cache/inference-audit/venv-peers")  # fmt: skip
     p.add_argument("--ttft-ms", type=float, default=200.0)
     p.add_argument("--tpot-ms", type=float, default=20.0)
     p.add_argument("--tokens", type=int, default=64)
@@ -657,13 +659,13 @@ def main(argv: list[str] | None = None) -> int:
             f"sut_fidelity: unknown peer(s) {', '.join(unknown)} (known: {', '.join(PEERS)})", file=sys.stderr
         )
         return 2
-    peers, missing = available_peers(args.peers_venv, wanted)
+    work: Path = args.out.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    peers, missing, args.peer_tokenizer = available_peers(args.peers_venv, wanted, work)
     for message in missing:
         print(f"sut_fidelity: skipping peer {message}", file=sys.stderr)
     if args.server_python is None:
         args.server_python = default_server_python(args.peers_venv)
-    work: Path = args.out.resolve()
-    work.mkdir(parents=True, exist_ok=True)
     priority = set_session_priority(args.nice)
     if priority:
         print(f"sut_fidelity: {priority}", file=sys.stderr)

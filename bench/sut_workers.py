@@ -16,14 +16,17 @@ Parts (``--parts``, default all):
   of the issue's table need.
 - ``ladder``: on this machine at 50, 200, 600 req/s against the token server (TTFT 200 ms, 20 ms/token, 64 tokens),
   ``bench/sut_fidelity.py``'s level (LoadGen's TTFT/TPOT p99 minus what the server observed, CPU per request of
-  the client's process tree) for the in-process client and for 1 and 2 workers, in the same run. AIPerf beside
-  them when it is installed in the peers venv (``bench/peers/setup_peers.sh``); skipped with a note otherwise.
+  the client's process tree: utime + stime from ``/proc``) for the in-process client, 1 and 2 workers and AIPerf, in
+  the same run, ``--ladder-rounds`` times (default 2) with the order of the clients reversed every other round; then
+  the medians over the rounds and each run's load average. AIPerf runs from ``--peers-venv`` (default ``$PEERS_VENV``,
+  else ``bench/peers/setup_peers.sh``'s venv); skipped with a note where it is not installed.
 
 Every client runs under ``nice`` (``--nice``, default 10: the machine is shared); the load average is printed with
 each part. ``--quick``: tiny rates and durations (a smoke run, ~2 minutes).
 
     python3 bench/sut_workers.py --quick
     python3 bench/sut_workers.py --parts serial,tokens --out /tmp/sut_workers
+    PEERS_VENV=/path/to/venv-with-aiperf python3 bench/sut_workers.py --parts ladder --nice 0
 """
 
 from __future__ import annotations
@@ -314,7 +317,11 @@ def cores_table(per_event_us: float, per_request_us: float, serial_us: float | N
 
 # ------------------------------------------------------------------------------------------- 2-core ladder
 def ladder(levels: list[float], worker_counts: list[int], work: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
-    peers, missing = available_peers(args.peers_venv, ["aiperf"])
+    """Each level ``--ladder-rounds`` times, the clients in turn: round 1 in-process, 1, 2 workers, AIPerf; round 2
+    the other way round (2 workers, AIPerf, 1, in-process), and so on, so that a drift of the machine's load
+    (it is shared) does not always fall on the same client."""
+    work.mkdir(parents=True, exist_ok=True)
+    peers, missing, tokenizer = available_peers(args.peers_venv, ["aiperf"], work)
     for m in missing:
         print(f"sut_workers: skipping peer {m}", file=sys.stderr)
     fargs = fid.build_parser().parse_args([
@@ -322,28 +329,66 @@ def ladder(levels: list[float], worker_counts: list[int], work: Path, args: argp
         "--min-duration-s", f"{args.ladder_duration_s:g}", "--min-queries", str(args.ladder_min_queries),
         "--no-floor",
     ])  # fmt: skip
-    fargs.server_python = fid.default_server_python(fargs.peers_venv)
+    fargs.server_python = fid.default_server_python(args.peers_venv)
+    fargs.peers_venv, fargs.peer_tokenizer = args.peers_venv, tokenizer
     fargs.repeat = 1
-    work.mkdir(parents=True, exist_ok=True)
     server = fid.TokenServer(fargs, work)
     out = []
     try:
-        for qps in levels:
-            for i, w in enumerate(worker_counts):
-                fargs.sut_arg = ["--client-workers", str(w)]
-                print(f"  ladder {qps:g} req/s, {w} worker(s) (load average {_loadavg()}) ...", file=sys.stderr, flush=True)
-                level = fid.run_level(fargs, server, qps, peers if i == 0 else [], work / f"w{w}")
-                level["client_workers"] = w
-                out.append(level)
+        for round_no in range(1, args.ladder_rounds + 1):
+            order = worker_counts if round_no % 2 else worker_counts[::-1]
+            for qps in levels:
+                for i, w in enumerate(order):
+                    fargs.sut_arg = ["--client-workers", str(w)]
+                    print(f"  ladder round {round_no}, {qps:g} req/s, {w} worker(s) (load average {_loadavg()}) ...",
+                          file=sys.stderr, flush=True)  # fmt: skip
+                    with_peer = i == (len(order) - 1 if round_no % 2 else 0)
+                    level = fid.run_level(fargs, server, qps, peers if with_peer else [], work / f"r{round_no}" / f"w{w}")
+                    level["client_workers"] = w
+                    level["round"] = round_no
+                    level["loadavg_1min_end"] = os.getloadavg()[0]
+                    out.append(level)
     finally:
         server.stop()
     return out
 
 
-def print_ladder(levels: list[dict[str, Any]]) -> None:
+def ladder_medians(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per rate and client (in-process, N workers, each peer): the median over the rounds of the TTFT and TPOT p99
+    errors (reported - server-observed, ms), of the CPU per request (ms, the client's process tree, utime + stime),
+    the verdicts, and the 1-minute load average at each run's start."""
+    runs: dict[tuple[float, str], list[dict[str, Any]]] = {}
+    for level in levels:
+        qps = level["target_qps"]
+        clients = [(f"w{level['client_workers']}", level["sut"])]
+        clients += [(name, p) for name, p in level["peers"].items()]
+        for name, c in clients:
+            srv, rep = c["run"]["server"], c["reported"]
+            runs.setdefault((qps, name), []).append({
+                "ttft_p99_error_ms": fid.error_ms(rep["ttft"]["p99_ms"], srv["ttft"]["p99_ms"]),
+                "tpot_p99_error_ms": fid.error_ms(rep["tpot"]["p99_ms"], srv["tpot"]["p99_ms"]),
+                "cpu_per_request_ms": c["run"]["cpu_per_query_ms"],
+                "verdict": fid._verdict("SUT" if name.startswith("w") else name, qps, c["run"], rep),
+                "server_rate_per_s": srv["rate_per_s"],
+                "loadavg_1min": level["loadavg_1min_start"],
+            })  # fmt: skip
+    out = []
+    def order(key: tuple[float, str]) -> tuple[float, int, str]:  # w0, w1, w2, then the peers
+        qps, name = key
+        return (qps, int(name[1:]) if name[:1] == "w" and name[1:].isdigit() else 1 << 30, name)
+
+    for (qps, name), rs in sorted(runs.items(), key=lambda kv: order(kv[0])):
+        out.append({"qps": qps, "client": name, "rounds": rs} | {
+            k: fid._median([r[k] for r in rs])
+            for k in ("ttft_p99_error_ms", "tpot_p99_error_ms", "cpu_per_request_ms", "server_rate_per_s")
+        } | {"verdicts": [r["verdict"] for r in rs], "loadavg_1min": [r["loadavg_1min"] for r in rs]})  # fmt: skip
+    return out
+
+
+def print_ladder(levels: list[dict[str, Any]], medians: list[dict[str, Any]]) -> None:
     rows = [fid.HEADER]
     for level in levels:
-        for r in fid.table_rows(level):
+        for r in fid.table_rows(level, with_round=True):
             if r[1] == "SUT":
                 r[1] = f"SUT w={level['client_workers']}"
             rows.append(r)
@@ -352,6 +397,14 @@ def print_ladder(levels: list[dict[str, Any]]) -> None:
         print("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
         if i == 0:
             print("  ".join("-" * w for w in widths))
+    print("\nmedians over the rounds (w0 = in-process client, wN = N workers; errors = reported - server p99, ms; "
+          "CPU = the client's process tree, utime + stime, ms per request):")  # fmt: skip
+    print("  req/s  client    TTFT p99 err  TPOT p99 err  CPU ms/req  rate srv  verdicts            load avg (1 min)")
+    for m in medians:
+        print(f"  {m['qps']:5g}  {m['client']:<8}  {_f(m['ttft_p99_error_ms'], '{:+.1f}'):>12}  "
+              f"{_f(m['tpot_p99_error_ms'], '{:+.2f}'):>12}  {_f(m['cpu_per_request_ms'], '{:.2f}'):>10}  "
+              f"{_f(m['server_rate_per_s']):>8}  {','.join(m['verdicts']):<18}  "
+              f"{' '.join(f'{x:.1f}' for x in m['loadavg_1min'])}")  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------- main
@@ -370,6 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--peers-venv", type=Path, default=fid.DEFAULT_PEERS_VENV)
     p.add_argument("--ladder-duration-s", type=float, default=None)
     p.add_argument("--ladder-min-queries", type=int, default=None)
+    p.add_argument("--ladder-rounds", type=int, default=None, help="rounds of the ladder, clients in turn (default 2)")
     p.add_argument("--out", type=Path, default=REPO / "out" / "sut_workers")
     args = p.parse_args(argv)
     parts = {x.strip() for x in args.parts.split(",") if x.strip()}
@@ -382,6 +436,8 @@ def main(argv: list[str] | None = None) -> int:
         args.ladder_duration_s = 4.0 if q else 12.0
     if args.ladder_min_queries is None:
         args.ladder_min_queries = 0 if q else 600
+    if args.ladder_rounds is None:
+        args.ladder_rounds = 1 if q else 2
     args.server_python = fid.default_server_python(args.peers_venv)
     work = args.out.resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -440,9 +496,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if "ladder" in parts:
         levels = ladder([50.0] if q else [50.0, 200.0, 600.0], [0, 1, 2], work / "ladder", args)
-        doc["ladder"] = levels
+        medians = ladder_medians(levels)
+        doc["ladder"], doc["ladder_medians"] = levels, medians
         print(f"\n{os.cpu_count()} cores, token server TTFT 200 ms / 20 ms per token / 64 tokens (load average {_loadavg()}):")
-        print_ladder(levels)
+        print_ladder(levels, medians)
     doc["loadavg_end"] = _loadavg()
     path = work / "sut_workers.json"
     path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
