@@ -43,18 +43,16 @@ base64 of zlib of a pickled JSON string as the lite release stores them — unpi
 class refused, so only plain strings come out) and ``metadata`` (JSON with ``func_name`` for
 LeetCode problems). A problem passes when all its public then private tests pass (pass@1 of one
 sample), each within ``test_timeout_s`` (the reference's ``timeout=60``).
+
+The problems are read by :mod:`loadgen_sut.scoring.code_problems`; the user, the pids cgroup and the session
+cleanup are :mod:`loadgen_sut.scoring.code_sandbox`.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import functools
-import io
 import json
 import os
-import pickle
-import pwd
 import selectors
 import shutil
 import signal
@@ -62,39 +60,21 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
-import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from checker.findings import UnusableInput
+from loadgen_sut.scoring.code_problems import CodeProblem, load_code_problems
+from loadgen_sut.scoring.code_sandbox import SUPERVISOR_ENV, PidsCgroup, RunAs, kill_session, run_as
 
 HARNESS = Path(__file__).with_name("lcb_harness.py")
 GradeT = TypeVar("GradeT")  # an evaluator's grade of one sample
 JobT = TypeVar("JobT")  # an evaluator's program to run for one sample
 REFERENCE_TEST_TIMEOUT_S = 60  # eval_accuracy.py passes timeout=60 to lcb_runner
-
-
-class CodeTest(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    input: str
-    output: str
-    functional: bool  # LeetCode call-based (True) or stdin/stdout (False)
-
-
-class CodeProblem(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    question_id: str
-    tests: tuple[CodeTest, ...]
-    fn_name: str | None = None
 
 
 class CodeRun(BaseModel):
@@ -128,99 +108,11 @@ class CodeExecution(BaseModel):
         return float((self.test_timeout_s + 1) * max(1, len(problem.tests)) + 5)
 
 
-class _NoClassesUnpickler(pickle.Unpickler):
-    """Unpickles plain data only: any class or function reference is refused."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        raise pickle.UnpicklingError(f"refused to load {module}.{name}")
-
-
-def _decode_tests(value: Any, where: str) -> list[dict[str, Any]]:
-    if isinstance(value, list):
-        raw: Any = value
-    elif isinstance(value, str):
-        try:
-            raw = json.loads(value)
-        except json.JSONDecodeError:
-            try:
-                packed = zlib.decompress(base64.b64decode(value.encode("utf-8")))
-                text = _NoClassesUnpickler(io.BytesIO(packed)).load()
-            except (ValueError, zlib.error, pickle.UnpicklingError, EOFError) as e:
-                raise ValueError(f"{where}: neither JSON nor base64/zlib/pickle test cases ({e})") from e
-            if not isinstance(text, str):
-                raise ValueError(f"{where}: packed test cases are not a JSON string") from None
-            raw = json.loads(text)
-    else:
-        raise ValueError(f"{where}: expected a list or a string, got {type(value).__name__}")
-    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
-        raise ValueError(f"{where}: expected a list of test objects")
-    return raw
-
-
-def problem_from_record(record: Any) -> CodeProblem:
-    """One ``code_generation_lite`` record -> :class:`CodeProblem` (ValueError with a message)."""
-    if not isinstance(record, dict):
-        raise ValueError("expected a JSON object")
-    qid = record.get("question_id")
-    if not isinstance(qid, str) or not qid:
-        raise ValueError("no question_id")
-    tests: list[CodeTest] = []
-    for key in ("public_test_cases", "private_test_cases"):
-        for t in _decode_tests(record.get(key, "[]"), key):
-            kind = t.get("testtype")
-            if kind not in ("stdin", "functional"):
-                raise ValueError(f"{key}: testtype {kind!r} is neither stdin nor functional")
-            tests.append(
-                CodeTest(
-                    input=str(t.get("input", "")),
-                    output=str(t.get("output", "")),
-                    functional=kind == "functional",
-                )
-            )
-    meta = record.get("metadata", "{}")
-    if isinstance(meta, str):
-        meta = json.loads(meta) if meta.strip() else {}
-    fn_name = meta.get("func_name") if isinstance(meta, dict) else None
-    if not tests:
-        raise ValueError("no test cases")
-    return CodeProblem(question_id=qid, tests=tuple(tests), fn_name=str(fn_name) if fn_name else None)
-
-
-def _jsonl_files(path: Path) -> Iterator[Path]:
-    if path.is_dir():
-        yield from sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".json") and p.is_file())
-    else:
-        yield path
-
-
-def load_code_problems(path: Path) -> dict[str, CodeProblem]:
-    """LiveCodeBench problems by ``question_id`` from a JSONL file or a directory of them."""
-    if not path.exists():
-        raise UnusableInput("LiveCodeBench problems file not found", str(path))
-    problems: dict[str, CodeProblem] = {}
-    for file in _jsonl_files(path):
-        try:
-            lines = file.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as e:
-            raise UnusableInput(f"cannot read LiveCodeBench problems: {e}", str(file)) from e
-        for lineno, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                problem = problem_from_record(json.loads(line))
-            except (ValueError, TypeError) as e:  # JSONDecodeError is a ValueError
-                raise UnusableInput(f"not a LiveCodeBench problem: {e}", str(file), lineno) from e
-            problems[problem.question_id] = problem
-    if not problems:
-        raise UnusableInput("no LiveCodeBench problems in it", str(path))
-    return problems
-
-
 def code_execution(problems_path: Path, **limits: Any) -> CodeExecution:
     """The opt-in: load the problems, fix the limits, and check that programs can be started (as
     root: by the unprivileged user, with an interpreter that user can execute)."""
     execution = CodeExecution(problems=load_code_problems(problems_path), source=str(problems_path), **limits)
-    _run_as(execution.python, execution.user)
+    run_as(execution.python, execution.user)
     return execution
 
 
@@ -234,9 +126,6 @@ def _child_env(workdir: str) -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
     }
-
-
-_SUPERVISOR_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 
 # ---------------------------------------------------------------- LiveCodeBench's comparison
@@ -275,212 +164,6 @@ def value_matches(got: Any, expected: str) -> bool:
         return bool(got == json.loads(expected))
     except (ValueError, RecursionError):
         return False
-
-
-# ---------------------------------------------------------------- who runs the program
-
-
-@dataclass(frozen=True)
-class _RunAs:
-    uid: int | None  # None: the grader's own uid (the grader is not root)
-    gid: int | None
-    python: str  # an interpreter that uid can execute
-
-
-def _user_ids(name: str) -> tuple[int, int]:
-    try:
-        pw = pwd.getpwnam(name)
-        return pw.pw_uid, pw.pw_gid
-    except KeyError:
-        if name == "nobody":
-            return 65534, 65534
-        raise UnusableInput(f"--code-user {name!r}: no such user") from None
-
-
-def _can_run(python: str, uid: int, gid: int) -> bool:
-    probe = "import sys; raise SystemExit(0 if sys.version_info >= (3, 10) else 1)"
-    try:
-        done = subprocess.run(
-            [python, "-I", "-c", probe],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd="/",
-            env=dict(_SUPERVISOR_ENV),
-            user=uid,
-            group=gid,
-            extra_groups=[],
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
-
-
-@functools.lru_cache(maxsize=8)
-def _run_as(python: str, user: str) -> _RunAs:
-    """As root: ``user``, with ``python`` if that user can execute it, else the system's python3."""
-    if os.geteuid() != 0:
-        return _RunAs(uid=None, gid=None, python=python)
-    uid, gid = _user_ids(user)
-    if uid == 0:
-        raise UnusableInput(f"--code-user {user!r} is root: generated programs never run as root")
-    candidates = [python, *(p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if p != python)]
-    for candidate in candidates:
-        if os.path.exists(candidate) and _can_run(candidate, uid, gid):
-            return _RunAs(uid=uid, gid=gid, python=candidate)
-    raise UnusableInput(
-        f"running as root, generated programs run as {user!r}, who cannot execute {python} "
-        "(nor /usr/bin/python3, Python 3.10+); install a system python3 or run in a container as a normal user"
-    )
-
-
-# ---------------------------------------------------------------- the pids cgroup
-
-
-def _mounts() -> list[tuple[str, str, str, set[str]]]:
-    """(root, mount point, fs type, super options) of each mount."""
-    found = []
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/mountinfo").read_text().splitlines():
-            left, _, right = line.partition(" - ")
-            fields, tail = left.split(), right.split()
-            if len(fields) >= 5 and len(tail) >= 3:
-                found.append((fields[3], fields[4], tail[0], set(tail[2].split(","))))
-    return found
-
-
-def _under(mount_root: str, mount_point: str, path: str) -> Path:
-    rel = os.path.relpath(path, mount_root) if path.startswith(mount_root) else "."
-    return Path(mount_point) / ("" if rel == "." else rel)
-
-
-@functools.lru_cache(maxsize=1)
-def _pids_cgroup_parent() -> tuple[Path, int] | None:
-    """A directory where this process may make pids cgroups (and the cgroup version), or None."""
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    mounts = _mounts()
-    candidates: list[tuple[Path, int]] = []
-    for line in lines:
-        hid, controllers, path = line.split(":", 2)
-        if hid == "0" and controllers == "":
-            for root, point, fstype, _ in mounts:
-                if fstype == "cgroup2":
-                    base = _under(root, point, path)
-                    with contextlib.suppress(OSError):
-                        if "pids" in (base / "cgroup.subtree_control").read_text().split():
-                            candidates.append((base, 2))
-        elif "pids" in controllers.split(","):
-            for root, point, fstype, opts in mounts:
-                if fstype == "cgroup" and "pids" in opts:
-                    candidates.append((_under(root, point, path), 1))
-    for base, version in candidates:
-        probe = base / f"inference-audit-probe-{os.getpid()}"
-        try:
-            probe.mkdir()
-            ok = (probe / "pids.max").exists()
-            probe.rmdir()
-        except OSError:
-            continue
-        if ok:
-            return base, version
-    return None
-
-
-class _PidsCgroup:
-    """One program's pids cgroup: at most ``max_pids`` tasks, killed whole afterwards."""
-
-    def __init__(self, path: Path, version: int) -> None:
-        self.path, self.version = path, version
-
-    @classmethod
-    def make(cls, max_pids: int) -> _PidsCgroup | None:
-        parent = _pids_cgroup_parent()
-        if parent is None:
-            return None
-        path = parent[0] / f"lcb-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        try:
-            path.mkdir()
-            (path / "pids.max").write_text(str(max_pids))
-        except OSError:
-            with contextlib.suppress(OSError):
-                path.rmdir()
-            return None
-        return cls(path, parent[1])
-
-    def add(self, pid: int) -> bool:
-        try:
-            (self.path / "cgroup.procs").write_text(str(pid))
-            return True
-        except OSError:
-            return False
-
-    def pids(self) -> list[int]:
-        try:
-            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            return []
-
-    def kill_all(self, give_up_s: float = 10.0) -> int:
-        killed: set[int] = set()
-        end = time.monotonic() + give_up_s
-        if self.version == 2 and (self.path / "cgroup.kill").exists():
-            with contextlib.suppress(OSError):
-                (self.path / "cgroup.kill").write_text("1")
-        while time.monotonic() < end:
-            pids = self.pids()
-            if not pids:
-                break
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                    killed.add(pid)
-            time.sleep(0.01)
-        return len(killed)
-
-    def remove(self) -> None:
-        end = time.monotonic() + 5.0
-        while True:
-            try:
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                if time.monotonic() > end:
-                    return
-                time.sleep(0.02)
-
-
-# ---------------------------------------------------------------- leftovers by session
-
-
-def _session_of(pid: str) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-        return int(stat[stat.rindex(b")") + 2 :].split()[3])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _kill_session(sid: int) -> int:
-    """SIGKILL every process of session ``sid`` (found through /proc), until none is left."""
-    killed: set[int] = set()
-    end = time.monotonic() + 10.0
-    while time.monotonic() < end:
-        members = [int(p) for p in os.listdir("/proc") if p.isdigit() and _session_of(p) == sid]
-        if not members:
-            break
-        for pid in members:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-        time.sleep(0.01)
-    return len(killed)
 
 
 # ---------------------------------------------------------------- the record stream
@@ -597,11 +280,11 @@ def _status(text: bytes) -> dict[str, Any]:
     return status
 
 
-def _workdir(run_as: _RunAs) -> str:
-    base = "/tmp" if run_as.uid is not None and os.path.isdir("/tmp") else None
+def _workdir(who: RunAs) -> str:
+    base = "/tmp" if who.uid is not None and os.path.isdir("/tmp") else None
     path = tempfile.mkdtemp(prefix="lcb-run-", dir=base)
-    if run_as.uid is not None and run_as.gid is not None:
-        os.chown(path, run_as.uid, run_as.gid)
+    if who.uid is not None and who.gid is not None:
+        os.chown(path, who.uid, who.gid)
     return path
 
 
@@ -628,14 +311,14 @@ def run_code_jobs(
 
 def run_program(code: str, problem: CodeProblem, execution: CodeExecution) -> CodeRun:
     """Run ``code`` on ``problem``'s test inputs in an isolated child; grade its outputs here."""
-    run_as = _run_as(execution.python, execution.user)
-    workdir = _workdir(run_as)
-    cgroup = _PidsCgroup.make(execution.max_processes + 1)  # + the supervisor
+    who = run_as(execution.python, execution.user)
+    workdir = _workdir(who)
+    cgroup = PidsCgroup.make(execution.max_processes + 1)  # + the supervisor
     budget_s = execution.wall_budget_s(problem)
     request = {
-        "python": run_as.python,
-        "uid": run_as.uid,
-        "gid": run_as.gid,
+        "python": who.python,
+        "uid": who.uid,
+        "gid": who.gid,
         "workdir": workdir,
         "env": _child_env(workdir),
         "hard_s": STARTUP_S + budget_s + 5,
@@ -658,7 +341,7 @@ def run_program(code: str, problem: CodeProblem, execution: CodeExecution) -> Co
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=workdir,
-        env=dict(_SUPERVISOR_ENV),
+        env=dict(SUPERVISOR_ENV),
         close_fds=True,
         start_new_session=True,
     )
@@ -693,7 +376,7 @@ def run_program(code: str, problem: CodeProblem, execution: CodeExecution) -> Co
             cgroup.remove()
         runner = status.get("runner_pid")
         if isinstance(runner, int) and runner > 1:
-            _kill_session(runner)
+            kill_session(runner)
         shutil.rmtree(workdir, ignore_errors=True)
     if "spawn_error" in status:
         raise RuntimeError(f"could not start a generated program: {status['spawn_error']}")

@@ -44,7 +44,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
-from loadgen_sut.scoring.code_exec import CodeExecution, CodeProblem, run_code_jobs, run_program
+from loadgen_sut.scoring.code_exec import CodeExecution, run_code_jobs, run_program
+from loadgen_sut.scoring.code_problems import CodeProblem
 from loadgen_sut.scoring.inputs import EvalInput
 from loadgen_sut.scoring.math_answer import grade_math_answer
 

@@ -70,7 +70,8 @@ from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
 from loadgen_sut.datasets import Sample
-from loadgen_sut.scoring.code_exec import CodeExecution, CodeProblem, run_code_jobs, run_program
+from loadgen_sut.scoring.code_exec import CodeExecution, run_code_jobs, run_program
+from loadgen_sut.scoring.code_problems import CodeProblem
 from loadgen_sut.scoring.deepseek import extract_aime, extract_boxed, grade_aime, grade_choice, grade_math
 from loadgen_sut.scoring.inputs import EvalInput
 

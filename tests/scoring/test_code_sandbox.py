@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from loadgen_sut.scoring import code_exec
-from loadgen_sut.scoring.code_exec import CodeExecution, CodeProblem, CodeRun, CodeTest, run_program
+from loadgen_sut.scoring import code_exec, code_sandbox
+from loadgen_sut.scoring.code_exec import CodeExecution, CodeRun, run_program
+from loadgen_sut.scoring.code_problems import CodeProblem, CodeTest
 from loadgen_sut.scoring.lcb_harness import RUNNER_MARKER
 
 ROOT = os.geteuid() == 0
@@ -211,7 +212,8 @@ def grade_in_a_grader_with(env: dict[str, str], code: str, problem: CodeProblem)
     a setenv in this process would not be there) holds ``env``."""
     script = (
         "import sys\n"
-        "from loadgen_sut.scoring.code_exec import CodeExecution, CodeProblem, run_program\n"
+        "from loadgen_sut.scoring.code_exec import CodeExecution, run_program\n"
+        "from loadgen_sut.scoring.code_problems import CodeProblem\n"
         "problem = CodeProblem.model_validate_json(sys.argv[2])\n"
         "ex = CodeExecution(problems={}, source='test', test_timeout_s=5)\n"
         "print(run_program(sys.argv[1], problem, ex).model_dump_json())\n"
@@ -313,7 +315,7 @@ def test_the_working_directory_is_the_programs_own() -> None:
 def test_the_grader_own_uid_still_kills_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     """When the grader is not root programs run with its uid: the supervisor still kills all."""
     monkeypatch.setattr(
-        code_exec, "_run_as", lambda python, user: code_exec._RunAs(uid=None, gid=None, python=sys.executable)
+        code_exec, "run_as", lambda python, user: code_sandbox.RunAs(uid=None, gid=None, python=sys.executable)
     )
     marker = f"lcb-escapee-{uuid.uuid4().hex}"
     escape = (

@@ -13,15 +13,8 @@ from pathlib import Path
 import pytest
 
 from checker.findings import UnusableInput
-from loadgen_sut.scoring.code_exec import (
-    CodeExecution,
-    CodeProblem,
-    CodeTest,
-    code_execution,
-    load_code_problems,
-    problem_from_record,
-    run_program,
-)
+from loadgen_sut.scoring.code_exec import CodeExecution, code_execution, run_program
+from loadgen_sut.scoring.code_problems import CodeProblem, CodeTest, load_code_problems, problem_from_record
 from loadgen_sut.scoring.deepseek import score_deepseek
 
 
