@@ -26,7 +26,7 @@ FAMILIES = {
     ),
     "LAT": ("checker/checks/latency.py",),
     "ACC": ("checker/checks/accuracy.py",),
-    "COMPL": ("checker/checks/compliance.py",),
+    "COMPL": ("checker/checks/compliance.py", "checker/checks/compliance_logs.py"),
     "INFER": ("checker/checks/inferred.py",),
     "ENDPOINTS": ("checker/checks/endpoints.py",),
     "POWER": ("checker/checks/power.py",),

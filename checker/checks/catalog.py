@@ -52,6 +52,7 @@ EMITTING_MODULES = (
     "checker.checks.latency",
     "checker.checks.accuracy",
     "checker.checks.compliance",
+    "checker.checks.compliance_logs",
     "checker.checks.power",
 )
 # every module of the table and claim auditors that registers rules (imported by audit_rules)

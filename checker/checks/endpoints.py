@@ -21,7 +21,7 @@ import math
 
 from checker.checks.accuracy import dataset_findings, target_findings
 from checker.checks.catalog import INFO, WARN, Case, RuleInfo, register
-from checker.checks.compliance import test09_bounds, test09_mean_findings
+from checker.checks.compliance_logs import test09_bounds, test09_mean_findings
 from checker.checks.context import ResultContext
 from checker.checks.inferred import result_checks
 from checker.checks.latency import token_latency_findings

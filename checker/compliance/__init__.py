@@ -1,5 +1,6 @@
 """The compliance tests, one module each: what the test verifies, re-done on the submitted files, its screens and
-its ``audit.config`` facts. The findings they feed are :mod:`checker.checks.compliance` (the ``COMPL-*`` rules).
+its ``audit.config`` facts. The findings they feed are :mod:`checker.checks.compliance` and
+:mod:`checker.checks.compliance_logs` (the ``COMPL-*`` rules).
 
 - :mod:`checker.compliance.test06`: TEST06 (LLM output consistency) from its accuracy log, and the screens that pass
   a log of LoadGen's exact layout without decoding a token;
