@@ -3,7 +3,7 @@
 It runs one LoadGen Server test in this process with the SUT's own classes and stamps, in wall-clock ns:
 
 1. ``issue``: LoadGen's issue callback (``LoadGenSUT.issue``, on LoadGen's thread);
-2. ``write``: the request handed to the socket (``http_client.Connection.start``);
+2. ``write``: the request handed to the socket (``http_connection.Connection.start``);
 3. the server's receive and first-send times (``bench/token_server.py`` records them);
 4. ``rx``: the first token's bytes parsed (``_Stream.on_event`` that made the first token known);
 5. ``ftc``: ``FirstTokenComplete`` called.
@@ -33,7 +33,7 @@ import numpy as np
 from loadgen_floor import first_token_ms, run_server_test
 
 from loadgen_sut import sut as sut_module
-from loadgen_sut.engines import http_client, sse_protocol
+from loadgen_sut.engines import http_connection, sse_protocol
 from loadgen_sut.engines.base import GenerationRequest
 from loadgen_sut.engines.openai_http import OpenAIConfig, OpenAIEngine
 
@@ -106,7 +106,7 @@ class Stamps:
 
         wrap(sut_module.LoadGenSUT, "issue", issue)
         wrap(sut_module.LoadGenSUT, "_send_first_token", first_token)
-        wrap(http_client.Connection, "start", start)
+        wrap(http_connection.Connection, "start", start)
         wrap(sse_protocol._Stream, "on_event", on_event)
 
         def undo() -> None:

@@ -51,7 +51,8 @@ from loadgen_sut.engines.base import (
     GenerationRequest,
     single_event,
 )
-from loadgen_sut.engines.http_client import Endpoint, HttpClient, HttpError
+from loadgen_sut.engines.http_client import Endpoint, HttpClient
+from loadgen_sut.engines.http_connection import HttpError
 from loadgen_sut.engines.sse_protocol import PendingRequest, SSEStreamClient
 from loadgen_sut.engines.tokenizers import Tokenizer
 

@@ -1,7 +1,7 @@
 """Streaming completions (OpenAI SSE) on the HTTP client's framer: low overhead per token event.
 
 HTTP framing (chunked, ``Content-Length`` or read-to-close) and SSE framing are
-:class:`loadgen_sut.engines.http_client.Connection`'s, inside ``data_received`` (why a protocol and not
+:class:`loadgen_sut.engines.http_connection.Connection`'s, inside ``data_received`` (why a protocol and not
 streams: see there); here each event's JSON is handled as it is framed (:class:`_Stream`), and the sample's
 task wakes twice: at the first token and at the end.
 
@@ -57,13 +57,8 @@ from loadgen_sut.engines.base import (
     FirstTokenCallback,
     GenerationEvent,
 )
-from loadgen_sut.engines.http_client import (
-    MAX_EVENT_BYTES,
-    MAX_RESPONSE_BYTES,
-    Connection,
-    Endpoint,
-    HttpClient,
-)
+from loadgen_sut.engines.http_client import Endpoint, HttpClient
+from loadgen_sut.engines.http_connection import MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, Connection
 from loadgen_sut.engines.tokenizers import Tokenizer
 
 _MAX_ERROR_BODY_BYTES = 1 << 16
@@ -96,7 +91,7 @@ def _decode(text: str) -> Any:
 
 class _Stream:
     """What one request has received so far, and the two futures its task waits on (the framer's
-    :class:`~loadgen_sut.engines.http_client.Exchange`; its own :class:`~loadgen_sut.engines.http_client.EventSink`)."""
+    :class:`~loadgen_sut.engines.http_connection.Exchange`; its own :class:`~loadgen_sut.engines.http_connection.EventSink`)."""
 
     __slots__ = (
         "blank",

@@ -10,11 +10,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from sut_hops import run
 
 from loadgen_sut import sut as sut_module
-from loadgen_sut.engines import http_client
+from loadgen_sut.engines import http_connection
 
 
 def test_hops_join_with_the_server_and_the_sut_is_restored(tmp_path: Path) -> None:
-    issue, start = sut_module.LoadGenSUT.issue, http_client.Connection.start
+    issue, start = sut_module.LoadGenSUT.issue, http_connection.Connection.start
     result = run(qps=40.0, duration_s=2.0, ttft_ms=50.0, tpot_ms=5.0, tokens=8, work=tmp_path)
     assert result["validity"] in ("VALID", "INVALID")  # 100 queries are too few for early stopping
     assert result["joined"], result["counts"]
@@ -26,4 +26,4 @@ def test_hops_join_with_the_server_and_the_sut_is_restored(tmp_path: Path) -> No
         assert 0 <= hops[label]["p50_us"] < hops["server TTFT"]["p50_us"], label
     client = hops["client: issue -> FirstTokenComplete"]
     assert client["count"] == n and client["p50_us"] >= hops["server TTFT"]["p50_us"]
-    assert sut_module.LoadGenSUT.issue is issue and http_client.Connection.start is start
+    assert sut_module.LoadGenSUT.issue is issue and http_connection.Connection.start is start

@@ -1,4 +1,4 @@
-"""One HTTP/1.1 framer for every request of the OpenAI engine (loadgen_sut.engines.http_client.Connection):
+"""One HTTP/1.1 framer for every request of the OpenAI engine (loadgen_sut.engines.http_connection.Connection):
 the JSON answers of ``/v1/models`` and ``/version`` are read by the same parser, with the same bounds, on the
 same kept-alive connection pool as the streamed completions."""
 
@@ -14,7 +14,8 @@ from loopback_server import LoopbackServer
 from sse_server import ServerConfig, SSEServer
 
 from loadgen_sut.engines.base import ErrorKind, Failed, Finished
-from loadgen_sut.engines.http_client import MAX_HEADERS, Endpoint, HttpClient, HttpError
+from loadgen_sut.engines.http_client import Endpoint, HttpClient
+from loadgen_sut.engines.http_connection import MAX_HEADERS, HttpError
 from loadgen_sut.engines.sse_protocol import SSEStreamClient
 
 
