@@ -25,7 +25,7 @@ FAMILIES = {
         "checker/checks/inferred.py",
     ),
     "LAT": ("checker/checks/latency.py",),
-    "ACC": ("checker/checks/accuracy.py",),
+    "ACC": ("checker/checks/accuracy.py", "checker/checks/accuracy_run.py"),
     "COMPL": ("checker/checks/compliance.py", "checker/checks/compliance_logs.py"),
     "INFER": ("checker/checks/inferred.py",),
     "ENDPOINTS": ("checker/checks/endpoints.py",),

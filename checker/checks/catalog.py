@@ -51,6 +51,7 @@ EMITTING_MODULES = (
     "checker.checks.endpoints",
     "checker.checks.latency",
     "checker.checks.accuracy",
+    "checker.checks.accuracy_run",
     "checker.checks.compliance",
     "checker.checks.compliance_logs",
     "checker.checks.power",

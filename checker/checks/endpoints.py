@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 
-from checker.checks.accuracy import dataset_findings, target_findings
+from checker.checks.accuracy import target_findings
+from checker.checks.accuracy_run import dataset_findings
 from checker.checks.catalog import INFO, WARN, Case, RuleInfo, register
 from checker.checks.compliance_logs import test09_bounds, test09_mean_findings
 from checker.checks.context import ResultContext

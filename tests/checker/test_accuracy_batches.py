@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker.checks.accuracy import accuracy_batch_count, loadgen_accuracy_batches, planned_issued
+from checker.checks.accuracy_run import accuracy_batch_count, loadgen_accuracy_batches, planned_issued
 from checker.engine import check_tree
 from rules import load_round
 from tests.checker.fixture_cases import materialize
