@@ -128,14 +128,10 @@ IMPLEMENTATION_FIELDS = (
 )
 
 
-def implementation_description(
-    simulated: bool,
-    model: str | None,
-    precision: str | None,
-    given: dict[str, Any] | None,
-    source: str | None = None,
+def implementation_base(
+    simulated: bool, model: str | None, precision: str | None, given: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """The implementation JSON (measurements): what the run knows, then the user's fields; refused when incomplete.
+    """The implementation fields as the run knows them, then the user's fields on top (not judged here).
 
     ``precision`` is what the engine spec says before the run (``--dtype`` of the transformers engine) or what the
     engine reported after it; an OpenAI-compatible server does not say, so its weight data types must be given.
@@ -157,6 +153,18 @@ def implementation_description(
             "weight_transformations": "none",
         }
     base.update(given or {})
+    return base
+
+
+def implementation_description(
+    simulated: bool,
+    model: str | None,
+    precision: str | None,
+    given: dict[str, Any] | None,
+    source: str | None = None,
+) -> dict[str, Any]:
+    """The implementation JSON (measurements): :func:`implementation_base`, refused when incomplete or invalid."""
+    base = implementation_base(simulated, model, precision, given)
     missing = [k for k in IMPLEMENTATION_FIELDS if not str(base.get(k, "")).strip()]
     if missing:
         raise UnusableInput(

@@ -19,7 +19,14 @@ from loadgen_sut.cli.code_exec_args import add_code_execution_arguments, code_ex
 from loadgen_sut.client_workers import default_client_workers, usable_cpus
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.engines.openai_http import FLAVORS
-from loadgen_sut.package import PackageRequest, package_run, plan_package, read_implementation_json
+from loadgen_sut.package import (
+    IMPLEMENTATION_FIELDS,
+    PackageRequest,
+    implementation_base,
+    package_run,
+    plan_package,
+    read_implementation_json,
+)
 from loadgen_sut.run.plan import TEST_NAMES, RunRequest, canonical_test_name, dataset_specs
 from loadgen_sut.runner import run as run_mode
 from loadgen_sut.settings import RunMode
@@ -113,11 +120,43 @@ def parse_test_datasets(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
             )
         canon = canonical_test_name(name)
         if canon is None:
-            raise UnusableInput(f"--test-dataset {value}: {name.strip()!r} is not a LoadGen test ({', '.join(TEST_NAMES)})")
+            raise UnusableInput(
+                f"--test-dataset {value}: {name.strip()!r} is not a LoadGen test ({', '.join(TEST_NAMES)})"
+            )
         if canon in dict(out):
-            raise UnusableInput(f"--test-dataset {value}: {canon} has its data set already (--test-dataset {canon}={dict(out)[canon]})")
+            raise UnusableInput(
+                f"--test-dataset {value}: {canon} has its data set already (--test-dataset {canon}={dict(out)[canon]})"
+            )
         out.append((canon, spec))
     return tuple(out)
+
+
+def _refuse_missing_inputs(
+    args: argparse.Namespace, mode: RunMode, implementation: dict[str, Any] | None
+) -> None:
+    """Every input a submission flow lacks, named in one refusal (exit 2): a newcomer fixed them one run at a time
+    (--submitter, then --system, then the implementation's weight data types). The descriptions' contents are judged
+    after this, by the package plan."""
+    simulated = args.engine == "simulated"
+    trial = " --trial" if mode is RunMode.SUBMISSION_TRIAL else ""
+    lacking: list[str] = []
+    if not args.submitter:
+        lacking.append("--submitter NAME (your organization, the tree's submitter directory)")
+    if args.system is None and not simulated:
+        lacking.append(
+            f"--system FILE (your system description: `inference-audit init system{trial} --submitter NAME "
+            "--system-name NAME --out FILE` writes one)"
+        )
+    precision = args.dtype if args.engine == "transformers" else None
+    base = implementation_base(simulated, args.model, precision, implementation)
+    empty = [k for k in IMPLEMENTATION_FIELDS if not str(base.get(k, "")).strip()]
+    if empty:
+        lacking.append(
+            f"--implementation-json FILE with {', '.join(empty)} (`inference-audit init implementation{trial} "
+            "--out FILE` writes one)"
+        )
+    if lacking:
+        raise UnusableInput(f"--mode {mode.value} needs, before the first query:\n  " + "\n  ".join(lacking))
 
 
 def validate_arguments(args: argparse.Namespace) -> None:
@@ -222,7 +261,13 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="local tokenizer directory of the served model (default: none; the engine's token ids where it gives them)",
     )
-    add_choice(e, "--engine-flavor", ["auto", *FLAVORS], default="auto", help="request extensions to use (auto: from /v1/models)")
+    add_choice(
+        e,
+        "--engine-flavor",
+        ["auto", *FLAVORS],
+        default="auto",
+        help="request extensions to use (auto: from /v1/models)",
+    )
     add_choice(
         e,
         "--api",
@@ -232,7 +277,11 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         "qwen3-vl's images)",
     )
     e.add_argument(
-        "--max-concurrency", type=_positive_int, default=1024, metavar="N", help="in-flight requests over all endpoints"
+        "--max-concurrency",
+        type=_positive_int,
+        default=1024,
+        metavar="N",
+        help="in-flight requests over all endpoints",
     )
     e.add_argument(
         "--client-workers",
@@ -242,7 +291,9 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         help="HTTP client worker processes beside LoadGen's (0: the client runs in LoadGen's process); default for "
         "--engine openai: min(usable cores - 1, 8), 0 when that is under 2, else 0 (docs/client-workers.md)",
     )
-    e.add_argument("--request-timeout", type=positive_seconds, default=600.0, metavar="S", help="seconds per request")
+    e.add_argument(
+        "--request-timeout", type=positive_seconds, default=600.0, metavar="S", help="seconds per request"
+    )
     e.add_argument(
         "--idle-timeout",
         type=positive_seconds,
@@ -251,7 +302,10 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         help="seconds without stream data before a request fails",
     )
     e.add_argument(
-        "--api-key-env", default=None, metavar="VAR", help="environment variable holding the API key (default: no key)"
+        "--api-key-env",
+        default=None,
+        metavar="VAR",
+        help="environment variable holding the API key (default: no key)",
     )
     e.add_argument("--device", default="cpu", help="transformers: cpu, cuda, cuda:0 ...")
     e.add_argument("--dtype", default="auto", help="transformers: auto, bfloat16, float16, float32")
@@ -271,7 +325,9 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         help="ask engines for at least N tokens (LoadGen TPOT needs 2)",
     )
     e.add_argument(
-        "--ignore-eos", action="store_true", help="generate max-new-tokens regardless of EOS (default: off, stop at EOS)"
+        "--ignore-eos",
+        action="store_true",
+        help="generate max-new-tokens regardless of EOS (default: off, stop at EOS)",
     )
     s = parser.add_argument_group("simulated engine (results are labelled SIMULATED)")
     s.add_argument(
@@ -280,7 +336,9 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIST",
         help="TTFT distribution: 50, uniform:A,B, normal:M,SD, lognormal:MED,SIGMA, exp:M",
     )
-    s.add_argument("--sim-tpot-ms", default="10", metavar="DIST", help="time per output token distribution (same forms)")
+    s.add_argument(
+        "--sim-tpot-ms", default="10", metavar="DIST", help="time per output token distribution (same forms)"
+    )
     s.add_argument(
         "--sim-output-tokens",
         default="reference",
@@ -330,7 +388,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="TEST=FILE",
-        help="a LoadGen test's own data set (repeat per test; TEST: " + ", ".join(TEST_NAMES) + "), e.g. gpt-oss-120b: "
+        help="a LoadGen test's own data set (repeat per test; TEST: "
+        + ", ".join(TEST_NAMES)
+        + "), e.g. gpt-oss-120b: "
         "--test-dataset accuracy=acc_eval_inputs.parquet --test-dataset TEST07=acc_eval_compliance_gpqa.parquet "
         "(default: none, every test on --dataset)",
     )
@@ -380,7 +440,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="submitter (organization) directory name (default: none; the submission modes need it)",
     )
-    add_choice(p, "--division", ["closed", "open"], default="closed", help="the division the tree is laid out in")
+    add_choice(
+        p, "--division", ["closed", "open"], default="closed", help="the division the tree is laid out in"
+    )
     p.add_argument(
         "--tree",
         type=Path,
@@ -459,9 +521,9 @@ def run(args: argparse.Namespace) -> int:
     if args.target_qps is not None:
         lg_scn = "Server" if args.scenario.lower() in ("server", "interactive") else args.scenario
         extra.append(f"*.{lg_scn}.target_qps = {args.target_qps!r}")  # repr: every digit (':g' kept 6)
-    if mode.is_submission_flow and not args.submitter:
-        raise UnusableInput(f"--mode {mode.value} needs --submitter NAME")
     implementation = read_implementation_json(args.implementation_json) if args.implementation_json else None
+    if mode.is_submission_flow:
+        _refuse_missing_inputs(args, mode, implementation)
     request = RunRequest(
         round_name=round_name,
         benchmark=args.benchmark,
@@ -540,7 +602,14 @@ def run(args: argparse.Namespace) -> int:
     print(render_terminal(report, quiet=True), end="")
     if mode is RunMode.SUBMISSION_TRIAL:
         # a rehearsal: the tree's errors (trial durations, a small data set, a simulated system) are expected and
-        # printed; the exit code says whether the run itself went through (NOT_SUBMITTABLE, as the README says)
-        return EXIT_OK if outcome.record.verdict.status == "NOT_SUBMITTABLE" else EXIT_INVALID
+        # printed; the exit code says whether the run itself went through (NOT_SUBMITTABLE, as the README says).
+        # The check's own last line says "(exit 1)": a newcomer read that as the run's exit code, so say which it is.
+        went_through = outcome.record.verdict.status == "NOT_SUBMITTABLE"
+        print(
+            f"run: {'went through' if went_through else 'did not go through'} "
+            f"(exit {EXIT_OK if went_through else EXIT_INVALID}); the lines above are check-submission's verdict "
+            f"on the trial tree (`check-submission {tree}` repeats it)"
+        )
+        return EXIT_OK if went_through else EXIT_INVALID
     code = exit_code(report)
     return code if code != EXIT_OK or outcome.valid else EXIT_INVALID

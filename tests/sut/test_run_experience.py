@@ -336,3 +336,36 @@ def test_the_transformers_engine_without_pytorch_is_refused_before_the_run(tmp_p
             probe_engine(spec)
     else:
         probe_engine(spec)  # PyTorch is there: the engine's own start judges the model directory
+
+
+def test_a_submission_flow_names_every_missing_input_in_one_refusal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A newcomer fixed --submitter, then --system, then the implementation's weight data types, one run each: the
+    run refuses once, naming all three and the command that writes each file, and writes nothing."""
+    out = tmp_path / "out"
+    code = main(
+        ["run", "--engine", "openai", "--endpoint", "http://127.0.0.1:9", "--model", "m", "--benchmark", BENCH,
+         "--scenario", "Server", "--mode", "submission-trial", "--out", str(out)]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--submitter NAME" in err and "--system FILE" in err and "weight_data_types" in err
+    assert "init system --trial" in err and "init implementation --trial" in err
+    assert not out.exists()
+    # given the three, none is named again (the run goes on to the next check: the engine that is not there)
+    system = tmp_path / "sys.json"
+    impl = tmp_path / "impl.json"
+    assert main(["init", "system", "--trial", "--submitter", "MyOrg", "--system-name", "box", "--no-gpu-probe",
+                 "--out", str(system)]) == 0  # fmt: skip
+    assert main(["init", "implementation", "--trial", "--out", str(impl)]) == 0
+    capsys.readouterr()
+    code = main(
+        ["run", "--engine", "openai", "--endpoint", "http://127.0.0.1:9", "--model", "m", "--benchmark", BENCH,
+         "--scenario", "Server", "--mode", "submission-trial", "--submitter", "MyOrg", "--system", str(system),
+         "--implementation-json", str(impl), "--tokenizer", str(REPO / "examples" / "token-server-tokenizer"),
+         "--out", str(out)]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "needs, before the first query" not in err and "127.0.0.1:9" in err
+    assert not out.exists()
