@@ -24,8 +24,9 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import mlperf_loadgen as lg
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -79,7 +80,9 @@ class GenerationSpec(BaseModel):
     temperature: float | None = Field(default=None, ge=0)
     top_p: float | None = Field(default=None, gt=0, le=1)
     top_k: int | None = Field(default=None, ge=0)  # 0: disabled
-    skip_special_tokens: bool | None = None  # False: output text with special tokens (gpt-oss harmony markers)
+    skip_special_tokens: bool | None = (
+        None  # False: output text with special tokens (gpt-oss harmony markers)
+    )
     # what the SUT hands LoadGen as a response (Benchmark.accuracy_log_format): the output ids, or the text's UTF-8
     response_format: Literal["token_ids", "utf8_text"] = "token_ids"
 
@@ -101,7 +104,9 @@ class TestSpec(BaseModel):
     audit: bool = False  # an audit.config is expected in the working directory
     progress_interval_s: float = 5.0
     engine_start_timeout_s: float = 600.0
-    deadline_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)  # wall clock from the process start
+    deadline_s: float | None = Field(
+        default=None, gt=0, allow_inf_nan=False
+    )  # wall clock from the process start
 
     @model_validator(mode="after")
     def _sane(self) -> TestSpec:
@@ -147,9 +152,14 @@ class _Watchdog:
         try:
             n = self._sut.expire(self._reason)
         except Exception as exc:  # the loop is gone or stuck: the runner's SIGKILL ends the test
-            print(printable(f"inference-audit: deadline: could not complete the outstanding samples: {exc}"), file=sys.stderr)
+            print(
+                printable(f"inference-audit: deadline: could not complete the outstanding samples: {exc}"),
+                file=sys.stderr,
+            )
             return
-        print(f"inference-audit: {self._reason}: {n} outstanding sample(s) completed as failed", file=sys.stderr)
+        print(
+            f"inference-audit: {self._reason}: {n} outstanding sample(s) completed as failed", file=sys.stderr
+        )
 
     def stop(self) -> None:
         self._stop.set()
@@ -201,7 +211,9 @@ def load_engine(spec: TestSpec, engine_spec: EngineSpec) -> tuple[Dataset, Engin
     return dataset, build_engine(engine_spec, tokenizer, references)
 
 
-def read_back_from_log(actual: TestSettingsModel, detail: Path, missing: tuple[OptionalSetting, ...]) -> TestSettingsModel:
+def read_back_from_log(
+    actual: TestSettingsModel, detail: Path, missing: tuple[OptionalSetting, ...]
+) -> TestSettingsModel:
     """Settings the release cannot read back from Python, taken from its detail log after the test.
 
     Only ``sample_concatenate_permutation`` is logged (``effective_sample_concatenate_permutation``) by the
@@ -213,6 +225,338 @@ def read_back_from_log(actual: TestSettingsModel, detail: Path, missing: tuple[O
     if logged is None:
         return actual
     return actual.model_copy(update={"sample_concatenate_permutation": logged})
+
+
+class _Refused(Exception):
+    """A test that does not run: its status and error go to sut_result.json and the process exits with ``code``;
+    ``say`` is the label of the line printed on stderr (None: nothing printed)."""
+
+    def __init__(self, status: str, error: str, code: int = EXIT_SETUP, say: str | None = "error") -> None:
+        super().__init__(error)
+        self.status, self.error, self.code, self.say = status, error, code, say
+
+    def report(self, spec: TestSpec, workdir: Path) -> int:
+        result = SutResult(test=spec.name, status="setup")
+        _write(workdir, result.model_copy(update={"status": self.status, "error": self.error}))
+        if self.say is not None:
+            print(printable(f"inference-audit: {self.say}: {self.error}"), file=sys.stderr)
+        return self.code
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What a test runs with, before any engine starts: its data set, its engine (None with client workers: each
+    worker builds its own), LoadGen's settings and how they compare with the plan."""
+
+    dataset: Dataset
+    engine: Engine | None
+    ts: Any  # mlperf_loadgen.TestSettings
+    actual: TestSettingsModel
+    mismatches: list[Finding]
+    missing: tuple[
+        OptionalSetting, ...
+    ]  # settings the installed LoadGen lacks (read back from the log after)
+
+    @property
+    def report_first_token(self) -> bool:
+        return self.actual.use_token_latencies and self.actual.loadgen_scenario.value != "Offline"
+
+
+def _prepare(spec: TestSpec, workdir: Path) -> _Prepared:
+    """The checks and loads before the engine starts: the audit.config the test expects, the LoadGen settings it
+    needs, its data (and engine), LoadGen's TestSettings; :class:`_Refused` when one fails."""
+    audit_present = (workdir / AUDIT_CONFIG).exists()
+    if audit_present != spec.audit:
+        raise _Refused(
+            "setup_error",
+            f"{workdir / AUDIT_CONFIG} is present: LoadGen would apply it to this {spec.name} test"
+            if audit_present
+            else f"{spec.name} needs {AUDIT_CONFIG} in {workdir}",
+        )
+    try:  # before the engine starts: a setting this LoadGen release lacks but the run needs refuses it
+        missing = require_loadgen_settings(spec.settings, unavailable_loadgen_settings())
+    except SettingsError as exc:
+        raise _Refused("setup_error", str(exc)) from None
+    engine: Engine | None = None
+    try:
+        if spec.engine.client_workers:
+            dataset, _ = load_test_data(spec, spec.engine)
+        else:
+            dataset, engine = load_engine(spec, spec.engine)
+    except UnusableInput as exc:
+        raise _Refused("setup_error", str(exc)) from None
+    if not dataset.samples:
+        raise _Refused("setup_error", f"dataset {spec.dataset!r} has no samples", say=None)
+    try:
+        ts = to_loadgen(spec.settings, Path(spec.user_conf))
+    except SettingsError as exc:
+        raise _Refused("setup_error", str(exc)) from None
+    actual = from_loadgen(ts, spec.settings.scenario, spec.settings.conf_model, fallback=spec.settings)
+    mismatches: list[Finding] = compare_with_loadgen(spec.settings, actual, spec.round_name)
+    return _Prepared(dataset, engine, ts, actual, mismatches, missing)
+
+
+@dataclass(frozen=True)
+class _Client:
+    """The started client: the worker pool, or the engine on this process's loop thread."""
+
+    pool: WorkerPool | None
+    loop_thread: LoopThread | None
+    engine: Engine | None
+    ids_available: bool
+
+
+def _start_client(spec: TestSpec, prep: _Prepared, expire_at: float | None) -> _Client:
+    """Start the worker pool or the engine, within the start timeout (and before the deadline's grace begins)."""
+    start_timeout = spec.engine_start_timeout_s
+    if expire_at is not None:  # the engine must be up before the deadline's grace begins
+        start_timeout = max(0.1, min(start_timeout, expire_at - time.monotonic()))
+    if prep.engine is None:
+        pool = WorkerPool(spec, report_first_token=prep.report_first_token)
+        try:
+            pool.start(start_timeout)
+        except WorkerStartError as exc:
+            if exc.status == "engine_unavailable":
+                raise _Refused(exc.status, str(exc), EXIT_ENGINE_UNAVAILABLE, "engine unavailable") from None
+            raise _Refused("setup_error", str(exc)) from None
+        return _Client(pool, None, None, pool.ids_available)
+    try:
+        loop_thread = LoopThread()
+    except ValueError as exc:  # INFERENCE_AUDIT_EVENT_LOOP names no loop this machine has
+        raise _Refused("setup_error", str(exc)) from None
+    try:
+        loop_thread.run(prep.engine.start(), timeout_s=start_timeout)
+    except (EngineUnavailable, TimeoutError) as exc:
+        loop_thread.stop()
+        msg = str(exc) or f"engine did not start within {start_timeout:g} s"
+        raise _Refused("engine_unavailable", msg, EXIT_ENGINE_UNAVAILABLE, "engine unavailable") from None
+    return _Client(None, loop_thread, prep.engine, prep.engine.ids_available)
+
+
+def _refuse_without_ids(spec: TestSpec, client: _Client) -> None:
+    """A test that logs output token ids needs an engine that returns them (or a tokenizer): else the client is
+    closed and the test refused."""
+    logs_ids = (
+        spec.generation.response_format == "token_ids"
+    )  # a text response logs the engine's text, no ids
+    if not (
+        (spec.settings.mode is TestMode.ACCURACY_ONLY or spec.audit) and logs_ids and not client.ids_available
+    ):
+        return
+    if client.pool is not None:
+        client.pool.close()
+    elif client.loop_thread is not None and client.engine is not None:
+        client.loop_thread.run(client.engine.close(), timeout_s=30)
+        client.loop_thread.stop()
+    raise _Refused(
+        "setup_error",
+        f"the {spec.name} test logs output token ids, but this engine returns none and no tokenizer "
+        "was given: pass --tokenizer DIR (the served model's tokenizer)",
+    )
+
+
+def _log_settings(workdir: Path) -> Any:
+    """LoadGen's log settings: its logs in ``workdir``, no summary on stdout, no trace."""
+    log_out = lg.LogOutputSettings()
+    log_out.outdir = str(workdir)
+    log_out.copy_summary_to_stdout = False
+    log_settings = lg.LogSettings()
+    log_settings.log_output = log_out
+    log_settings.enable_trace = False
+    return log_settings
+
+
+def _loadgen_sut(spec: TestSpec, prep: _Prepared, client: _Client) -> LoadGenSUT | WorkerPool:
+    """What LoadGen issues to: the worker pool, or this process's SUT over the engine (every request encoded now,
+    not on LoadGen's issue path)."""
+    if client.pool is not None:
+        return client.pool
+    assert client.loop_thread is not None and client.engine is not None
+    requests = requests_of(prep.dataset, spec.generation)
+    client.engine.prepare(requests)
+    return LoadGenSUT(
+        client.engine,
+        requests.__getitem__,
+        report_first_token=prep.report_first_token,
+        loop_thread=client.loop_thread,
+        response_format=spec.generation.response_format,
+    )
+
+
+@dataclass
+class _Measured:
+    """One LoadGen test as it ran: its outcome and what the client measured around it."""
+
+    status: TestStatus
+    error: str | None
+    qsl: Any  # LoadGen's QSL handle, freed after the SUT
+    t0_ns: int  # the timeline's t0
+    wall_s: float
+    cpu_before: CpuSnapshot
+    cpu_after: CpuSnapshot
+    usage_cpu_s: float  # this process's user + system CPU over the test
+    slack_ns: int | None
+    probes: LoopProbes
+
+
+def _measure(
+    spec: TestSpec,
+    workdir: Path,
+    prep: _Prepared,
+    client: _Client,
+    sut: LoadGenSUT | WorkerPool,
+    expire_at: float | None,
+) -> _Measured:
+    """Run LoadGen's test on ``sut``, with the progress line, the deadline's watchdog and the client's probes."""
+    n = len(prep.dataset.samples)
+    perf_count = min(n, prep.actual.performance_sample_count or n)
+    qsl = lg.ConstructQSL(n, perf_count, lambda _s: None, lambda _s: None)
+    sut_handle = sut.construct()
+    audit = audit_overrides((workdir / AUDIT_CONFIG).read_text(encoding="utf-8")) if spec.audit else None
+    plan = planned_load(
+        prep.actual, n, audit, test=spec.name
+    )  # the plan the runner printed: the progress line's ETA
+    progress = Progress(spec.name, sut.stats, spec.progress_interval_s, plan=plan)
+    usage0 = resource.getrusage(resource.RUSAGE_SELF)
+    # Everything built so far (data set, requests, encoded bodies, engine) lives for the whole test: out of the
+    # cyclic GC's reach, a full collection cannot stall the loop thread. With the 13,368 llama3.1-8b requests
+    # in memory one takes 24 ms; frozen, microseconds.
+    gc.collect()
+    gc.freeze()
+    # this thread runs LoadGen's issue loop: wake at each scheduled time, not up to 50 us after it
+    tighten_timer_slack()
+    slack_ns = timer_slack_ns()
+    probes = LoopProbes()  # client self-diagnostics (loadgen_sut/client_diag.py)
+    if client.pool is not None:
+        client.pool.begin()  # each worker installs its probes
+        watched_tid = client.pool.reporter_native_id
+    else:
+        assert client.loop_thread is not None
+        client.loop_thread.call(probes.install, timeout_s=10)
+        watched_tid = client.loop_thread.native_id
+    cpu_before = CpuSnapshot.take(watched_tid)
+    t0_ns = time.perf_counter_ns()  # the timeline's t0
+    t0 = time.perf_counter()
+    watchdog = None
+    if expire_at is not None and spec.deadline_s is not None:
+        watchdog = _Watchdog(
+            sut, expire_at, f"the {spec.name} test's deadline of {spec.deadline_s:g} s is near"
+        )
+        watchdog.start()
+    progress.start()
+    status: TestStatus = "finished"
+    error = None
+    try:
+        lg.StartTestWithLogSettings(sut_handle, qsl, prep.ts, _log_settings(workdir), AUDIT_CONFIG)
+    except Exception as exc:  # pragma: no cover - LoadGen raises only on misuse
+        status, error = "loadgen_error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
+    wall_s = time.perf_counter() - t0
+    cpu_after = CpuSnapshot.take(watched_tid)
+    if watchdog is not None:
+        watchdog.stop()
+    progress.stop()
+    usage1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_s = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)
+    return _Measured(status, error, qsl, t0_ns, wall_s, cpu_before, cpu_after, cpu_s, slack_ns, probes)
+
+
+def _shut_down(client: _Client, sut: LoadGenSUT | WorkerPool, m: _Measured, close_by: float | None) -> None:
+    """Collect the client's diagnostics, judge how the test ended (a worker died, the deadline expired), close
+    the client and free LoadGen's SUT and QSL; within what is left before the runner's signal."""
+    close_timeout = 30.0 if close_by is None else max(0.5, min(30.0, (close_by - time.monotonic()) / 2))
+    if client.pool is not None:
+        client.pool.finish(close_timeout)  # each worker's diagnostics and engine info
+    else:
+        assert client.loop_thread is not None
+        try:
+            client.loop_thread.call(m.probes.remove, timeout_s=10)
+        except Exception as exc:  # a stuck loop: the probes die with the process
+            print(printable(f"inference-audit: could not stop the client probes: {exc}"), file=sys.stderr)
+    if client.pool is not None and client.pool.died is not None and m.status == "finished":
+        m.status, m.error = "client_worker_died", client.pool.died
+    elif sut.expired is not None and m.status == "finished":
+        m.status = "deadline"
+        m.error = (
+            f"{sut.expired}: {sut.expired_samples} sample(s) still outstanding or issued after it were completed as "
+            "failed so that LoadGen could finish"
+        )
+    if client.pool is not None:
+        client.pool.close()
+    else:
+        assert client.loop_thread is not None and client.engine is not None
+        try:
+            client.loop_thread.run(client.engine.close(), timeout_s=close_timeout)
+        except Exception as exc:  # closing must not lose the result
+            m.error = (m.error or "") + f" engine close: {type(exc).__name__}: {exc}"
+        client.loop_thread.stop()
+    sut.destroy()
+    lg.DestroyQSL(m.qsl)
+
+
+def _result(
+    spec: TestSpec,
+    workdir: Path,
+    prep: _Prepared,
+    client: _Client,
+    sut: LoadGenSUT | WorkerPool,
+    m: _Measured,
+) -> SutResult:
+    """sut_result.json: the test's outcome, its settings as LoadGen applied them, and what the client measured
+    (the timeline written beside LoadGen's logs)."""
+    columns = sut.timeline_columns()  # one line per issued sample, beside LoadGen's logs
+    timeline: str | None = TIMELINE_FILE
+    error = m.error
+    try:
+        columns.write(workdir / TIMELINE_FILE, m.t0_ns)
+    except OSError as exc:  # the result must still be written
+        timeline = None
+        error = (error or "") + f" timeline not written: {exc.strerror or exc}"
+    cpu_s = m.usage_cpu_s
+    if client.pool is not None:
+        client_diag = pool_diagnostics(client.pool, m.cpu_before, m.cpu_after)
+        cpu_s = client_diag.process_cpu_s  # the LoadGen process and its workers: the whole client
+        engine_info, event_loop = client.pool.engine_info(), client.pool.event_loop()
+    else:
+        assert client.engine is not None
+        client_diag = diagnostics(columns, m.probes, m.cpu_before, m.cpu_after)
+        engine_info = client.engine.info()
+        event_loop = client.loop_thread.kind if client.loop_thread is not None else None
+    # what Python could not read back, from the log, compared again; not for a compliance test, whose
+    # audit.config changes settings on purpose after FromConfig (6.0.x's read-back, too, is before it)
+    actual, mismatches = prep.actual, prep.mismatches
+    if prep.missing and not spec.audit:
+        actual = read_back_from_log(actual, workdir / DETAIL_LOG, prep.missing)
+        mismatches = compare_with_loadgen(spec.settings, actual, spec.round_name)
+    stats = sut.stats
+    ttft = percentile_with_count(stats.ttft_ms, 99)
+    tpot = percentile_with_count(stats.tpot_ms, 99)
+    dataset = prep.dataset
+    return SutResult(
+        test=spec.name,
+        status=m.status,
+        error=error,
+        engine=engine_info,
+        event_loop=event_loop,
+        issue_timer_slack_ns=m.slack_ns,
+        gc_frozen_objects=gc.get_freeze_count(),
+        dataset=ProcessDataset(
+            name=dataset.name, samples=len(dataset.samples), simulated=bool(dataset.simulated)
+        ),
+        input_tokens=_length_stats([len(s.input_ids) for s in dataset.samples if s.input_ids is not None]),
+        output_tokens=_length_stats(stats.output_lengths),
+        loadgen_settings=actual,
+        settings_mismatches=tuple(mismatches),
+        loadgen_unavailable_settings=tuple(unavailable_text(prep.missing)),
+        sut=stats.counts(),
+        first_tokens=stats.first_tokens,
+        client_ttft_p99_ms=Percentile(value=ttft[0], count=ttft[1]),
+        client_tpot_p99_ms=Percentile(value=tpot[0], count=tpot[1]),
+        wall_s=m.wall_s,
+        process_cpu_s=cpu_s,
+        cpu_us_per_query=(cpu_s / stats.completed * 1e6) if stats.completed else None,
+        timeline=timeline,
+        client_diagnostics=client_diag,
+    )
 
 
 def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int:
@@ -227,237 +571,16 @@ def run_test(spec: TestSpec, workdir: Path, started: float | None = None) -> int
         expire_at = started + spec.deadline_s - expire_before
         close_by = started + spec.deadline_s - signal_before
     sys.setswitchinterval(0.0005)  # LoadGen's threads get the GIL back quickly (loadgen-notes §3.3)
-    result = SutResult(test=spec.name, status="setup")
-    audit_present = (workdir / AUDIT_CONFIG).exists()
-    if audit_present != spec.audit:
-        msg = (
-            f"{workdir / AUDIT_CONFIG} is present: LoadGen would apply it to this {spec.name} test"
-            if audit_present
-            else f"{spec.name} needs {AUDIT_CONFIG} in {workdir}"
-        )
-        _write(workdir, result.model_copy(update={"status": "setup_error", "error": msg}))
-        print(printable(f"inference-audit: error: {msg}"), file=sys.stderr)
-        return EXIT_SETUP
-    try:  # before the engine starts: a setting this LoadGen release lacks but the run needs refuses it
-        missing = require_loadgen_settings(spec.settings, unavailable_loadgen_settings())
-    except SettingsError as exc:
-        _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
-        print(printable(f"inference-audit: error: {exc}"), file=sys.stderr)
-        return EXIT_SETUP
-
-    workers = spec.engine.client_workers
     try:
-        if workers:
-            dataset, _ = load_test_data(spec, spec.engine)
-        else:
-            dataset, engine = load_engine(spec, spec.engine)
-    except UnusableInput as exc:
-        _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
-        print(printable(f"inference-audit: error: {exc}"), file=sys.stderr)
-        return EXIT_SETUP
-    if not dataset.samples:
-        _write(workdir, result.model_copy(update={"status": "setup_error", "error": f"dataset {spec.dataset!r} has no samples"}))
-        return EXIT_SETUP
-    try:
-        ts = to_loadgen(spec.settings, Path(spec.user_conf))
-    except SettingsError as exc:
-        _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
-        print(printable(f"inference-audit: error: {exc}"), file=sys.stderr)
-        return EXIT_SETUP
-    actual = from_loadgen(ts, spec.settings.scenario, spec.settings.conf_model, fallback=spec.settings)
-    mismatches: list[Finding] = compare_with_loadgen(spec.settings, actual, spec.round_name)
-    report_first_token = actual.use_token_latencies and actual.loadgen_scenario.value != "Offline"
-
-    start_timeout = spec.engine_start_timeout_s
-    if expire_at is not None:  # the engine must be up before the deadline's grace begins
-        start_timeout = max(0.1, min(start_timeout, expire_at - time.monotonic()))
-    pool: WorkerPool | None = None
-    loop_thread: LoopThread | None = None
-    if workers:
-        pool = WorkerPool(spec, report_first_token=report_first_token)
-        try:
-            pool.start(start_timeout)
-        except WorkerStartError as exc:
-            unavailable = exc.status == "engine_unavailable"
-            _write(workdir, result.model_copy(update={"status": exc.status if unavailable else "setup_error", "error": str(exc)}))
-            print(printable(f"inference-audit: {'engine unavailable' if unavailable else 'error'}: {exc}"), file=sys.stderr)
-            return EXIT_ENGINE_UNAVAILABLE if unavailable else EXIT_SETUP
-        ids_available = pool.ids_available
-    else:
-        try:
-            loop_thread = LoopThread()
-        except ValueError as exc:  # INFERENCE_AUDIT_EVENT_LOOP names no loop this machine has
-            _write(workdir, result.model_copy(update={"status": "setup_error", "error": str(exc)}))
-            print(printable(f"inference-audit: error: {exc}"), file=sys.stderr)
-            return EXIT_SETUP
-        try:
-            loop_thread.run(engine.start(), timeout_s=start_timeout)
-        except (EngineUnavailable, TimeoutError) as exc:
-            loop_thread.stop()
-            msg = str(exc) or f"engine did not start within {start_timeout:g} s"
-            _write(workdir, result.model_copy(update={"status": "engine_unavailable", "error": msg}))
-            print(printable(f"inference-audit: engine unavailable: {msg}"), file=sys.stderr)
-            return EXIT_ENGINE_UNAVAILABLE
-        ids_available = engine.ids_available
-
-    logs_ids = spec.generation.response_format == "token_ids"  # a text response logs the engine's text, no ids
-    if (spec.settings.mode is TestMode.ACCURACY_ONLY or spec.audit) and logs_ids and not ids_available:
-        if pool is not None:
-            pool.close()
-        elif loop_thread is not None:
-            loop_thread.run(engine.close(), timeout_s=30)
-            loop_thread.stop()
-        msg = (
-            f"the {spec.name} test logs output token ids, but this engine returns none and no tokenizer "
-            "was given: pass --tokenizer DIR (the served model's tokenizer)"
-        )
-        _write(workdir, result.model_copy(update={"status": "setup_error", "error": msg}))
-        print(printable(f"inference-audit: error: {msg}"), file=sys.stderr)
-        return EXIT_SETUP
-
-    log_out = lg.LogOutputSettings()
-    log_out.outdir = str(workdir)
-    log_out.copy_summary_to_stdout = False
-    log_settings = lg.LogSettings()
-    log_settings.log_output = log_out
-    log_settings.enable_trace = False
-
-    sut: LoadGenSUT | WorkerPool
-    if pool is not None:
-        sut = pool
-    else:
-        assert loop_thread is not None
-        requests = requests_of(dataset, spec.generation)
-        engine.prepare(requests)  # encode every request now, not on LoadGen's issue path
-        sut = LoadGenSUT(
-            engine,
-            requests.__getitem__,
-            report_first_token=report_first_token,
-            loop_thread=loop_thread,
-            response_format=spec.generation.response_format,
-        )
-    n = len(dataset.samples)
-    perf_count = min(n, actual.performance_sample_count or n)
-    qsl = lg.ConstructQSL(n, perf_count, lambda _s: None, lambda _s: None)
-    sut_handle = sut.construct()
-    audit = audit_overrides((workdir / AUDIT_CONFIG).read_text(encoding="utf-8")) if spec.audit else None
-    plan = planned_load(actual, n, audit, test=spec.name)  # the plan the runner printed: the progress line's ETA
-    progress = Progress(spec.name, sut.stats, spec.progress_interval_s, plan=plan)
-    usage0 = resource.getrusage(resource.RUSAGE_SELF)
-    # Everything built so far (data set, requests, encoded bodies, engine) lives for the whole test: out of the
-    # cyclic GC's reach, a full collection cannot stall the loop thread. With the 13,368 llama3.1-8b requests
-    # in memory one takes 24 ms; frozen, microseconds.
-    gc.collect()
-    gc.freeze()
-    # this thread runs LoadGen's issue loop: wake at each scheduled time, not up to 50 us after it
-    tighten_timer_slack()
-    slack_ns = timer_slack_ns()
-    probes = LoopProbes()  # client self-diagnostics (loadgen_sut/client_diag.py)
-    if pool is not None:
-        pool.begin()  # each worker installs its probes
-        watched_tid = pool.reporter_native_id
-    else:
-        assert loop_thread is not None
-        loop_thread.call(probes.install, timeout_s=10)
-        watched_tid = loop_thread.native_id
-    cpu_before = CpuSnapshot.take(watched_tid)
-    t0_ns = time.perf_counter_ns()  # the timeline's t0
-    t0 = time.perf_counter()
-    watchdog = None
-    if expire_at is not None and spec.deadline_s is not None:
-        watchdog = _Watchdog(sut, expire_at, f"the {spec.name} test's deadline of {spec.deadline_s:g} s is near")
-        watchdog.start()
-    progress.start()
-    status: TestStatus = "finished"
-    error = None
-    try:
-        lg.StartTestWithLogSettings(sut_handle, qsl, ts, log_settings, AUDIT_CONFIG)
-    except Exception as exc:  # pragma: no cover - LoadGen raises only on misuse
-        status, error = "loadgen_error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
-    wall_s = time.perf_counter() - t0
-    cpu_after = CpuSnapshot.take(watched_tid)
-    if watchdog is not None:
-        watchdog.stop()
-    progress.stop()
-    usage1 = resource.getrusage(resource.RUSAGE_SELF)
-    close_timeout = 30.0 if close_by is None else max(0.5, min(30.0, (close_by - time.monotonic()) / 2))
-    if pool is not None:
-        pool.finish(close_timeout)  # each worker's diagnostics and engine info
-    else:
-        assert loop_thread is not None
-        try:
-            loop_thread.call(probes.remove, timeout_s=10)
-        except Exception as exc:  # a stuck loop: the probes die with the process
-            print(printable(f"inference-audit: could not stop the client probes: {exc}"), file=sys.stderr)
-    if pool is not None and pool.died is not None and status == "finished":
-        status, error = "client_worker_died", pool.died
-    elif sut.expired is not None and status == "finished":
-        status = "deadline"
-        error = (
-            f"{sut.expired}: {sut.expired_samples} sample(s) still outstanding or issued after it were completed as "
-            "failed so that LoadGen could finish"
-        )
-    if pool is not None:
-        pool.close()
-    else:
-        assert loop_thread is not None
-        try:
-            loop_thread.run(engine.close(), timeout_s=close_timeout)
-        except Exception as exc:  # closing must not lose the result
-            error = (error or "") + f" engine close: {type(exc).__name__}: {exc}"
-        loop_thread.stop()
-    sut.destroy()
-    lg.DestroyQSL(qsl)
-    columns = sut.timeline_columns()  # one line per issued sample, beside LoadGen's logs
-    timeline: str | None = TIMELINE_FILE
-    try:
-        columns.write(workdir / TIMELINE_FILE, t0_ns)
-    except OSError as exc:  # the result must still be written
-        timeline = None
-        error = (error or "") + f" timeline not written: {exc.strerror or exc}"
-    cpu_s = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)
-    if pool is not None:
-        client = pool_diagnostics(pool, cpu_before, cpu_after)
-        cpu_s = client.process_cpu_s  # the LoadGen process and its workers: the whole client
-        engine_info, event_loop = pool.engine_info(), pool.event_loop()
-    else:
-        client = diagnostics(columns, probes, cpu_before, cpu_after)
-        engine_info, event_loop = engine.info(), loop_thread.kind if loop_thread is not None else None
-    # what Python could not read back, from the log, compared again; not for a compliance test, whose
-    # audit.config changes settings on purpose after FromConfig (6.0.x's read-back, too, is before it)
-    if missing and not spec.audit:
-        actual = read_back_from_log(actual, workdir / DETAIL_LOG, missing)
-        mismatches = compare_with_loadgen(spec.settings, actual, spec.round_name)
-
-    stats = sut.stats
-    ttft = percentile_with_count(stats.ttft_ms, 99)
-    tpot = percentile_with_count(stats.tpot_ms, 99)
-    out_lens = stats.output_lengths
-    result = SutResult(
-        test=spec.name,
-        status=status,
-        error=error,
-        engine=engine_info,
-        event_loop=event_loop,
-        issue_timer_slack_ns=slack_ns,
-        gc_frozen_objects=gc.get_freeze_count(),
-        dataset=ProcessDataset(name=dataset.name, samples=n, simulated=bool(dataset.simulated)),
-        input_tokens=_length_stats([len(s.input_ids) for s in dataset.samples if s.input_ids is not None]),
-        output_tokens=_length_stats(out_lens),
-        loadgen_settings=actual,
-        settings_mismatches=tuple(mismatches),
-        loadgen_unavailable_settings=tuple(unavailable_text(missing)),
-        sut=stats.counts(),
-        first_tokens=stats.first_tokens,
-        client_ttft_p99_ms=Percentile(value=ttft[0], count=ttft[1]),
-        client_tpot_p99_ms=Percentile(value=tpot[0], count=tpot[1]),
-        wall_s=wall_s,
-        process_cpu_s=cpu_s,
-        cpu_us_per_query=(cpu_s / stats.completed * 1e6) if stats.completed else None,
-        timeline=timeline,
-        client_diagnostics=client,
-    )
-    _write(workdir, result)
+        prep = _prepare(spec, workdir)
+        client = _start_client(spec, prep, expire_at)
+        _refuse_without_ids(spec, client)
+    except _Refused as refused:
+        return refused.report(spec, workdir)
+    sut = _loadgen_sut(spec, prep, client)
+    measured = _measure(spec, workdir, prep, client, sut, expire_at)
+    _shut_down(client, sut, measured, close_by)
+    _write(workdir, _result(spec, workdir, prep, client, sut, measured))
     return 0
 
 
