@@ -5,7 +5,8 @@ message, as the source names it), the table file (``path``) and, for files with 
 
 Rule ids: TABLE-VALUE (untyped cell), TABLE-ID, TABLE-VERSION, TABLE-BENCHMARK, TABLE-SUITE, TABLE-SCENARIO,
 TABLE-SCENARIO-CASE, TABLE-LOCATION, TABLE-DIVISION, TABLE-AVAILABILITY, TABLE-RESULT, TABLE-UNITS, TABLE-ACCURACY,
-TABLE-POWER, TABLE-DUPLICATE, TABLE-DERIVED, TABLE-INFERRED, TABLE-INFERRED-CHECKER.
+TABLE-POWER, TABLE-DUPLICATE, TABLE-INFERRED, TABLE-INFERRED-CHECKER; TABLE-DERIVED (columns that are not official
+metrics) is :mod:`checker.audit.table.derived`, which :class:`TableChecks` calls.
 
 Severity on a published table: an error says that a number, or its validity, is wrong; what the official checker
 writes for a correct result (its inferred flag, the case of a directory's name) is a warning naming the cause and the
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterable
 
 from checker.audit.report_common import FindingLog
 from checker.audit.table.accuracy_text import AccuracyValue, bare_accuracy, parse_accuracy_string, scale_to
+from checker.audit.table.derived import derived_column, derived_kind, derived_value
 from checker.audit.table.model import ResultTable, TableRow
 from checker.audit.table.parse import KNOWN_INFORMATIONAL
 from checker.checks.catalog import WARN, Case, RuleInfo, register, registered_finding
@@ -134,19 +136,6 @@ RULES = register(
         "TABLE-DUPLICATE",
         "-",
         "table: two rows of one result directory, or of one system, model and scenario",
-    ),
-    RuleInfo(
-        "TABLE-DERIVED",
-        "-",
-        "table: a column that is not an official metric (per accelerator, per watt, cost, "
-        "composite); ERROR: per watt without measured power",
-        WARN,
-        beyond=True,
-        fix="label it as derived and unverified, with the basis of the derivation in text and footnote",
-        cases={
-            "per-watt": Case(source="MSG:114-116 (PWR-01)"),
-            "chip-count": Case(source="MSG:82 (CMP-06 chip count)"),
-        },
     ),
 )
 
@@ -810,110 +799,6 @@ class RowChecker:
                 seen[key] = row
         return out
 
-    def derived_column(self, col: str) -> list[Finding]:
-        """TABLE-DERIVED for a column that is not an official metric (DRV-01/02, PWR-01, CMB-01); [] for others."""
-        kind = derived_kind(col)
-        if kind is None:
-            return []
-        rule, source = DERIVED_RULES[kind]
-        return [
-            registered_finding(
-                rule="TABLE-DERIVED",
-                message=f"column '{col}' is a derived {kind} figure, not an official MLPerf metric ({rule}): "
-                "it may not be presented as official or verified",
-                scope="table",
-                path=self.table.path,
-                source=source,
-            )
-        ]
-
-    def derived_columns(self) -> list[Finding]:
-        """Columns that are not official metrics, and their values, over the table's rows."""
-        out = []
-        extra_cols: list[str] = []
-        for row in self.table.rows:
-            for col in row.extra:
-                if col not in extra_cols and col not in KNOWN_INFORMATIONAL:
-                    extra_cols.append(col)
-        for col in extra_cols:
-            kind = derived_kind(col)
-            if kind is None:
-                continue
-            out += self.derived_column(col)
-            for row in self.table.rows:
-                out += self.derived_value(row, col, kind)
-        return out
-
-    def derived_value(self, row: TableRow, col: str, kind: str) -> list[Finding]:
-        text = row.extra.get(col)
-        if text is None:
-            return []
-        out = []
-        if kind == "per-watt" and not (row.has_power and row.power_result):
-            out.append(
-                registered_finding(
-                    rule="TABLE-DERIVED",
-                    severity=Severity.ERROR,
-                    message=f"{row.label()}, column '{col}': a per-watt figure ({text}) for a result without "
-                    "MLPerf-measured system power; no proxy power may be used",
-                    result=row.location,
-                    scope=f"row {row.row}",
-                    path=self.table.path,
-                    line=row.line,
-                    case="per-watt",
-                )
-            )
-        if kind == "per-accelerator" and row.result is not None:
-            count = (row.nodes or 1) * (row.accelerators_per_node or 0)
-            try:
-                value = float(text.replace(",", ""))
-            except ValueError:
-                return out
-            if count > 0 and abs(value - row.result / count) > 0.01 * abs(row.result / count):
-                out.append(
-                    registered_finding(
-                        rule="TABLE-DERIVED",
-                        message=f"{row.label()}, column '{col}': {text} is not the result divided by the "
-                        f"accelerator count ({row.result_text} / {count} = {row.result / count:.6g})",
-                        result=row.location,
-                        scope=f"row {row.row}",
-                        path=self.table.path,
-                        line=row.line,
-                        case="chip-count",
-                    )
-                )
-        return out
-
-
-DERIVED_RULES: dict[str, tuple[str, str]] = {
-    "per-accelerator": ("DRV-02", "MSG:159, MSG:82 (DRV-01, DRV-02)"),
-    "per-watt": ("PWR-01", "MSG:112-116 (PWR-01, DRV-01)"),
-    "cost": ("DRV-01", "MSG:159 (DRV-01)"),
-    "composite": ("CMB-01", "MSG:155 (CMB-01)"),
-}
-
-_DERIVED_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "per-watt",
-        re.compile(r"per[ _-]?watt|/\s*w\b|perf[ _/-]?w\b|per[ _-]?joule|/\s*j\b|tokens?/j|efficien", re.I),
-    ),
-    (
-        "per-accelerator",
-        re.compile(
-            r"per[ _-]?(gpu|accelerator|chip|device|card|node)|/\s*(gpu|accelerator|chip|device)", re.I
-        ),
-    ),
-    ("cost", re.compile(r"cost|price|\$|usd|eur|€|tco|per[ _-]?dollar", re.I)),
-    ("composite", re.compile(r"geo[ _-]?mean|average|composite|aggregate|overall", re.I)),
-)
-
-
-def derived_kind(column: str) -> str | None:
-    for kind, pattern in _DERIVED_PATTERNS:
-        if pattern.search(column):
-            return kind
-    return None
-
 
 def location_run_finding(table: ResultTable, rnd: Round, row: TableRow, run_dir: str) -> Finding:
     """TABLE-LOCATION of ``table --tree``: the row's Location names a run directory its result does not hold."""
@@ -969,7 +854,7 @@ class TableChecks:
                 if col not in KNOWN_INFORMATIONAL:
                     self._extra_cols[col] = None
             if kind is not None:
-                found = checker.derived_value(row, col, kind)
+                found = derived_value(checker.table, row, col, kind)
                 if found:
                     log = self._values.get(col)
                     if log is None:
@@ -982,7 +867,7 @@ class TableChecks:
         out.extend(self._duplicates(rows_again))
         for col in self._extra_cols:
             if self._kinds[col] is not None:
-                out.extend(self.checker.derived_column(col))
+                out.extend(derived_column(self.checker.table, col))
                 values = self._values.get(col)
                 if values is not None:
                     out.extend(values)

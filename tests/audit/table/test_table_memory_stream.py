@@ -20,6 +20,7 @@ import pytest
 from checker.audit.report_common import FindingLog, finding_lines, severity_counts
 from checker.audit.table import checks as table_checks
 from checker.audit.table.checks import RowChecker, TableChecks, check_table
+from checker.audit.table.derived import derived_columns
 from checker.audit.table.parse import load_table, open_table
 from checker.findings import Finding, Severity, filter_findings
 from checker.results import SUMMARY_CSV_COLUMNS
@@ -95,7 +96,7 @@ def test_streamed_checks_equal_the_held_ones(tmp_path: Path) -> None:
     reference: list[Finding] = []
     for row in table.rows:
         reference += checker.check_row(row)
-    reference += checker.duplicates() + checker.derived_columns()
+    reference += checker.duplicates() + derived_columns(table)
     assert check_table(table, rnd) == reference
     rules = {f.rule for f in reference}
     assert {"TABLE-DUPLICATE", "TABLE-DERIVED", "TABLE-VALUE", "TABLE-ACCURACY", "TABLE-UNITS"} <= rules
