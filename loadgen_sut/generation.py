@@ -26,14 +26,35 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from checker.findings import UnusableInput
-from loadgen_sut.lgtest import GenerationSpec
 from loadgen_sut.settings import TestMode
 from rules.models import Benchmark
 
 DEFAULT_MAX_NEW_TOKENS = 1024  # a benchmark whose rules data names no cap
+
+
+class GenerationSpec(BaseModel):
+    """What one LoadGen test asks of the engine for every sample (a test process's ``TestSpec.generation``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_new_tokens: int = Field(ge=1)
+    min_new_tokens: int | None = Field(default=None, ge=0)
+    ignore_eos: bool = False
+    greedy: bool = True
+    # sampling when greedy is False (loadgen_sut.generation: the round's decoding); None: not sent
+    temperature: float | None = Field(default=None, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    top_k: int | None = Field(default=None, ge=0)  # 0: disabled
+    skip_special_tokens: bool | None = (
+        None  # False: output text with special tokens (gpt-oss harmony markers)
+    )
+    # what the SUT hands LoadGen as a response (Benchmark.accuracy_log_format): the output ids, or the text's UTF-8
+    response_format: Literal["token_ids", "utf8_text"] = "token_ids"
 
 
 @dataclass(frozen=True)
@@ -52,7 +73,9 @@ class Decoding:
             return cls(greedy=True)
         low = text.strip().lower()
         if not low.startswith("sampling"):
-            return cls(greedy=True, note=f"decoding {text!r} is not supported by this harness: greedy instead")
+            return cls(
+                greedy=True, note=f"decoding {text!r} is not supported by this harness: greedy instead"
+            )
         values: dict[str, str] = {}
         for part in low.split(",")[1:]:
             part = part.strip()
@@ -99,7 +122,9 @@ class GenerationPlan:
         else:
             parts = [f"temperature={p.temperature:g}" if p.temperature is not None else None]
             parts.append(f"top_p={p.top_p:g}" if p.top_p is not None else None)
-            parts.append(None if p.top_k is None else ("top_k disabled" if p.top_k == 0 else f"top_k={p.top_k}"))
+            parts.append(
+                None if p.top_k is None else ("top_k disabled" if p.top_k == 0 else f"top_k={p.top_k}")
+            )
             how = "sampling" + "".join(f", {x}" for x in parts if x)
         special = "; output text with special tokens" if p.skip_special_tokens is False else ""
         text = "; responses are the output text (UTF-8)" if p.response_format == "utf8_text" else ""

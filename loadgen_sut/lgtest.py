@@ -26,13 +26,12 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import mlperf_loadgen as lg
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from checker.findings import Finding, UnusableInput
-from checker.parsers.mllog import parse_detail_file
 from checker.printable import printable
 from checker.report.atomic import write_atomic
 from loadgen_sut.client_diag import CpuSnapshot, LoopProbes, diagnostics, pool_diagnostics
@@ -42,6 +41,7 @@ from loadgen_sut.engines.base import Engine, EngineUnavailable, GenerationReques
 from loadgen_sut.engines.factory import EngineSpec, build_engine, build_tokenizer
 from loadgen_sut.engines.simulated import simulated_answers, simulated_vocabulary
 from loadgen_sut.engines.tokenizers import Tokenizer
+from loadgen_sut.generation import GenerationSpec
 from loadgen_sut.progress import Progress, audit_overrides, planned_load
 from loadgen_sut.record import LengthStats, Percentile, ProcessDataset, SutResult, TestStatus
 from loadgen_sut.settings import (
@@ -51,6 +51,7 @@ from loadgen_sut.settings import (
     TestSettingsModel,
     compare_with_loadgen,
     from_loadgen,
+    read_back_from_log,
     require_loadgen_settings,
     to_loadgen,
     unavailable_loadgen_settings,
@@ -67,24 +68,6 @@ EXIT_SETUP = 4
 EXIT_INTERRUPTED = 130
 AUDIT_CONFIG = "audit.config"
 STARTED_ENV = "INFERENCE_AUDIT_TEST_STARTED"  # time.time() when the runner started this process
-
-
-class GenerationSpec(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    max_new_tokens: int = Field(ge=1)
-    min_new_tokens: int | None = Field(default=None, ge=0)
-    ignore_eos: bool = False
-    greedy: bool = True
-    # sampling when greedy is False (loadgen_sut.generation: the round's decoding); None: not sent
-    temperature: float | None = Field(default=None, ge=0)
-    top_p: float | None = Field(default=None, gt=0, le=1)
-    top_k: int | None = Field(default=None, ge=0)  # 0: disabled
-    skip_special_tokens: bool | None = (
-        None  # False: output text with special tokens (gpt-oss harmony markers)
-    )
-    # what the SUT hands LoadGen as a response (Benchmark.accuracy_log_format): the output ids, or the text's UTF-8
-    response_format: Literal["token_ids", "utf8_text"] = "token_ids"
 
 
 class TestSpec(BaseModel):
@@ -209,22 +192,6 @@ def load_engine(spec: TestSpec, engine_spec: EngineSpec) -> tuple[Dataset, Engin
     dataset, tokenizer = load_test_data(spec, engine_spec)
     references = simulated_answers(dataset)  # what the simulated engine answers (other engines ignore it)
     return dataset, build_engine(engine_spec, tokenizer, references)
-
-
-def read_back_from_log(
-    actual: TestSettingsModel, detail: Path, missing: tuple[OptionalSetting, ...]
-) -> TestSettingsModel:
-    """Settings the release cannot read back from Python, taken from its detail log after the test.
-
-    Only ``sample_concatenate_permutation`` is logged (``effective_sample_concatenate_permutation``) by the
-    releases that do not bind it; a missing log or key keeps the value asked for.
-    """
-    if not any(o.attribute == "sample_concatenate_permutation" for o in missing) or not detail.is_file():
-        return actual
-    logged = parse_detail_file(detail).bool_value("effective_sample_concatenate_permutation")
-    if logged is None:
-        return actual
-    return actual.model_copy(update={"sample_concatenate_permutation": logged})
 
 
 class _Refused(Exception):

@@ -70,6 +70,9 @@ from loadgen_sut.settings.binding import (
     OptionalSetting as OptionalSetting,
 )
 from loadgen_sut.settings.binding import (
+    read_back_from_log as read_back_from_log,
+)
+from loadgen_sut.settings.binding import (
     require_loadgen_settings as require_loadgen_settings,
 )
 from loadgen_sut.settings.binding import (

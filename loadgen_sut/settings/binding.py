@@ -5,10 +5,12 @@ each, and the refusal of a run that needs one the release lacks.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import mlperf_loadgen as lg
 
+from checker.parsers.mllog import parse_detail_file
 from loadgen_sut.settings.modes import LOADGEN_DISTRIBUTION, _Frozen
 from loadgen_sut.settings.plan import SettingsError, TestSettingsModel
 from loadgen_sut.settings.preflight import installed_loadgen_version
@@ -96,3 +98,17 @@ def unavailable_text(missing: Sequence[OptionalSetting]) -> list[str]:
     return [f"{o.attribute}: not in {LOADGEN_DISTRIBUTION} {release}, {o.when_missing}" for o in missing]
 
 
+def read_back_from_log(
+    actual: TestSettingsModel, detail: Path, missing: tuple[OptionalSetting, ...]
+) -> TestSettingsModel:
+    """Settings the release cannot read back from Python, taken from its detail log after the test.
+
+    Only ``sample_concatenate_permutation`` is logged (``effective_sample_concatenate_permutation``) by the
+    releases that do not bind it; a missing log or key keeps the value asked for.
+    """
+    if not any(o.attribute == "sample_concatenate_permutation" for o in missing) or not detail.is_file():
+        return actual
+    logged = parse_detail_file(detail).bool_value("effective_sample_concatenate_permutation")
+    if logged is None:
+        return actual
+    return actual.model_copy(update={"sample_concatenate_permutation": logged})

@@ -8,7 +8,8 @@ import pytest
 
 from loadgen_sut.cli import main
 from loadgen_sut.engines.factory import EngineSpec
-from loadgen_sut.lgtest import GenerationSpec, TestSpec
+from loadgen_sut.generation import GenerationSpec
+from loadgen_sut.lgtest import TestSpec
 from loadgen_sut.settings import TestSettingsModel
 from rules.models import Scenario
 

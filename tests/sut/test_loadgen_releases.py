@@ -20,7 +20,8 @@ import pytest
 from sut_helpers import BENCH, ROUND, sim_engine
 
 from loadgen_sut import probe
-from loadgen_sut.lgtest import RESULT_FILE, GenerationSpec, TestSpec, read_back_from_log, run_test
+from loadgen_sut.generation import GenerationSpec
+from loadgen_sut.lgtest import RESULT_FILE, TestSpec, run_test
 from loadgen_sut.settings import (
     OPTIONAL_LOADGEN_SETTINGS,
     SettingsError,
@@ -31,6 +32,7 @@ from loadgen_sut.settings import (
     loadgen_version_findings,
     parse_user_conf_text,
     plan_settings,
+    read_back_from_log,
     require_loadgen_settings,
     rounds_with_seeds,
     to_loadgen,
