@@ -15,6 +15,7 @@ from checker.checks.catalog import OLD, WARN, Case, RuleInfo, register, register
 from checker.checks.context import SubmitterContext
 from checker.findings import Finding, Severity
 from checker.parsers.system_desc import NOT_AN_OBJECT, SystemDesc
+from rules.models import SystemDescriptionRules
 
 HEAD = "HEAD checker"
 
@@ -200,6 +201,18 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             out.append(problem.finding("SYS-JSON", scope=rel, case="unreadable"))
         return out
     d = read.desc
+    out += _status_and_type_findings(d, rules, rel)
+    out += _network_findings(d, sub.division, rel)
+    out += _field_findings(d, rules, rel, head_round="HEAD" in (sctx.round.checker or ""))
+    out += _field_type_findings(d, rules.summary_int_fields, rel)
+    out += _unknown_field_findings(d, rules, rel)
+    out += _identity_findings(d, sub.division, sub.name, rel)
+    return out
+
+
+def _status_and_type_findings(d: SystemDesc, rules: SystemDescriptionRules, rel: str) -> list[Finding]:
+    """B1 status, B2 system_type."""
+    out: list[Finding] = []
     js = d.raw  # the schema: which fields are there, the values messages quote
     raw_status = js.get("status")
     if d.status is None:
@@ -224,7 +237,13 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
             + "; in closed/network HEAD's loader raises ValueError('invalid system type') and stops the whole run"
         )
         out.append(registered_finding("SYS-TYPE", msg, scope=rel, path=rel, line=d.line_of("system_type")))
-    # B3 network mode
+    return out
+
+
+def _network_findings(d: SystemDesc, division: str, rel: str) -> list[Finding]:
+    """B3: is_network is a string, and true exactly in the network division."""
+    out: list[Finding] = []
+    js = d.raw
     is_net_raw = js.get("is_network")
     if is_net_raw is not None and not isinstance(is_net_raw, str):
         msg = (
@@ -237,13 +256,24 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
         )
     # as the official checkers read it (.lower() == "true", no strip); a non-string is reported above
     is_net = d.is_network is True
-    if sub.division == "network" and not is_net:
+    if division == "network" and not is_net:
         msg = f"network division requires is_network = true (found {is_net_raw!r})"
         out.append(registered_finding("SYS-NETWORK", msg, scope=rel, path=rel))
-    elif sub.division == "closed" and is_net:
+    elif division == "closed" and is_net:
         msg = "closed division system has is_network = true; network systems belong in the network division"
         out.append(registered_finding("SYS-NETWORK", msg, scope=rel, path=rel, case="closed"))
-    # B4 required fields, B5 meaningful, B6 network fields
+    return out
+
+
+def _field_findings(
+    d: SystemDesc, rules: SystemDescriptionRules, rel: str, *, head_round: bool
+) -> list[Finding]:
+    """B4 required fields, B5 meaningful values, B6 network fields (``head_round``: the round's checker is HEAD's),
+    and placeholders in required fields."""
+    out: list[Finding] = []
+    js = d.raw
+    is_net_raw = js.get("is_network")
+    is_net = d.is_network is True
     required = list(rules.required_fields) + (list(rules.network_fields) if is_net else [])
     missing = [f for f in required if f not in js]
     if missing:
@@ -254,7 +284,6 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
         # HEAD tests `if is_network:` (truthiness), so "false" (a non-empty string) still asks for the 13 fields
         net_missing = [f for f in rules.network_fields if f not in js]
         if net_missing:
-            head_round = "HEAD" in (sctx.round.checker or "")
             msg = (
                 f"is_network is {is_net_raw!r} but the HEAD checker requires the network-mode fields whenever "
                 f"is_network is a non-empty value; missing: {', '.join(net_missing)}"
@@ -297,24 +326,36 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
                 f"({rules.cite or 'SYSTEM_DESC_REQUIRED_FIELDS'})",
             )
         )
-    out += _field_type_findings(d, rules.summary_int_fields, rel)
+    return out
+
+
+def _unknown_field_findings(d: SystemDesc, rules: SystemDescriptionRules, rel: str) -> list[Finding]:
+    """B7: fields no rule of the round knows (a warning)."""
+    out: list[Finding] = []
     known = set(rules.required_fields) | set(rules.network_fields) | set(rules.power_fields)
-    for f in js:
+    for f in d.raw:
         if f not in known:
             out.append(
                 registered_finding(
                     "SYS-UNKNOWN-FIELD", f"field {f!r} is unknown", scope=rel, path=rel, line=d.line_of(f)
                 )
             )
-    if d.submitter is None or d.submitter.lower() != sub.name.lower():
-        msg = f"submitter {js.get('submitter')!r} does not match the submitter directory {sub.name!r}" + (
+    return out
+
+
+def _identity_findings(d: SystemDesc, division: str, submitter: str, rel: str) -> list[Finding]:
+    """B8 submitter, B9 division: as the directories name them."""
+    out: list[Finding] = []
+    js = d.raw
+    if d.submitter is None or d.submitter.lower() != submitter.lower():
+        msg = f"submitter {js.get('submitter')!r} does not match the submitter directory {submitter!r}" + (
             ""
             if d.submitter is not None
             else " and is not a string (v5.1.1 .lower() stops the whole run; HEAD fails the result)"
         )
         out.append(registered_finding("SYS-SUBMITTER", msg, scope=rel, path=rel, line=d.line_of("submitter")))
-    if d.division != sub.division:
-        msg = f"division {js.get('division')!r} does not match the division directory {sub.division!r}" + (
+    if d.division != division:
+        msg = f"division {js.get('division')!r} does not match the division directory {division!r}" + (
             "" if d.division is not None else " and is not a string (HEAD .lower() fails the result)"
         )
         out.append(registered_finding("SYS-DIVISION", msg, scope=rel, path=rel, line=d.line_of("division")))
@@ -327,9 +368,18 @@ def _field_type_findings(d: SystemDesc, int_fields: tuple[str, ...], rel: str) -
     ``int_fields``: the counts an official checker of the round converts with int() (the round's
     ``system.summary_int_fields``; none for v4.1, which no HEAD checker version covers). A value that only
     breaks the CSV row (a quote, a comma) is a warning; one that stops the official run, an error."""
+    return (
+        _count_findings(d, int_fields, rel)
+        + _text_field_findings(d, rel)
+        + _notes_findings(d, rel)
+        + _bare_field_findings(d, rel)
+    )
+
+
+def _count_findings(d: SystemDesc, int_fields: tuple[str, ...], rel: str) -> list[Finding]:
+    """The counts HEAD multiplies with int() for total_accelerators are whole numbers."""
     js = d.raw
     out: list[Finding] = []
-    warn = Severity.WARNING
     counts = {"number_of_nodes": d.number_of_nodes, "accelerators_per_node": d.accelerators_per_node}
     for f, count in ((f, counts[f]) for f in int_fields if f in counts):
         v = js.get(f)
@@ -345,6 +395,14 @@ def _field_type_findings(d: SystemDesc, int_fields: tuple[str, ...], rel: str) -
                     "SYS-FIELD-TYPE", msg, scope=rel, path=rel, line=d.line_of(f), fix=fix, case="not-whole"
                 )
             )
+    return out
+
+
+def _text_field_findings(d: SystemDesc, rel: str) -> list[Finding]:
+    """The text columns both official checkers concatenate are strings without a double quote."""
+    js = d.raw
+    out: list[Finding] = []
+    warn = Severity.WARNING
     for f, where in _CSV_TEXT_FIELDS:
         text = d.text_of(f)
         if d.given(f) and text is None:
@@ -380,6 +438,14 @@ def _field_type_findings(d: SystemDesc, int_fields: tuple[str, ...], rel: str) -
                     source=source,
                 )
             )
+    return out
+
+
+def _notes_findings(d: SystemDesc, rel: str) -> list[Finding]:
+    """hw_notes and sw_notes are strings (joined with +) without a double quote."""
+    js = d.raw
+    out: list[Finding] = []
+    warn = Severity.WARNING
     # notes = hw_notes (default "") + ". " + sw_notes when sw_notes is filled: a non-string joined with + fails
     sw_bad = d.filled("sw_notes") and d.sw_notes is None
     hw_bad = d.given("hw_notes") and d.hw_notes is None
@@ -419,6 +485,15 @@ def _field_type_findings(d: SystemDesc, int_fields: tuple[str, ...], rel: str) -
                     case="notes-quote",
                 )
             )
+    return out
+
+
+def _bare_field_findings(d: SystemDesc, rel: str) -> list[Finding]:
+    """The counts v5.1.1 writes unquoted hold no comma, quote or line break; system_power_only is a bool, string or
+    integer."""
+    js = d.raw
+    out: list[Finding] = []
+    warn = Severity.WARNING
     for f in _CSV_BARE_FIELDS:
         v = d.text_of(f)  # the count as written: the CSV carries the text, not the number
         if v is not None and any(c in v for c in ',"\n\r'):
