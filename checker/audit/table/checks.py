@@ -4,9 +4,10 @@ Each check returns :class:`~checker.findings.Finding` records naming the row (``
 message, as the source names it), the table file (``path``) and, for files with lines, the line.
 
 Rule ids: TABLE-VALUE (untyped cell), TABLE-ID, TABLE-VERSION, TABLE-BENCHMARK, TABLE-SUITE, TABLE-SCENARIO,
-TABLE-SCENARIO-CASE, TABLE-LOCATION, TABLE-DIVISION, TABLE-AVAILABILITY, TABLE-RESULT, TABLE-UNITS, TABLE-ACCURACY,
-TABLE-POWER, TABLE-DUPLICATE, TABLE-INFERRED, TABLE-INFERRED-CHECKER; TABLE-DERIVED (columns that are not official
-metrics) is :mod:`checker.audit.table.derived`, which :class:`TableChecks` calls.
+TABLE-SCENARIO-CASE, TABLE-LOCATION, TABLE-DIVISION, TABLE-AVAILABILITY, TABLE-RESULT, TABLE-UNITS, TABLE-POWER,
+TABLE-DUPLICATE, TABLE-INFERRED, TABLE-INFERRED-CHECKER; TABLE-ACCURACY is :mod:`checker.audit.table.accuracy_check`
+(which :class:`RowChecker` calls) and TABLE-DERIVED (columns that are not official metrics)
+:mod:`checker.audit.table.derived` (which :class:`TableChecks` calls).
 
 Severity on a published table: an error says that a number, or its validity, is wrong; what the official checker
 writes for a correct result (its inferred flag, the case of a directory's name) is a warning naming the cause and the
@@ -21,13 +22,14 @@ import unicodedata
 from collections.abc import Callable, Iterable
 
 from checker.audit.report_common import FindingLog
-from checker.audit.table.accuracy_text import AccuracyValue, bare_accuracy, parse_accuracy_string, scale_to
+from checker.audit.table.accuracy_check import accuracy_findings
+from checker.audit.table.accuracy_text import bare_accuracy
 from checker.audit.table.derived import derived_column, derived_kind, derived_value
 from checker.audit.table.model import ResultTable, TableRow
 from checker.audit.table.parse import KNOWN_INFORMATIONAL
 from checker.checks.catalog import WARN, Case, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity
-from rules.models import AccuracyTarget, Benchmark, Round, Scenario
+from rules.models import Benchmark, Round, Scenario
 
 RULES = register(
     __name__,
@@ -118,12 +120,6 @@ RULES = register(
             ),
         },
     ),
-    RuleInfo(
-        "TABLE-ACCURACY",
-        "-",
-        "table: accuracy missing, unreadable, below the round's target or out of bounds",
-        source="catalogue E13",  # the targets' own citations where the round gives them
-    ),
     RuleInfo("TABLE-RESULT", "-", "table: a result value missing or not positive"),
     RuleInfo(
         "TABLE-POWER",
@@ -145,7 +141,6 @@ RESULT_ID = re.compile(
 POWER_UNITS = ("Watts", "millijoules")
 SUITES = ("datacenter", "edge")
 _LATENCY_SCENARIOS = (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM)
-GENERATION_LENGTH_METRICS = ("GEN_LEN", "TOKENS_PER_SAMPLE")  # the checker's output-length bounds
 
 
 def row_benchmark(rnd: Round, row: TableRow, table: ResultTable | None = None) -> Benchmark | None:
@@ -158,10 +153,6 @@ def row_benchmark(rnd: Round, row: TableRow, table: ResultTable | None = None) -
             return bench
     return None
 
-
-# The endpoints results whose accuracy score the HEAD checker holds to the target (accuracy_check.py:108-136: for any
-# other benchmark an endpoints result's accuracy_check returns True once a score is there)
-OFFICIAL_ENDPOINTS_ACCURACY_CHECKED = ("qwen3-vl-235b-a22b",)
 
 # Official inference of one scenario's result from another's run, edge systems only (CHK_HEAD_perf:506-537):
 # (scenario of the row, scenarios it may be inferred from)
@@ -265,7 +256,7 @@ class RowChecker:
             if scenario is not None:
                 out += self._scenario_allowed(row, bench, scenario)
                 out += self._units(row, bench, scenario)
-            out += self._accuracy(row, bench, scenario)
+            out += accuracy_findings(self, row, bench, scenario)
         out += self._result(row)
         out += self._power(row)
         return out
@@ -358,7 +349,7 @@ class RowChecker:
                 )
             ]
         if not any(s in bench.categories for s in suites):
-            sev = Severity.ERROR if self._closed(row) else Severity.WARNING
+            sev = Severity.ERROR if self.closed(row) else Severity.WARNING
             return [
                 self.finding(
                     row,
@@ -371,7 +362,7 @@ class RowChecker:
             ]
         return []
 
-    def _closed(self, row: TableRow) -> bool:
+    def closed(self, row: TableRow) -> bool:
         return (row.division or "").lower() in ("closed", "network")
 
     def _scenario_allowed(self, row: TableRow, bench: Benchmark, scenario: Scenario) -> list[Finding]:
@@ -383,7 +374,7 @@ class RowChecker:
         if not allowed or scenario in allowed:
             return []
         names = ", ".join(sorted(s.value for s in allowed))
-        if self._closed(row):
+        if self.closed(row):
             return [
                 self.finding(
                     row,
@@ -607,124 +598,6 @@ class RowChecker:
                 )
             ]
         return []
-
-    def _accuracy(self, row: TableRow, bench: Benchmark, scenario: Scenario | None) -> list[Finding]:
-        if "accuracy" not in self.table.columns:
-            return []
-        cite = (
-            bench.accuracy_cite
-            or f"rules/data/{self.round.name}.yaml benchmarks.{bench.name}.accuracy_targets_by_scenario"
-        )
-        if row.accuracy is None:
-            return [self.finding(row, "TABLE-ACCURACY", "accuracy", "no accuracy given", source=cite)]
-        targets = bench.accuracy_targets_for(scenario)
-        parsed = parse_accuracy_string(row.accuracy)
-        bare = bare_accuracy(row.accuracy) if not parsed else None
-        if not parsed and bare is None:
-            return [
-                self.finding(
-                    row,
-                    "TABLE-ACCURACY",
-                    "accuracy",
-                    f"'{row.accuracy}' has no 'METRIC: value' pair and is not a single score",
-                )
-            ]
-        if bare is not None:
-            # endpoints rows publish the score alone: it is the benchmark's primary metric
-            if not targets:
-                return []
-            primary = targets[0]
-            scaled, how = scale_to(bare, primary.value)
-            values = {primary.metric.lower(): AccuracyValue(primary.metric, scaled, how)}
-            checked: tuple[AccuracyTarget, ...] = (primary,)
-        else:
-            values = {v.metric.lower(): v for v in parsed}
-            checked = targets
-        closed = self._closed(row)
-        sev = Severity.ERROR if closed else Severity.INFO
-        suffix = "" if closed else " (Open: accuracy constraints do not apply, RULES_HEAD:361)"
-        # an endpoints score the official checker does not hold to its target: the error is beyond it
-        unchecked = closed and bare is not None and bench.name not in OFFICIAL_ENDPOINTS_ACCURACY_CHECKED
-        if unchecked:
-            suffix = (
-                " (an MLPerf Endpoints result: the official HEAD checker does not check an endpoints result's accuracy "
-                f"against its target, except {', '.join(OFFICIAL_ENDPOINTS_ACCURACY_CHECKED)}'s: CHK_HEAD_acc:108-136)"
-            )
-        scen = (
-            f" {scenario.value}"
-            if scenario is not None and scenario in bench.accuracy_targets_by_scenario
-            else ""
-        )
-        out = []
-        for target in checked:
-            got = values.get(target.metric.lower())
-            if got is None:
-                if closed:
-                    out.append(
-                        self.finding(
-                            row,
-                            "TABLE-ACCURACY",
-                            "accuracy",
-                            f"no {target.metric} value (required: {target.metric} >= {target.value:g})",
-                            source=cite,
-                        )
-                    )
-                continue
-            if got.value < target.value:
-                out.append(
-                    self.finding(
-                        row,
-                        "TABLE-ACCURACY",
-                        "accuracy",
-                        f"{target.metric} {got.text} is below the {self.round.name}{scen} threshold "
-                        f"{target.value:g}{suffix}",
-                        severity=sev,
-                        source=target.cite or cite,
-                        beyond_official=unchecked,
-                    )
-                )
-        for limit in bench.accuracy_upper_limits:
-            got = values.get(limit.metric.lower())
-            if got is not None and got.value > limit.value:
-                gen_len = limit.metric.upper() in GENERATION_LENGTH_METRICS
-                out.append(
-                    self.finding(
-                        row,
-                        "TABLE-ACCURACY",
-                        "accuracy",
-                        f"{limit.metric} {got.text} is above the {self.round.name} upper bound {limit.value:g}"
-                        + (
-                            " (Open: the accuracy target does not apply, but a generation length out of "
-                            "bounds means the run did not use the benchmark's data set / output limits)"
-                            if gen_len and not closed
-                            else suffix
-                        ),
-                        severity=Severity.WARNING if gen_len and not closed else sev,
-                        source=limit.cite or cite,
-                        beyond_official=gen_len and not closed,
-                    )
-                )
-        for target in targets:
-            # the lower bound of a generation length counts in Open too (the same data set / output limits)
-            if closed or target.metric.upper() not in GENERATION_LENGTH_METRICS:
-                continue
-            got = values.get(target.metric.lower())
-            if got is not None and got.value < target.value:
-                out = [f for f in out if f"{target.metric} {got.text} is below" not in f.message]
-                out.append(
-                    self.finding(
-                        row,
-                        "TABLE-ACCURACY",
-                        "accuracy",
-                        f"{target.metric} {got.text} is below the {self.round.name} lower bound "
-                        f"{target.value:g} (Open: a generation length out of bounds means the run did not use "
-                        "the benchmark's data set / output limits)",
-                        severity=Severity.WARNING,
-                        source=target.cite or cite,
-                        beyond_official=True,
-                    )
-                )
-        return out
 
     def _power(self, row: TableRow) -> list[Finding]:
         if row.power_result is not None and row.has_power is False:
