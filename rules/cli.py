@@ -24,15 +24,8 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Protocol, TextIO
 
-from rules.registry import (
-    UnknownBenchmark,
-    UnknownRound,
-    find_benchmark,
-    latest_round,
-    list_rounds,
-    load_round,
-)
-from rules.render import ShowText, scenario_summary, show_payload
+# ``rules --help`` builds the parser only: the rules data (pydantic models) and the rule families (the checker and the
+# harness, loaded by their entry points) are imported by the action that needs them
 
 EXIT_OK = 0
 EXIT_UNKNOWN = 2
@@ -78,6 +71,11 @@ def rule_families() -> dict[str, RuleFamily]:
     return dict(sorted(loaded, key=lambda item: item[1].position))
 
 
+def family_names() -> list[str]:
+    """The families' names as pyproject.toml declares them, without loading them (``--family``'s choices)."""
+    return [ep.name for ep in entry_points(group=FAMILY_GROUP)]
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="rules_command", metavar="ACTION")
     sub.required = True
@@ -100,7 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p_ids.add_argument("rules", nargs="*", metavar="RULE", help="only these ids, of any family (COMPL-PERF-* is PERF-*)")
     p_ids.add_argument(
         "--family",
-        choices=list(rule_families()),
+        choices=family_names(),
         help="check: check-submission's; audit: the table and claim auditors'; run: the verdict of a run (default: all)",
     )
     p_ids.add_argument("--markdown", action="store_true", help="the generated table of --family (default check) that docs/reference/ holds")
@@ -108,6 +106,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rules.registry import UnknownBenchmark, UnknownRound
+
     action = args._rules_action
     try:
         code: int = action(args, sys.stdout)
@@ -153,6 +153,9 @@ def _run_ids(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_list(args: argparse.Namespace, out: TextIO) -> int:
+    from rules.registry import list_rounds, load_round
+    from rules.render import scenario_summary
+
     names = [load_round(args.round_name).name] if args.round_name else list_rounds()
     rounds = [load_round(n) for n in names]
     if args.json:
@@ -191,6 +194,8 @@ def _run_list(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_layout(args: argparse.Namespace, out: TextIO) -> int:
+    from rules.registry import latest_round, load_round
+
     rnd = load_round(args.round_name or latest_round())
     st = rnd.structure
     lay = st.layout
@@ -237,6 +242,9 @@ def _run_layout(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_show(args: argparse.Namespace, out: TextIO) -> int:
+    from rules.registry import find_benchmark, latest_round
+    from rules.render import ShowText, show_payload
+
     round_name = args.round_name or latest_round()
     rnd, bench = find_benchmark(round_name, args.benchmark)
     if args.json:

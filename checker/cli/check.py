@@ -17,22 +17,18 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from checker.checks.catalog import all_rules
 from checker.cli.options import add_report_options, add_rule_filters, parse_filters
 from checker.cli.parser import Parser
-from checker.engine import check_tree
-from checker.findings import EXIT_INTERNAL, EXIT_UNUSABLE, UnusableInput
-from checker.report.json_report import render_json, report_dict
-from checker.report.junit import render_junit
-from checker.report.outcome import exit_code, filter_report
-from checker.report.output import OutputTarget, any_to_stdout, plan_outputs, write_output
-from checker.report.summary_csv import render_summary_csv
-from checker.report.terminal import Progress, render_terminal
-from checker.results import CheckReport
-from checker.round_detection import detect_round
-from rules.models import Round
-from rules.registry import UnknownRound, list_rounds, load_round
+
+if TYPE_CHECKING:
+    from checker.report.output import OutputTarget
+    from checker.results import CheckReport
+    from rules.models import Round
+
+# ``check-submission --help`` builds the parser only: the checker, its findings model, the rules and the reports are
+# imported when a check runs (they cost ~0.4 s of start-up)
 
 PROG = "check-submission"
 
@@ -73,6 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _known_rule_ids() -> list[str]:
     """Every rule id the checker can emit (compliance runs repeat PERF-/LAT- rules as COMPL-PERF-/COMPL-LAT-)."""
+    from checker.checks.catalog import all_rules
+
     rules = all_rules()
     ids = list(rules)
     ids += [f"COMPL-{r}" for r in rules if r.startswith(("PERF-", "LAT-"))]
@@ -80,11 +78,16 @@ def _known_rule_ids() -> list[str]:
 
 
 def _fail(message: str) -> int:
+    from checker.findings import EXIT_UNUSABLE
+
     print(f"{PROG}: error: {message}", file=sys.stderr)
     return EXIT_UNUSABLE
 
 
 def _choose_round(args: argparse.Namespace, root: Path) -> tuple[Round, str | None] | str:
+    from checker.round_detection import detect_round
+    from rules.registry import UnknownRound, list_rounds, load_round
+
     if args.round:
         try:
             return load_round(args.round), None
@@ -97,6 +100,8 @@ def _choose_round(args: argparse.Namespace, root: Path) -> tuple[Round, str | No
 
 
 def run(args: argparse.Namespace) -> int:
+    from checker.findings import EXIT_INTERNAL, UnusableInput
+
     try:
         return _run(args)
     except UnusableInput as exc:
@@ -116,6 +121,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from checker.engine import check_tree
+    from checker.report.outcome import exit_code, filter_report
+    from checker.report.output import any_to_stdout, plan_outputs
+    from checker.report.terminal import Progress, render_terminal
+
     root = Path(args.path)
     if not root.exists():
         return _fail(f"{root}: no such file or directory")
@@ -177,6 +187,12 @@ def _write_outputs(
     ignore: list[str],
 ) -> str | None:
     """Write each report; the first one that cannot be written stops the rest (its message is returned)."""
+    from checker.findings import UnusableInput
+    from checker.report.json_report import render_json, report_dict
+    from checker.report.junit import render_junit
+    from checker.report.output import write_output
+    from checker.report.summary_csv import render_summary_csv
+
     for target in outputs:
         if target.option == "--json":
             data = render_json(

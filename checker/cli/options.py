@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable, Mapping, Sequence
 
-from checker.findings import UnusableInput, rule_matches
-from checker.report.output import FORCE_HELP
+# the parser is built before any work (``--help`` included): this module imports nothing heavy, the filters' checks
+# import the findings model when they run
+FORCE_HELP = "replace report files that already exist (never a directory, device, FIFO or symlink)"
 
 
 def add_report_options(parser: argparse.ArgumentParser, reports: Mapping[str, str]) -> None:
@@ -48,6 +49,8 @@ def split_ids(values: Sequence[str]) -> list[str]:
 
 def refuse_unknown(option: str, patterns: Sequence[str], known: Iterable[str]) -> None:
     """Raise :class:`UnusableInput` naming the patterns of ``option`` that match none of ``known``."""
+    from checker.findings import UnusableInput, rule_matches
+
     ids = list(known)
     unknown = [p for p in patterns if not any(rule_matches(r, [p]) for r in ids)]
     if unknown:

@@ -38,7 +38,6 @@ from checker.report.atomic import atomic_file
 from checker.safe_io import file_kind
 
 STDOUT = "-"
-FORCE_HELP = "replace report files that already exist (never a directory, device, FIFO or symlink)"
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from checker.cli.options import FORCE_HELP
 from checker.findings import EXIT_OK, UnusableInput
 from checker.printable import printable
-from checker.report.output import FORCE_HELP, OutputTarget, plan_outputs, write_output
+from checker.report.output import OutputTarget, plan_outputs, write_output
 from checker.safe_io import display_name
 from loadgen_sut.record import RECORD_FILE
 

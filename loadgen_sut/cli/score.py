@@ -18,10 +18,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from checker.cli.options import FORCE_HELP
 from checker.findings import EXIT_INVALID, EXIT_OK, Severity, UnusableInput
 from checker.parsers.accuracy_log import TokenDtype, accuracy_log_hash
 from checker.printable import printable
-from checker.report.output import FORCE_HELP, plan_outputs, write_output
+from checker.report.output import plan_outputs, write_output
 from loadgen_sut.cli.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.datasets import load_dataset
 from loadgen_sut.engines.tokenizers import HFTokenizer
