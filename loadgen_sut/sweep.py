@@ -381,37 +381,87 @@ def run_sweep(plan: SweepPlan, run_level: RunLevel | None = None, say: Printer =
         return _run_locked(plan, run_level, say)
 
 
-def _run_locked(plan: SweepPlan, run_level: RunLevel, say: Printer) -> SweepResult:
-    results = ResultsFile(plan.out)  # read again under the lock
-    settings = plan.settings
+def _resumed(
+    plan: SweepPlan, results: ResultsFile
+) -> tuple[str, dict[float, SweepLevel], dict[float, SweepLevel], FindPeakResult | None]:
+    """What a rerun keeps of the results file: its creation time, its levels, those that finished (skipped) and a
+    finished find-peak; a file written with other settings is refused."""
     previous = results.previous
-    if previous is not None and previous.settings != settings:
-        diff = settings_differences(previous.settings, settings)
+    if previous is None:
+        return utc_now(), {}, {}, None
+    if previous.settings != plan.settings:
+        diff = settings_differences(previous.settings, plan.settings)
         raise UnusableInput(
             f"--out {plan.out}: written by a sweep with other settings ({'; '.join(diff[:6])}"
             + (f"; {len(diff) - 6} more" if len(diff) > 6 else "")
             + "); refusing to mix them: rerun with the same settings to resume, or choose another --out"
         )
-    created = previous.created_utc if previous else utc_now()
-    done: dict[float, SweepLevel] = {
-        lv.offered_qps: lv for lv in (previous.levels if previous else ()) if lv.status == "finished"
-    }
-    peak = (
-        previous.find_peak
-        if previous and previous.find_peak and previous.find_peak.status == "finished"
-        else None
-    )
-    levels: dict[float, SweepLevel] = {lv.offered_qps: lv for lv in (previous.levels if previous else ())}
+    peak = previous.find_peak if previous.find_peak and previous.find_peak.status == "finished" else None
+    done = {lv.offered_qps: lv for lv in previous.levels if lv.status == "finished"}
+    return previous.created_utc, {lv.offered_qps: lv for lv in previous.levels}, done, peak
+
+
+def _announce(plan: SweepPlan, finished_before: int, say: Printer) -> None:
+    settings, slo = plan.settings, plan.settings.slo
     label = " [SIMULATED ENGINE]" if settings.engine.kind == "simulated" else ""
     n = len(settings.rates_qps)
-    slo = settings.slo
     say(
         f"[sweep]{label} {settings.round} {settings.benchmark} {settings.scenario}: {n} levels "
         f"({', '.join(f'{r:g}' for r in settings.rates_qps)} req/s), >= {settings.duration_s:g} s and >= "
         f"{settings.min_queries} queries each; SLO TTFT {slo.ttft_ms:g} ms, TPOT {slo.tpot_ms:g} ms ({slo.source})"
     )
-    if done:
-        say(f"[sweep] resuming {plan.out}: {len(done)} of {n} levels finished before")
+    if finished_before:
+        say(f"[sweep] resuming {plan.out}: {finished_before} of {n} levels finished before")
+
+
+def _run_one_level(
+    plan: SweepPlan, run_level: RunLevel, rate: float, say: Printer
+) -> tuple[SweepLevel, list[str], bool]:
+    """One level's LoadGen run, the run's output lines (shown when it failed) and whether the sweep must stop (the
+    engine is not usable)."""
+    request = dataclasses.replace(
+        plan.base,
+        mode=RunMode.PERFORMANCE,
+        out=plan.work_dir,
+        extra_conf=level_conf_lines(plan.settings, rate),
+    )
+    t0 = time.monotonic()
+    outcome, lines = _run_quiet(run_level, request, plan.verbose, say)
+    level = _level_from(outcome, rate, plan.settings, time.monotonic() - t0)
+    if level.status == "finished":
+        return level, lines, False
+    test = outcome.record.tests[0] if outcome.record.tests else None
+    return level, lines, test is not None and test.status in ("engine_unavailable", "setup_error")
+
+
+def _say_summary(plan: SweepPlan, final: SweepResult, say: Printer) -> None:
+    """The knee, the throughput and goodput, find-peak's answer and where the results are."""
+    if final.knee is not None:
+        say("[sweep] " + knee_line(final.knee, plan.settings.slo))
+        k = final.knee
+        if k.max_achieved_qps is not None:
+            goodput = (
+                f"; peak goodput {k.peak_goodput_qps:.3g} req/s at {k.peak_goodput_at_qps:g} offered"
+                if k.peak_goodput_qps is not None and k.peak_goodput_at_qps is not None
+                else ""
+            )
+            say(
+                f"[sweep] throughput: at most {k.max_achieved_qps:.3g} req/s completed (at {k.max_achieved_at_qps:g} offered){goodput}"
+            )
+    if final.find_peak is not None:
+        say(f"[sweep] find-peak: {final.find_peak.note or final.find_peak.error}")
+    say(
+        f"[sweep] results: {plan.out}"
+        + ("" if final.complete else " (incomplete: rerun the same command to resume)")
+    )
+
+
+def _run_locked(plan: SweepPlan, run_level: RunLevel, say: Printer) -> SweepResult:
+    results = ResultsFile(plan.out)  # read again under the lock
+    settings = plan.settings
+    created, levels, done, peak = _resumed(plan, results)
+    _announce(plan, len(done), say)
+    n = len(settings.rates_qps)
     t_start = time.monotonic()
     results.write(_result(plan, created, list(levels.values()), peak))
     try:
@@ -420,28 +470,16 @@ def _run_locked(plan: SweepPlan, run_level: RunLevel, say: Printer) -> SweepResu
                 say(f"[sweep] level {i}/{n} {rate:g} req/s: finished before ({done[rate].run_dir}), skipped")
                 continue
             say(f"[sweep] level {i}/{n}: {rate:g} req/s ... ({time.monotonic() - t_start:.0f} s elapsed)")
-            request = dataclasses.replace(
-                plan.base,
-                mode=RunMode.PERFORMANCE,
-                out=plan.work_dir,
-                extra_conf=level_conf_lines(settings, rate),
-            )
-            t0 = time.monotonic()
-            outcome, lines = _run_quiet(run_level, request, plan.verbose, say)
-            level = _level_from(outcome, rate, settings, time.monotonic() - t0)
+            level, lines, stop = _run_one_level(plan, run_level, rate, say)
             levels[rate] = level
             results.write(_result(plan, created, list(levels.values()), peak))
             say(f"[sweep] level {i}/{n} {level_line(level)} [{level.wall_s:.0f} s]")
-            if level.status != "finished":
-                if not plan.verbose:
-                    for line in lines:
-                        say("    " + line)
-                test = outcome.record.tests[0] if outcome.record.tests else None
-                if test is not None and test.status in ("engine_unavailable", "setup_error"):
-                    say(
-                        "[sweep] stopping: the engine is not usable (the next levels would fail the same way)"
-                    )
-                    break
+            if level.status != "finished" and not plan.verbose:
+                for line in lines:
+                    say("    " + line)
+            if stop:
+                say("[sweep] stopping: the engine is not usable (the next levels would fail the same way)")
+                break
         knee = find_knee(list(levels.values()))
         if plan.find_peak and peak is None:
             peak = _find_peak(plan, knee, run_level, say)
@@ -453,24 +491,7 @@ def _run_locked(plan: SweepPlan, run_level: RunLevel, say: Printer) -> SweepResu
         )
         raise
     final = _result(plan, created, list(levels.values()), peak)
-    if final.knee is not None:
-        say("[sweep] " + knee_line(final.knee, slo))
-        k = final.knee
-        if k.max_achieved_qps is not None:
-            goodput = (
-                f"; peak goodput {k.peak_goodput_qps:.3g} req/s at {k.peak_goodput_at_qps:g} offered"
-                if k.peak_goodput_qps is not None and k.peak_goodput_at_qps is not None
-                else ""
-            )
-            say(
-                f"[sweep] throughput: at most {k.max_achieved_qps:.3g} req/s completed (at {k.max_achieved_at_qps:g} offered){goodput}"
-            )
-    if peak is not None:
-        say(f"[sweep] find-peak: {peak.note or peak.error}")
-    say(
-        f"[sweep] results: {plan.out}"
-        + ("" if final.complete else " (incomplete: rerun the same command to resume)")
-    )
+    _say_summary(plan, final, say)
     return final
 
 

@@ -237,8 +237,8 @@ LONG_MODULES: dict[str, str] = {
 }
 LONG_FUNCTION_LINES = 80
 # The most functions (nested ones included) of more than LONG_FUNCTION_LINES lines: 29 when issue 22's module splits
-# began, 21 after them. Lower it when a long function is broken into named steps; never raise it.
-MAX_LONG_FUNCTIONS = 21
+# began, 20 after them. Lower it when a long function is broken into named steps; never raise it.
+MAX_LONG_FUNCTIONS = 20
 
 
 def _module_lines() -> dict[str, int]:
