@@ -233,7 +233,6 @@ LONG_MODULES: dict[str, str] = {
     "checker/audit/peers/parse.py": "one parser per peer tool's export (AIPerf, GuideLLM, ...); to split per tool "
     "(issue 22)",
     "checker/audit/claim/rules.py": "every claim rule in one module; to split by claim kind (issue 22)",
-    "loadgen_sut/cli/run.py": "run's flags and handler, being split into shared option groups (issues 22, 23)",
 }
 LONG_FUNCTION_LINES = 80
 # The most functions (nested ones included) of more than LONG_FUNCTION_LINES lines: 29 when issue 22's module splits

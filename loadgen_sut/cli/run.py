@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import functools
-import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from checker.engine import check_tree
 from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
 from checker.report.outcome import exit_code
 from checker.report.output import plan_outputs, write_output
 from checker.report.terminal import render_terminal
+from loadgen_sut.cli.arg_types import (
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    ArgumentAdder,
+    add_choice,
+    non_negative_seconds,
+    positive_number,
+    positive_seconds,
+)
 from loadgen_sut.cli.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.client_workers import default_client_workers, usable_cpus
 from loadgen_sut.engines.factory import EngineSpec
@@ -35,75 +42,6 @@ from rules.registry import UnknownRound, latest_round
 
 ENGINE_KINDS = {"openai": "openai", "transformers": "transformers", "simulated": "simulated"}
 SCENARIOS = ("Offline", "Server", "Interactive", "SingleStream")  # the LLM scenarios a run can have
-
-
-@functools.cache  # one function per set of choices: run's and sweep's shared options stay equal, type included
-def any_case(choices: tuple[str, ...]) -> Callable[[str], str]:
-    """argparse type for an option with ``choices``: a value in any case becomes its spelling in ``choices``
-    (``server`` -> ``Server``), so every later step, the run record and the tree's paths see one spelling; any
-    other value is left as typed for argparse's ``choices`` check to refuse, naming the valid ones."""
-    by_lower = {c.lower(): c for c in choices}
-
-    def parse(text: str) -> str:
-        return by_lower.get(text.strip().lower(), text)
-
-    parse.__name__ = "choice"  # argparse names the type in an error ("invalid choice: ...")
-    return parse
-
-
-def add_choice(what: ArgumentAdder, flag: str, choices: Sequence[str], **kwargs: Any) -> argparse.Action:
-    """An enumerated option, case-insensitive, its valid spellings in ``--help`` and in the refusal."""
-    return what.add_argument(flag, type=any_case(tuple(choices)), choices=list(choices), **kwargs)
-
-
-def int_at_least(low: int) -> Callable[[str], int]:
-    """argparse type: a decimal integer >= low (a bad value exits 2 before anything starts)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text, 10)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is less than {low}")
-        return value
-
-    parse.__name__ = f"integer >= {low}"
-    return parse
-
-
-def positive_seconds(text: str) -> float:
-    """argparse type: a finite number of seconds > 0."""
-    return _positive_float(text)
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive finite number")
-    return value
-
-
-def positive_number(text: str) -> float:
-    """argparse type: a finite number > 0."""
-    return _positive_float(text)
-
-
-_positive_int = int_at_least(1)
-_non_negative_int = int_at_least(0)
-
-
-def _non_negative_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is not a finite number >= 0")
-    return value
 
 
 def parse_test_datasets(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
@@ -175,12 +113,6 @@ def validate_arguments(args: argparse.Namespace) -> None:
         raise UnusableInput(f"--min-new-tokens {args.min_new_tokens} is more than {where} ({max_new})")
 
 
-class ArgumentAdder(Protocol):
-    """A parser or one of its argument groups."""
-
-    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action: ...
-
-
 def add_run_target(
     what: ArgumentAdder,
     *,
@@ -209,7 +141,7 @@ def add_run_target(
     )
     what.add_argument(
         "--dataset-limit",
-        type=_positive_int,
+        type=POSITIVE_INT,
         default=None,
         metavar="N",
         help="use only the first N samples of each data set (default: all)",
@@ -224,14 +156,14 @@ def add_run_target(
     )
     what.add_argument(
         "--progress-interval",
-        type=_non_negative_seconds,
+        type=non_negative_seconds,
         default=5.0,
         metavar="S",
         help="seconds between progress lines (0: off)",
     )
     what.add_argument(
         "--deadline-s",
-        type=_positive_float,
+        type=positive_seconds,
         default=None,
         metavar="S",
         help="wall-clock deadline of each LoadGen test (default: derived from the settings; docs/run.md, 'Run deadline')",
@@ -278,7 +210,7 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
     e.add_argument(
         "--max-concurrency",
-        type=_positive_int,
+        type=POSITIVE_INT,
         default=1024,
         metavar="N",
         help="in-flight requests over all endpoints",
@@ -309,17 +241,17 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
     e.add_argument("--device", default="cpu", help="transformers: cpu, cuda, cuda:0 ...")
     e.add_argument("--dtype", default="auto", help="transformers: auto, bfloat16, float16, float32")
-    e.add_argument("--batch-size", type=_positive_int, default=8, metavar="N", help="transformers: max batch")
+    e.add_argument("--batch-size", type=POSITIVE_INT, default=8, metavar="N", help="transformers: max batch")
     e.add_argument(
         "--max-new-tokens",
-        type=_positive_int,
+        type=POSITIVE_INT,
         default=None,
         metavar="N",
         help="default: the benchmark's (128 for llama3.1-8b)",
     )
     e.add_argument(
         "--min-new-tokens",
-        type=_non_negative_int,
+        type=NON_NEGATIVE_INT,
         default=2,
         metavar="N",
         help="ask engines for at least N tokens (LoadGen TPOT needs 2)",
@@ -354,7 +286,7 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
     s.add_argument(
         "--sim-max-concurrency",
-        type=_positive_int,
+        type=POSITIVE_INT,
         default=None,
         metavar="N",
         help="emulate N slots, queueing showing in TTFT (default: no limit)",

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
+from loadgen_sut.cli import arg_types
 from loadgen_sut.cli import run as run_cli
 from loadgen_sut.run.plan import RunRequest, resolve
 from loadgen_sut.settings import RunMode
@@ -36,7 +37,7 @@ def _rate_list(text: str) -> list[float]:
         part = part.strip()
         if not part:
             continue
-        out.append(run_cli.positive_number(part))
+        out.append(arg_types.positive_number(part))
     if not out:
         raise argparse.ArgumentTypeError("no rate given")
     return out
@@ -69,30 +70,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="offered rates in req/s, e.g. 5,10,20,40 (default: none; give --rates or --start/--stop/--steps)",
     )
     g.add_argument(
-        "--start", type=run_cli.positive_number, default=None, metavar="QPS", help="lowest rate (with --stop, --steps; default: none)"
+        "--start", type=arg_types.positive_number, default=None, metavar="QPS", help="lowest rate (with --stop, --steps; default: none)"
     )
-    g.add_argument("--stop", type=run_cli.positive_number, default=None, metavar="QPS", help="highest rate (default: none)")
+    g.add_argument("--stop", type=arg_types.positive_number, default=None, metavar="QPS", help="highest rate (default: none)")
     g.add_argument(
         "--steps",
-        type=run_cli.int_at_least(1),
+        type=arg_types.int_at_least(1),
         default=None,
         metavar="N",
         help="number of rates from --start to --stop (default: none)",
     )
-    run_cli.add_choice(
+    arg_types.add_choice(
         g, "--spacing", ("linear", "geometric"), default="linear", help="rates evenly spaced or in a constant ratio"
     )
-    g.add_argument("--slo-ttft-ms", type=run_cli.positive_number, default=None, help="TTFT limit, whole ms (default: the round's)")
-    g.add_argument("--slo-tpot-ms", type=run_cli.positive_number, default=None, help="TPOT limit, whole ms (default: the round's)")
+    g.add_argument("--slo-ttft-ms", type=arg_types.positive_number, default=None, help="TTFT limit, whole ms (default: the round's)")
+    g.add_argument("--slo-tpot-ms", type=arg_types.positive_number, default=None, help="TPOT limit, whole ms (default: the round's)")
     g.add_argument(
         "--duration-s",
-        type=run_cli.positive_seconds,
+        type=arg_types.positive_seconds,
         default=DEFAULT_DURATION_S,
         help=f"LoadGen min_duration of each level (default {DEFAULT_DURATION_S:g}; an overloaded level runs longer: it drains)",
     )
     g.add_argument(
         "--min-queries",
-        type=run_cli.int_at_least(1),
+        type=arg_types.int_at_least(1),
         default=DEFAULT_MIN_QUERIES,
         help=f"LoadGen min_query_count of each level (default {DEFAULT_MIN_QUERIES})",
     )
