@@ -129,13 +129,13 @@ def _mlperf_conf_findings(ctx: ResultContext, rel: str) -> list[Finding]:
 
 
 def check_measurements(ctx: ResultContext) -> list[Finding]:
-    out: list[Finding] = []
+    """C1-C6 on the result's measurement directory, wherever the round's layout puts it."""
     lay = ctx.round.structure.layout
     src = _sources(ctx)
     d = ctx.measurement_dir
     want_json = lay.measurements_json.format(**ctx.rd.location.fields())
     if not ctx.exists_dir(d):
-        out.append(
+        return [
             ctx.finding(
                 "MEAS-DIR",
                 f"no measurement directory {d}",
@@ -143,11 +143,24 @@ def check_measurements(ctx: ResultContext) -> list[Finding]:
                 source=src["dir"],
                 fix=f"add {d}/ with {', '.join(ctx.round.structure.measurement_required_files)} and {want_json}",
             )
-        )
-        return out
+        ]
+    out: list[Finding] = []
     files = set(ctx.list_files(d))
     if "mlperf.conf" in files:
         out += _mlperf_conf_findings(ctx, f"{d}/mlperf.conf")
+    out += _required_file_findings(ctx, d, files, src)
+    if ctx.has_power:
+        out += _power_file_findings(ctx, d)
+    out += _measurement_json_findings(ctx, d, want_json, src)
+    out += _code_findings(ctx, src)
+    return out
+
+
+def _required_file_findings(
+    ctx: ResultContext, d: str, files: set[str], src: dict[str, str]
+) -> list[Finding]:
+    """C2: user.conf and README.md are there and not empty."""
+    out: list[Finding] = []
     for name in ctx.round.structure.measurement_required_files:
         if name == "user.conf" and ctx.is_endpoints:
             continue  # HEAD checker required_files_check: an endpoints run has no LoadGen user.conf (config.yaml)
@@ -173,26 +186,40 @@ def check_measurements(ctx: ResultContext) -> list[Finding]:
                     fix=f"fill in {name}",
                 )
             )
-    if ctx.has_power:
-        for stem in ("analyzer_table", "power_settings"):
-            found = False
-            cur = d
-            for _ in range(4):
-                for f in ctx.list_files(cur):
-                    if f.startswith(stem + ".") and ctx.sctx.sub.files.get(f"{cur}/{f}", 0) > 0:
-                        found = True
-                if found or "/" not in cur:
-                    break
-                cur = cur.rsplit("/", 1)[0]
-            if not found:
-                out.append(
-                    ctx.finding(
-                        "MEAS-POWER-FILES",
-                        f"power result without a non-empty {stem}.* in {d} or its 3 parent directories",
-                        path=d,
-                        fix=f"add the power analyzer's {stem} file",
-                    )
+    return out
+
+
+def _power_file_findings(ctx: ResultContext, d: str) -> list[Finding]:
+    """C3: a power result has a non-empty analyzer_table.* and power_settings.* in the directory or 3 above it."""
+    out: list[Finding] = []
+    for stem in ("analyzer_table", "power_settings"):
+        found = False
+        cur = d
+        for _ in range(4):
+            for f in ctx.list_files(cur):
+                if f.startswith(stem + ".") and ctx.sctx.sub.files.get(f"{cur}/{f}", 0) > 0:
+                    found = True
+            if found or "/" not in cur:
+                break
+            cur = cur.rsplit("/", 1)[0]
+        if not found:
+            out.append(
+                ctx.finding(
+                    "MEAS-POWER-FILES",
+                    f"power result without a non-empty {stem}.* in {d} or its 3 parent directories",
+                    path=d,
+                    fix=f"add the power analyzer's {stem} file",
                 )
+            )
+    return out
+
+
+def _measurement_json_findings(
+    ctx: ResultContext, d: str, want_json: str, src: dict[str, str]
+) -> list[Finding]:
+    """C4 the implementation JSON, C5 its fields (and the summary's weight_data_types)."""
+    out: list[Finding] = []
+    lay = ctx.round.structure.layout
     mj = _measurement_json(ctx, d)
     if mj is None:
         out.append(
@@ -226,7 +253,13 @@ def check_measurements(ctx: ResultContext) -> list[Finding]:
                         source=src["fields"],
                     )
                 )
-    # C6 code directory
+    return out
+
+
+def _code_findings(ctx: ResultContext, src: dict[str, str]) -> list[Finding]:
+    """C6: the code directory of the benchmark."""
+    out: list[Finding] = []
+    lay = ctx.round.structure.layout
     code = lay.code_path(ctx.rd.location)
     if not (ctx.exists_dir(code) or ctx.exists_file(code)):
         out.append(
