@@ -57,6 +57,8 @@ RULES = register(
     RuleInfo(
         "RUN-CLIENT-BOUND", "-", "the client (this harness on this machine), not the system under test, limited the "
         "measurement: its delays or CPU",
+        fix="give the SUT process CPUs of its own (nothing else busy on them), fewer samples per second per "
+        "process, or a higher --max-concurrency when dispatch waited for a slot",
     ),
 )
 
@@ -450,8 +452,6 @@ def client_bound_finding(test: str, diag: ClientDiagnostics | None, settings: Te
         rule="RUN-CLIENT-BOUND",
         message=f"{test}: CLIENT-BOUND: {'; '.join(reasons)} ({', '.join(context)}): the client, not the system "
         "under test, limited this measurement",
-        fix="give the SUT process CPUs of its own (nothing else busy on them), fewer samples per second per "
-        "process, or a higher --max-concurrency when dispatch waited for a slot",
     )
 
 

@@ -41,12 +41,16 @@ RULES = register(
         "-",
         "a user.conf line for the Interactive scenario, which LoadGen ignores (WARNING "
         "outside --mode submission)",
+        fix="write the key for the Server scenario ('<model>.Server.<key> = value'); for an Interactive run "
+        "LoadGen reads it under the interactive conf model",
     ),
     RuleInfo(
         "RUN-DATASET",
         "-",
         "--mode submission on the built-in sample set or a --dataset-limit: each test needs its "
         "official data set",
+        fix="pass --dataset <the official data set file> (and --test-dataset TEST=FILE for a test with its own) "
+        "without --dataset-limit, or use --mode submission-trial",
     ),
     RuleInfo("RUN-GENERATION", "-", "--mode submission with a --max-new-tokens other than the round's"),
     RuleInfo(
@@ -107,8 +111,6 @@ def _interactive_line_findings(user_conf: UserConf, scenario: Scenario, submissi
             ),
             path=user_conf.path,
             line=e.line,
-            fix="write the key for the Server scenario ('<model>.Server.<key> = value'); for an Interactive run "
-            "LoadGen reads it under the interactive conf model",
         )
         for e in lines
     ]
@@ -130,8 +132,6 @@ def _submission_input_findings(request: RunRequest, bench: Benchmark) -> list[Fi
                 rule="RUN-DATASET",
                 message=f"--mode submission with {what}: each test must run on its official {bench.name} data set"
                 + (f" (the accuracy run covers {acc} samples)" if acc else ""),
-                fix="pass --dataset <the official data set file> (and --test-dataset TEST=FILE for a test with its own) "
-                "without --dataset-limit, or use --mode submission-trial",
             )
         )
     if (

@@ -33,7 +33,12 @@ from rules.models import Benchmark, Scenario
 
 RULES = register(
     __name__,
-    RuleInfo("RUN-ACC-TOKENIZER", "-", "no tokenizer to detokenize the accuracy or TEST07 outputs (--tokenizer DIR)"),
+    RuleInfo(
+        "RUN-ACC-TOKENIZER",
+        "-",
+        "no tokenizer to detokenize the accuracy or TEST07 outputs (--tokenizer DIR)",
+        fix="--tokenizer DIR",
+    ),
     RuleInfo("RUN-TEST06-FAILED", "-", "the TEST06 verification failed (first tokens, EOS, output lengths)"),
     RuleInfo(
         "RUN-TEST07-FAILED", "-", "the TEST07 verification failed (WARNING in a trial on another data set than the "
@@ -88,7 +93,7 @@ Step = Callable[[FinishedTest, Results, Printer], None]
 
 def _no_tokenizer(what: str) -> Finding:
     return registered_finding(
-        "RUN-ACC-TOKENIZER", f"{what}: no tokenizer to detokenize outputs (give --tokenizer DIR)", fix="--tokenizer DIR"
+        "RUN-ACC-TOKENIZER", f"{what}: no tokenizer to detokenize outputs (give --tokenizer DIR)"
     )
 
 

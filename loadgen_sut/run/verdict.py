@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from checker.checks.catalog import WARN, RuleInfo, register, registered_finding
-from checker.findings import Finding, Severity
+from checker.findings import Finding
 from loadgen_sut.client_diag import client_bound_finding
 from loadgen_sut.record import TestRecord
 from loadgen_sut.settings import PlannedSettings, RunMode
+from loadgen_sut.settings.preflight import noncompliant_summary
 
 RULES = register(
     __name__,
@@ -23,13 +24,21 @@ RULES = register(
     RuleInfo("RUN-TEST-FAILED", "-", "a LoadGen test's process did not finish (the run is INCOMPLETE)"),
     RuleInfo("RUN-DEADLINE", "-", "a LoadGen test ran past its wall-clock deadline (the run is INCOMPLETE)"),
     RuleInfo("RUN-SAMPLES-FAILED", "-", "samples failed in the engine (their outputs are empty)"),
-    RuleInfo("RUN-SINGLE-TOKEN", "-", "single-token outputs, whose time per output token LoadGen cannot time"),
+    RuleInfo(
+        "RUN-SINGLE-TOKEN",
+        "-",
+        "single-token outputs, whose time per output token LoadGen cannot time",
+        fix="--min-new-tokens 2",
+    ),
     RuleInfo("RUN-COMPLETIONS", "-", "issued samples not completed exactly once"),
     RuleInfo("RUN-LOADGEN-LOG", "-", "LoadGen wrote no detail log"),
-    RuleInfo("RUN-LOADGEN-ERRORS", "-", "LoadGen logged errors during the test"),
+    RuleInfo(
+        "RUN-LOADGEN-ERRORS", "-", "LoadGen logged errors during the test", source="mlperf_log_detail.txt error entries"
+    ),
     RuleInfo(
         "RUN-LOADGEN-INVALID", "-", "LoadGen's performance result is INVALID (min duration, latency constraints, "
         "early stopping)",
+        source="mlperf_log_detail.txt result_validity",
     ),
     # the run as a whole
     RuleInfo("RUN-INTERRUPTED", "-", "the run was interrupted (Ctrl-C) before every test finished (INCOMPLETE)"),
@@ -79,7 +88,6 @@ def judge_test(t: TestRecord) -> list[Finding]:
                 "RUN-SINGLE-TOKEN",
                 f"{t.name}: {t.sut.single_token_outputs} single-token output(s): LoadGen cannot time their TPOT "
                 "(error_runtime 'Number of tokens need to be greater than 1'); use --min-new-tokens 2",
-                fix="--min-new-tokens 2",
             )
         )
     if t.sut.completed != t.sut.issued or t.sut.duplicate_completions:
@@ -93,7 +101,6 @@ def judge_test(t: TestRecord) -> list[Finding]:
             registered_finding(
                 "RUN-LOADGEN-ERRORS",
                 f"{t.name}: LoadGen logged {lgr.num_errors} error(s): {', '.join(sorted(set(lgr.error_keys)))}",
-                source="mlperf_log_detail.txt error entries",
             )
         )
     if t.name in ("performance", "find-peak"):  # the client limited the measurement (loadgen_sut/client_diag.py)
@@ -111,7 +118,6 @@ def judge_test(t: TestRecord) -> list[Finding]:
             registered_finding(
                 "RUN-LOADGEN-INVALID",
                 f"{t.name}: LoadGen result INVALID" + (f" ({'; '.join(why)})" if why else ""),
-                source="mlperf_log_detail.txt result_validity",
             )
         )
     return out
@@ -142,14 +148,7 @@ def run_findings(
             )
         )
     if planned.non_compliant:
-        out.append(
-            registered_finding(
-                "RUN-CONF-NONCOMPLIANT",
-                f"{len(planned.non_compliant)} non-compliant user.conf override(s): a trial, not a result",
-                severity=Severity.WARNING,
-                path=planned.conf_path,
-            )
-        )
+        out.append(noncompliant_summary(planned))
     if simulated:
         out.append(simulated_engine(before_run=False))
     return out

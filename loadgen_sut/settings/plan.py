@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from checker.checks.catalog import registered_finding
 from checker.findings import Finding, UnusableInput
 from checker.parsers.loadgen_conf import (
     AUDIT_KEYS,
@@ -22,7 +21,7 @@ from checker.parsers.loadgen_conf import (
     loadgen_value,
 )
 from loadgen_sut.settings.modes import _NS_PER_MS, TestMode, _Frozen
-from loadgen_sut.settings.user_conf import conf_findings
+from loadgen_sut.settings.user_conf import conf_findings, misread_number
 from rules.models import Benchmark, Round, Scenario, Seeds
 
 # --------------------------------------------------------------------------------------------
@@ -363,11 +362,10 @@ def conf_number_findings(
             refused.append(f"{where}: {e.text}: {num.refused}")
         elif num.misread:
             findings.append(
-                registered_finding(
-                    rule="RUN-CONF-NUMBER",
-                    message=f"{e.text}: {num.misread}; LoadGen applies {e.key} = {_applied_text(num)}",
-                    path=user_conf.path,
-                    line=e.line,
+                misread_number(
+                    user_conf,
+                    e.line,
+                    f"{e.text}: {num.misread}; LoadGen applies {e.key} = {_applied_text(num)}",
                     fix=f"write {e.key} as a plain decimal {'integer' if num.kind == 'integer' else 'number'}"
                     + (" (0 or 1)" if kt.flag == "eq1" else ""),
                 )

@@ -22,6 +22,7 @@ RULES = register(
     RuleInfo(
         "RUN-CONF-NONCOMPLIANT", "-", "a user.conf override of a setting the rules fix (WARNING outside --mode "
         "submission: a trial, not a result)",
+        fix="remove the line for a submission run (fine for performance/accuracy trials)",
     ),
 )
 
@@ -100,10 +101,19 @@ def override_findings(planned: PlannedSettings, mode: RunMode) -> list[Finding]:
                 f"{o.effective}: {o.reason}; a result with this setting is not compliant",
                 path=planned.conf_path,
                 line=o.entry.line,
-                fix="remove the line for a submission run (fine for performance/accuracy trials)",
             )
         )
     return out
+
+
+def noncompliant_summary(planned: PlannedSettings) -> Finding:
+    """The run's verdict note on its non-compliant overrides (each was reported before the run): a trial's."""
+    return registered_finding(
+        "RUN-CONF-NONCOMPLIANT",
+        f"{len(planned.non_compliant)} non-compliant user.conf override(s): a trial, not a result",
+        severity=Severity.WARNING,
+        path=planned.conf_path,
+    )
 
 
 def gates_text(planned: PlannedSettings) -> str:

@@ -41,3 +41,9 @@ def conf_findings(conf: UserConf) -> tuple[Finding, ...]:
     return tuple(
         registered_finding(RULE_OF_KIND[p.kind], p.message, path=p.path, line=p.line, fix=p.fix) for p in conf.problems
     )
+
+
+def misread_number(conf: UserConf, line: int, message: str, fix: str) -> Finding:
+    """RUN-CONF-NUMBER for a value LoadGen reads otherwise than written (found when the plan reads the value back as
+    LoadGen would, :mod:`loadgen_sut.settings.plan`); the parser's own problems of the rule are :func:`conf_findings`'."""
+    return registered_finding("RUN-CONF-NUMBER", message, path=conf.path, line=line, fix=fix)
