@@ -3,13 +3,13 @@
 :func:`load_yaml` parses with :class:`BoundedYamlLoader`, a ``yaml.SafeLoader`` that
 
 - refuses anchors and aliases (neither a recursive document nor a "billion laughs" expansion can be built);
-- refuses nesting deeper than :data:`checker.safe_io.MAX_JSON_DEPTH` levels;
+- refuses nesting deeper than :data:`checker.safe_json.MAX_JSON_DEPTH` levels;
 - refuses a mapping that names one key twice (PyYAML keeps the last value silently);
 - resolves plain scalars as YAML 1.2's core schema does, not as YAML 1.1: ``true`` / ``false`` (``yes``, ``no``,
   ``on``, ``off`` stay text), ``null`` / ``~``, decimal integers, decimal floats and ``.inf`` / ``.nan``; a
   base-60 number (``59:59``, whose conversion is quadratic in its length), ``0x`` / ``0o`` / ``0b`` / ``0755``
   integers, ``1_000`` and timestamps stay text, so none is converted at all;
-- refuses a number of more than :data:`checker.safe_io.MAX_NUMBER_DIGITS` characters (as :func:`parse_json`).
+- refuses a number of more than :data:`checker.safe_json.MAX_NUMBER_DIGITS` characters (as :func:`parse_json`).
 
 Every refusal is a :class:`YamlRefused` (a ``yaml.YAMLError``) with the 1-based line.
 """
@@ -24,7 +24,7 @@ import yaml
 from yaml.events import AliasEvent, CollectionStartEvent
 from yaml.nodes import MappingNode, ScalarNode
 
-from checker.safe_io import MAX_JSON_DEPTH, MAX_NUMBER_DIGITS
+from checker.safe_json import MAX_JSON_DEPTH, MAX_NUMBER_DIGITS
 
 
 class YamlRefused(yaml.YAMLError):

@@ -47,7 +47,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
-from checker.safe_io import JsonProblem, parse_json
+from checker.safe_json import JsonProblem, parse_json
 from loadgen_sut.engines.base import ChatMessage
 from loadgen_sut.engines.tokenizers import Tokenizer
 

@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
 from checker.report.atomic import atomic_file
-from checker.safe_io import JsonProblem, parse_json
+from checker.safe_json import JsonProblem, parse_json
 from loadgen_sut.engines.base import ChatMessage, ContentPart
 
 SHOPIFY_PREFIX = "shopify:"

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from checker.findings import UnusableInput
 from checker.report.output import OutputTarget, json_document, plan_outputs, write_output
-from checker.safe_io import parse_json
+from checker.safe_json import parse_json
 from loadgen_sut.sweep_model import SWEEP_TOOL, SweepResult, SweepSettings
 
 MAX_RESULTS_BYTES = 64 * 1024 * 1024

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from checker.findings import UnusableInput
 from checker.report.atomic import atomic_file
-from checker.safe_io import parse_json
+from checker.safe_json import parse_json
 
 TIMELINE_FILE = "sut_timeline.jsonl"
 TIMELINE_VERSION: Literal[1] = 1

@@ -24,7 +24,7 @@ Bad input raises :class:`checker.findings.UnusableInput` naming the file, line a
 The parser reads line by line (genuine logs can be hundreds of MB) and falls back to a whole-file
 JSON parse, under a size cap, only for files that are not laid out one entry per line. The file is
 opened once (``O_NONBLOCK``, then ``fstat``: a FIFO or device is refused, never read) and hashed and
-parsed from that one descriptor; JSON goes through :func:`checker.safe_io.parse_json` (bounded depth,
+parsed from that one descriptor; JSON goes through :func:`checker.safe_json.parse_json` (bounded depth,
 long integers refused).
 """
 
@@ -46,7 +46,8 @@ from typing import BinaryIO
 from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
-from checker.safe_io import JsonProblem, display_name, file_kind, parse_json
+from checker.safe_io import display_name, file_kind
+from checker.safe_json import JsonProblem, parse_json
 
 ACCURACY_LOG_NAME = "mlperf_log_accuracy.json"
 

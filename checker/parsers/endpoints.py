@@ -29,7 +29,7 @@ import yaml
 
 from checker.parsers.mllog import DetailLog
 from checker.parsers.mllog_index import MLLOG_PREFIX
-from checker.safe_io import JsonProblem, parse_json
+from checker.safe_json import JsonProblem, parse_json
 from checker.safe_yaml import load_yaml, yaml_error
 
 CONFIG_FILES = ("config.yaml", "config.yml")

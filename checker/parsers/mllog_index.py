@@ -21,7 +21,7 @@ from itertools import count
 from typing import Any
 
 from checker.parsers.mllog_values import as_float
-from checker.safe_io import MAX_JSON_DEPTH, MAX_NUMBER_DIGITS, JsonProblem, parse_json
+from checker.safe_json import MAX_JSON_DEPTH, MAX_NUMBER_DIGITS, JsonProblem, parse_json
 
 MLLOG_PREFIX = ":::MLLOG"
 ENDPTS_PREFIX = ":::ENDPTS"

@@ -1,7 +1,7 @@
 """The bounded readers of untrusted formats: a corpus of small hostile inputs per class, and a property-based fuzz
 of each reader, every case bounded in time and memory.
 
-Readers: JSON (:func:`checker.safe_io.parse_json`), YAML (:func:`checker.safe_yaml.load_yaml`), a LoadGen detail
+Readers: JSON (:func:`checker.safe_json.parse_json`), YAML (:func:`checker.safe_yaml.load_yaml`), a LoadGen detail
 log (:class:`checker.parsers.mllog.DetailLog`), a CSV / JSON results table (:func:`checker.audit.table.parse.load_table`),
 and ``check-submission`` on a tree holding such files: each case ends in a finding or an unusable-input error
 naming the file (and line), never an exception, exit 3 or a traceback.
@@ -31,7 +31,7 @@ from checker.findings import UnusableInput
 from checker.parsers.endpoints import parse_endpoints
 from checker.parsers.mllog import parse_detail_text
 from checker.parsers.mllog_index import MAX_PROBLEMS
-from checker.safe_io import MAX_NUMBER_DIGITS, JsonProblem, parse_json
+from checker.safe_json import MAX_NUMBER_DIGITS, JsonProblem, parse_json
 from checker.safe_yaml import YamlRefused, load_yaml
 
 SUBMITTER = "closed/RedHat"

@@ -32,7 +32,8 @@ from checker.engine import check_tree
 from checker.findings import UnusableInput
 from checker.parsers.accuracy_log import parse_accuracy_log
 from checker.report.summary_csv import render_summary_csv
-from checker.safe_io import SafeTree, display_name, parse_json, read_input_bytes
+from checker.safe_io import SafeTree, display_name, read_input_bytes
+from checker.safe_json import parse_json
 from checker.tree import walk_submitter
 from rules import load_round
 

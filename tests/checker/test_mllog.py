@@ -117,7 +117,7 @@ _BODIES = [
 
 
 def test_records_decode_exactly_as_parse_json() -> None:
-    from checker.safe_io import JsonProblem, parse_json
+    from checker.safe_json import JsonProblem, parse_json
 
     for body in _BODIES:
         for layout in (":::MLLOG " + body, ":::MLLOG  " + body + "\n"):  # LoadGen's layout, and the general path

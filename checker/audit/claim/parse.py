@@ -21,7 +21,8 @@ from pydantic import ValidationError
 
 from checker.audit.claim.model import Claim, ClaimResultSpec, Derivation, Metric
 from checker.findings import UnusableInput
-from checker.safe_io import MAX_JSON_DEPTH, display_name, read_input_bytes
+from checker.safe_io import display_name, read_input_bytes
+from checker.safe_json import MAX_JSON_DEPTH
 from checker.safe_yaml import load_yaml, yaml_error
 from schemas import schema_errors
 

@@ -60,7 +60,8 @@ from typing import Any
 
 from checker.audit.peers.model import ClientArchitecture, LatencyStat, LoadMode, PeerRun, PeerTool
 from checker.findings import UnusableInput
-from checker.safe_io import JsonProblem, display_name, parse_json, read_input_bytes
+from checker.safe_io import display_name, read_input_bytes
+from checker.safe_json import JsonProblem, parse_json
 
 # benchmarking-articles.txt:196-207 (how each tool computes ITL)
 ITL_AIPERF = "(e2e latency - TTFT) / (output tokens - 1), per request"

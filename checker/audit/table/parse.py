@@ -37,7 +37,8 @@ from checker.audit.table.formats import CHECKER_HEAD_COLUMNS, FORMATS, detect_fo
 from checker.audit.table.model import CANONICAL_FIELDS, ResultTable, TableFormat, TableRow
 from checker.findings import UnusableInput
 from checker.results import SUMMARY_CSV_COLUMNS
-from checker.safe_io import JsonProblem, display_name, file_kind, parse_json, read_input_bytes
+from checker.safe_io import display_name, file_kind, read_input_bytes
+from checker.safe_json import JsonProblem, parse_json
 
 # Official summary_results.json column -> canonical field
 OFFICIAL_JSON_COLUMNS: dict[str, str] = {
