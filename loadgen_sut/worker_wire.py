@@ -51,7 +51,7 @@ RETOKENIZED = 2
 FT_SENT = 4  # the worker handed over a first token (a FIRST frame came before)
 
 MAX_FRAME_BYTES = (256 << 20) + (1 << 16)
-"""A frame's body at most: one streamed response's cap (``http_client.MAX_RESPONSE_BYTES``) and its head."""
+"""A frame's body at most: one streamed response's cap (``http_connection.MAX_RESPONSE_BYTES``) and its head."""
 
 
 class WorkerConfig(BaseModel):

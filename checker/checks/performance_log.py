@@ -15,7 +15,8 @@ from checker.checks.catalog import INFO, OLD, WARN, Case, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.findings import Finding
 from checker.parsers.loadgen_conf import loadgen_value
-from checker.parsers.mllog import DetailLog, as_float
+from checker.parsers.mllog import DetailLog
+from checker.parsers.mllog_values import as_float
 from checker.run_conf import measured_conf_setting
 from rules.models import Benchmark, Scenario
 

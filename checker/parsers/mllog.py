@@ -37,8 +37,7 @@ from typing import Any
 
 from checker.findings import UnusableInput
 from checker.parsers.mllog_index import LOADGEN_INT_RECORD, MllogRecord, RecordIndex
-from checker.parsers.mllog_values import as_bool, as_int
-from checker.parsers.mllog_values import as_float as as_float  # checks read logged values through this module
+from checker.parsers.mllog_values import as_bool, as_float, as_int
 from checker.safe_io import display_name, read_input_bytes
 
 PERCENTILE_KINDS = {
