@@ -55,6 +55,7 @@ AUDIT_FAMILIES = {
     "TABLE": (
         "checker/audit/table/checks.py",
         "checker/audit/table/accuracy_check.py",
+        "checker/audit/table/duplicates.py",
         "checker/audit/table/derived.py",
         "checker/audit/table/tree.py",
     ),

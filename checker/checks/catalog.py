@@ -60,6 +60,7 @@ EMITTING_MODULES = (
 AUDIT_MODULES = (
     "checker.audit.table.checks",
     "checker.audit.table.accuracy_check",
+    "checker.audit.table.duplicates",
     "checker.audit.table.derived",
     "checker.audit.table.tree",
     "checker.audit.claim.rules",

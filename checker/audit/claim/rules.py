@@ -25,8 +25,7 @@ from checker.audit.claim.text import (
     stated_factor,
     trademark_problems,
 )
-from checker.audit.table.checks import POWER_UNITS
-from checker.audit.table.model import TableRow
+from checker.audit.table.model import POWER_UNITS, TableRow
 from checker.checks.catalog import Case, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity
 from rules.messaging import Compatibility, MessagingData

@@ -5,9 +5,9 @@ message, as the source names it), the table file (``path``) and, for files with 
 
 Rule ids: TABLE-VALUE (untyped cell), TABLE-ID, TABLE-VERSION, TABLE-BENCHMARK, TABLE-SUITE, TABLE-SCENARIO,
 TABLE-SCENARIO-CASE, TABLE-LOCATION, TABLE-DIVISION, TABLE-AVAILABILITY, TABLE-RESULT, TABLE-UNITS, TABLE-POWER,
-TABLE-DUPLICATE, TABLE-INFERRED, TABLE-INFERRED-CHECKER; TABLE-ACCURACY is :mod:`checker.audit.table.accuracy_check`
-(which :class:`RowChecker` calls) and TABLE-DERIVED (columns that are not official metrics)
-:mod:`checker.audit.table.derived` (which :class:`TableChecks` calls).
+TABLE-INFERRED, TABLE-INFERRED-CHECKER; TABLE-ACCURACY is :mod:`checker.audit.table.accuracy_check` (which
+:class:`RowChecker` calls), TABLE-DUPLICATE :mod:`checker.audit.table.duplicates` and TABLE-DERIVED (columns that are
+not official metrics) :mod:`checker.audit.table.derived` (which :class:`TableChecks` calls).
 
 Severity on a published table: an error says that a number, or its validity, is wrong; what the official checker
 writes for a correct result (its inferred flag, the case of a directory's name) is a warning naming the cause and the
@@ -16,16 +16,15 @@ official line.
 
 from __future__ import annotations
 
-import posixpath
 import re
-import unicodedata
 from collections.abc import Callable, Iterable
 
 from checker.audit.report_common import FindingLog
 from checker.audit.table.accuracy_check import accuracy_findings
 from checker.audit.table.accuracy_text import bare_accuracy
 from checker.audit.table.derived import derived_column, derived_kind, derived_value
-from checker.audit.table.model import ResultTable, TableRow
+from checker.audit.table.duplicates import duplicate, duplicate_keys, exact_duplicates
+from checker.audit.table.model import POWER_UNITS, ResultTable, TableRow
 from checker.audit.table.parse import KNOWN_INFORMATIONAL
 from checker.checks.catalog import WARN, Case, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity
@@ -128,17 +127,11 @@ RULES = register(
         source="MSG:116 (PWR-01)",
         cases={"no-power-result": Case()},
     ),
-    RuleInfo(
-        "TABLE-DUPLICATE",
-        "-",
-        "table: two rows of one result directory, or of one system, model and scenario",
-    ),
 )
 
 RESULT_ID = re.compile(
     r"^([0-9]+)\.([0-9]+)-([0-9]{4})$"
 )  # LBL-03: published form, e.g. 5.1-0001 (ASCII digits)
-POWER_UNITS = ("Watts", "millijoules")
 SUITES = ("datacenter", "edge")
 _LATENCY_SCENARIOS = (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM)
 
@@ -622,56 +615,6 @@ class RowChecker:
             ]
         return []
 
-    # ---- whole table (streamed: rows one at a time, see :class:`TableChecks`) ---------------------------------
-    def duplicate_keys(self, row: TableRow) -> list[tuple[str, ...]]:
-        """The keys two rows may not share: the result directory, and system + benchmark + model + scenario.
-
-        The official checker's summary writes a result with MLPerf power twice, its performance and then its power
-        metric in power units (v5.1.1 checker L2195-2226, HEAD results.py:133-137): the power row has keys of its own.
-        """
-        keys: list[tuple[str, ...]] = []
-        kind = "power " if row.units in POWER_UNITS else ""
-        if row.location:
-            keys.append((kind + "location", _same_path(row.location)))
-        if row.benchmark and row.scenario and (row.id or row.platform):
-            # Open entries may run several models for one benchmark: the model run is part of the key
-            model = (row.used_model or row.benchmark).lower()
-            keys.append(
-                (
-                    kind + "entry",
-                    _same_text(row.division or "")
-                    + "|"
-                    + _same_text(row.id or row.submitter or "")
-                    + "|"
-                    + _same_text(row.platform or row.system or ""),
-                    _same_text(row.benchmark) + "|" + _same_text(model),
-                    _same_text(row.scenario),
-                )
-            )
-        return keys
-
-    def duplicate(self, row: TableRow, key: tuple[str, ...], first_label: str) -> Finding:
-        what = "result directory" if key[0].endswith("location") else "system, benchmark, model and scenario"
-        return self.finding(
-            row,
-            "TABLE-DUPLICATE",
-            "location" if key[0].endswith("location") else None,
-            f"same {what} as {first_label}",
-        )
-
-    def duplicates(self) -> list[Finding]:
-        """TABLE-DUPLICATE over the table's rows, every key held (the reference :class:`TableChecks` agrees with)."""
-        out = []
-        seen: dict[tuple[str, ...], TableRow] = {}
-        for row in self.table.rows:
-            for key in self.duplicate_keys(row):
-                first = seen.get(key)
-                if first is not None:
-                    out.append(self.duplicate(row, key, first.label()))
-                    break
-                seen[key] = row
-        return out
-
 
 def location_run_finding(table: ResultTable, rnd: Round, row: TableRow, run_dir: str) -> Finding:
     """TABLE-LOCATION of ``table --tree``: the row's Location names a run directory its result does not hold."""
@@ -713,11 +656,11 @@ class TableChecks:
 
     def add(self, row: TableRow) -> list[Finding]:
         checker = self.checker
-        for key in checker.duplicate_keys(row):
+        for key in duplicate_keys(row):
             h = hash(key)
             first = self._seen.get(h)
             if first is not None:
-                self._dupes.append((row.row, first, key, checker.duplicate(row, key, "")))
+                self._dupes.append((row.row, first, key, duplicate(checker, row, key, "")))
                 break
             self._seen[h] = row.row
         for col in row.extra:
@@ -752,41 +695,11 @@ class TableChecks:
         firsts: dict[int, tuple[str, list[tuple[str, ...]]]] = {}
         for row in rows_again():
             if row.row in wanted:
-                firsts[row.row] = (row.label(), self.checker.duplicate_keys(row))
+                firsts[row.row] = (row.label(), duplicate_keys(row))
         out = []
         for _, first, key, finding in self._dupes:
             label, keys = firsts.get(first, ("", []))
             if key not in keys:  # a hash collision: do it again with the keys themselves
-                return _exact_duplicates(self.checker, rows_again)
+                return exact_duplicates(self.checker, rows_again)
             out.append(finding.model_copy(update={"message": finding.message + label}))  # the label ends it
         return out
-
-
-def _same_text(text: str) -> str:
-    """The form two cells of one result share however they are written: NFKC (full-width letters, ligatures),
-    format characters dropped (zero-width spaces and joiners, bidi controls, soft hyphens), runs of white space
-    as one space, case folded."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
-        text = "".join(c for c in text if unicodedata.category(c) != "Cf")
-    return " ".join(text.split()).casefold()
-
-
-def _same_path(location: str) -> str:
-    """A result directory however it is written: :func:`_same_text`, then ``/./``, repeated and surrounding
-    slashes and ``a/../`` collapsed as a path."""
-    text = _same_text(location).replace("\\", "/").strip("/")
-    return posixpath.normpath(text) if text else text
-
-
-def _exact_duplicates(checker: RowChecker, rows: Callable[[], Iterable[TableRow]]) -> list[Finding]:
-    out = []
-    seen: dict[tuple[str, ...], str] = {}
-    for row in rows():
-        for key in checker.duplicate_keys(row):
-            first = seen.get(key)
-            if first is not None:
-                out.append(checker.duplicate(row, key, first))
-                break
-            seen[key] = row.label()
-    return out

@@ -12,11 +12,17 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# the units of a power row: the official summary writes a result with MLPerf power twice, its performance and then
+# its power metric in these units (v5.1.1 checker L2195-2226, HEAD results.py:133-137)
+POWER_UNITS = ("Watts", "millijoules")
+
 
 class TableFormat(str, Enum):
     OFFICIAL_JSON = "official-json"  # mlcommons/inference_results_vX.Y/summary_results.json
     CHECKER_CSV = "checker-csv"  # the official submission checker's --csv summary
-    CHECKER_JSON = "checker-json"  # the HEAD checker's summary as JSON (v6.1 summary.json, keyed "0", "1", ...)
+    CHECKER_JSON = (
+        "checker-json"  # the HEAD checker's summary as JSON (v6.1 summary.json, keyed "0", "1", ...)
+    )
     MAPPED = "mapped"  # any CSV / JSON, columns found by name or --map
 
 
@@ -75,7 +81,9 @@ class TableRow(BaseModel):
     accelerator: str | None = None
     accelerators_per_node: int | None = None
     location: str | None = None  # <division>/<submitter>/results/<system>/<benchmark>/<scenario>
-    location_text: str | None = None  # as published when it differs (``./closed/.../Offline/performance/run_1``)
+    location_text: str | None = (
+        None  # as published when it differs (``./closed/.../Offline/performance/run_1``)
+    )
     software: str | None = None
     notes: str | None = None
     version: str | None = None
@@ -97,7 +105,9 @@ class TableRow(BaseModel):
         """How a claim cites the row: its result ID, else organisation / system / model / scenario."""
         if self.id:
             return self.id
-        return " / ".join(p or "?" for p in (self.submitter, self.system or self.platform, self.benchmark, self.scenario))
+        return " / ".join(
+            p or "?" for p in (self.submitter, self.system or self.platform, self.benchmark, self.scenario)
+        )
 
 
 class ResultTable(BaseModel):

@@ -16,8 +16,8 @@ from enum import Enum
 from pathlib import Path
 
 from checker.audit.table.accuracy_text import parse_accuracy_string, values_match
-from checker.audit.table.checks import POWER_UNITS, location_run_finding, row_benchmark
-from checker.audit.table.model import ResultTable, TableRow
+from checker.audit.table.checks import location_run_finding, row_benchmark
+from checker.audit.table.model import POWER_UNITS, ResultTable, TableRow
 from checker.audit.table.rederive import PERF_DETAIL, Rederived, rederive, within_rounding
 from checker.checks.catalog import INFO, WARN, Case, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity, UnusableInput

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from checker.audit.table.checks import _same_path, _same_text
+from checker.audit.table.duplicates import same_path, same_text
 
 
 def _write(tmp_path: Path, rows: list[dict[str, Any]]) -> Path:
@@ -53,6 +53,6 @@ def test_full_width_digits_are_not_a_result_id(audit: Any, rows_table: Path, tmp
 
 
 def test_normal_forms() -> None:
-    assert _same_text("  H100\u200b  SXM ") == "h100 sxm"
-    assert _same_text("ＸＥ８６４０") == "xe8640"
-    assert _same_path("closed/A/./results//s/b/../b/") == "closed/a/results/s/b"
+    assert same_text("  H100\u200b  SXM ") == "h100 sxm"
+    assert same_text("ＸＥ８６４０") == "xe8640"
+    assert same_path("closed/A/./results//s/b/../b/") == "closed/a/results/s/b"

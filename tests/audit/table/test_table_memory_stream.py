@@ -21,6 +21,7 @@ from checker.audit.report_common import FindingLog, finding_lines, severity_coun
 from checker.audit.table import checks as table_checks
 from checker.audit.table.checks import RowChecker, TableChecks, check_table
 from checker.audit.table.derived import derived_columns
+from checker.audit.table.duplicates import duplicates
 from checker.audit.table.parse import load_table, open_table
 from checker.findings import Finding, Severity, filter_findings
 from checker.results import SUMMARY_CSV_COLUMNS
@@ -96,7 +97,7 @@ def test_streamed_checks_equal_the_held_ones(tmp_path: Path) -> None:
     reference: list[Finding] = []
     for row in table.rows:
         reference += checker.check_row(row)
-    reference += checker.duplicates() + derived_columns(table)
+    reference += duplicates(checker) + derived_columns(table)
     assert check_table(table, rnd) == reference
     rules = {f.rule for f in reference}
     assert {"TABLE-DUPLICATE", "TABLE-DERIVED", "TABLE-VALUE", "TABLE-ACCURACY", "TABLE-UNITS"} <= rules
@@ -124,7 +125,7 @@ def test_hash_collisions_never_make_a_duplicate(tmp_path: Path, monkeypatch: pyt
     _table_csv(path, 300, seed=3)
     table = load_table(path)
     rnd = load_round("v5.1")
-    reference = RowChecker(table, rnd).duplicates()
+    reference = duplicates(RowChecker(table, rnd))
     assert reference
     monkeypatch.setattr(table_checks, "hash", lambda key: 7, raising=False)  # every key collides
     found = [f for f in check_table(table, rnd) if f.rule == "TABLE-DUPLICATE"]
