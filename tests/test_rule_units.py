@@ -18,10 +18,12 @@ from checker.checks.catalog import RuleInfo, registered
 from rules.cli import rule_families
 
 ROOT = Path(__file__).resolve().parent.parent
-# the package whose modules register and emit the check and audit families (the harness's RUN-* family, registered
-# in loadgen_sut/, is not held to these tests yet)
-PACKAGES = ("checker",)
-FAMILIES = ("check", "audit")
+# the packages whose modules register and emit the rule families: the checker's (check, audit) and the harness's (run)
+PACKAGES = ("checker", "loadgen_sut")
+FAMILIES = ("check", "audit", "run")
+# calls that name a rule id without making a finding: the registration, and a run page's explanation of a verdict
+# finding (loadgen_sut/report/explain.py: ``Explanation(rule="RUN-LOADGEN-INVALID")`` says what that finding means)
+NOT_EMITS = frozenset({"RuleInfo", "Case", "Explanation"})
 # the calls that make a finding: the factory, and the methods that fill in where it is (a result, a log line, a
 # table row, a read problem's file) and hand the rest to the factory
 FACTORY_CALLS = frozenset({"registered_finding", "finding", "log_finding", "problem", "emit"})
@@ -65,7 +67,7 @@ def _constant(node: ast.expr) -> bool:
 
 
 def _rule_ids() -> dict[str, RuleInfo]:
-    """Every registered rule id of the checker's families, with its registration."""
+    """Every registered rule id of the families (check, audit, run), with its registration."""
     out: dict[str, RuleInfo] = {}
     for name, family in rule_families().items():
         if name not in FAMILIES:
@@ -94,7 +96,7 @@ def _emitted_ids(tree: ast.Module) -> Iterator[tuple[str, ast.Call]]:
     call, or a helper that emits the rule it is given, as ``load_detail(ctx, rel, "PERF-LOG")``). A ``RuleInfo`` is
     the registration, not an emit site."""
     for call in _calls(tree):
-        if _name(call) in ("RuleInfo", "Case"):
+        if _name(call) in NOT_EMITS:
             continue
         for arg in [*call.args, *(kw.value for kw in call.keywords if kw.arg == "rule")]:
             rule = _id_of(arg)
@@ -107,7 +109,7 @@ def _ids_in_code(tree: ast.Module) -> set[str]:
     table a loop emits them from (``("TTFT", key, ..., "LAT-TTFT")``, a claim rule's checks)."""
     skip: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _name(node) in ("RuleInfo", "Case"):
+        if isinstance(node, ast.Call) and _name(node) in NOT_EMITS:
             skip |= {id(n) for n in ast.walk(node)}
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             doc = node.body[0] if node.body else None

@@ -419,12 +419,10 @@ def explain(view: RunView) -> list[Explanation]:
     for t in view.tests:
         if t.test.name in PERF_TESTS:
             got = loadgen_explanations(view, t)
-            if got:
-                covered.add("RUN-LOADGEN-INVALID")
+            covered.update(e.rule for e in got if e.rule)  # the verdict findings these explain (RUN-LOADGEN-INVALID)
             out += got
         errs = loadgen_error_explanations(view, t)
-        if errs:
-            covered.add("RUN-LOADGEN-ERRORS")
+        covered.update(e.rule for e in errs if e.rule)  # RUN-LOADGEN-ERRORS
         out += errs
     out += finding_explanations(view, covered)
     return [e for e in out if e.rule == CLIENT_BOUND_RULE] + [e for e in out if e.rule != CLIENT_BOUND_RULE]
