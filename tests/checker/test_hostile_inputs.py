@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from checker.audit.claim.parse import load_claim_file
-from checker.audit.peers.parse import load_peer_runs
+from checker.audit.peers.load import load_peer_runs
 from checker.audit.table.parse import load_table
 from checker.cli import check as cli
 from checker.engine import check_tree

@@ -22,7 +22,8 @@ from pathlib import Path
 from checker.audit.claim.model import Claim, ClaimResultSpec, Origin, ResolvedResult, ServerMetric
 from checker.audit.claim.rules import quoted_value_finding, variant_note
 from checker.audit.claim.text import mentions
-from checker.audit.peers.parse import apply_metadata, load_peer_runs
+from checker.audit.peers.load import load_peer_runs
+from checker.audit.peers.metadata import apply_metadata
 from checker.audit.table.checks import RESULT_ID, row_benchmark
 from checker.audit.table.model import ResultTable, TableRow
 from checker.checks.catalog import RuleInfo, register, registered_finding

@@ -1,8 +1,8 @@
 """What keeps peer-tool runs (GuideLLM, AIPerf, GenAI-Perf, vllm bench serve) from being comparable.
 
 Source: the measurement-bias and reproducible-harness articles in ``shared/reference/benchmarking-articles.txt``
-(cited as ARTICLES:line) and the tools' own output code (see :mod:`checker.audit.peers.parse`). Comparison with
-MLPerf results is CMP-05 and handled with the MLPerf rules.
+(cited as ARTICLES:line) and the tools' own output code (see the readers :mod:`checker.audit.peers.load` calls).
+Comparison with MLPerf results is CMP-05 and handled with the MLPerf rules.
 
 Rule ids: PEER-META, PEER-CLIENT, PEER-EOS, PEER-OSL, PEER-PERCENTILES, PEER-GOODPUT, PEER-ITL, PEER-LOAD,
 PEER-TOKENIZER, PEER-MODEL.

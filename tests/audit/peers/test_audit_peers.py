@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from checker.audit.peers.layouts import ITL_AIPERF, ITL_VLLM
+from checker.audit.peers.load import load_peer_runs
 from checker.audit.peers.model import ClientArchitecture, LoadMode, PeerTool
-from checker.audit.peers.parse import ITL_AIPERF, ITL_VLLM, load_peer_runs
 from checker.findings import UnusableInput
 
 GUIDELLM = "guidellm_benchmarks.json"

@@ -6,7 +6,7 @@ For every one of them:
 
 * each field the audit needs sits at the JSON path this release writes it to (``PATHS``), and the parser reads
   exactly what is there (``EXPECTED``): a later release that moves a field fails here once its files are
-  captured, until :mod:`checker.audit.peers.parse` reads the new layout;
+  captured, until that tool's reader (:mod:`checker.audit.peers.load` names them) reads the new layout;
 * ``inference-audit claim`` on it names, under PEER-META, exactly the reproducibility fields the file lacks --
   never one it carries -- and says which of them the tool never writes.
 
@@ -21,17 +21,16 @@ from typing import Any
 
 import pytest
 
-from checker.audit.peers.model import REPRODUCIBILITY_FIELDS, ClientArchitecture, LoadMode, PeerRun, PeerTool
-from checker.audit.peers.parse import (
+from checker.audit.peers.layouts import (
     ITL_AIPERF,
     ITL_VLLM,
     LAYOUT_AIPERF_013,
     LAYOUT_GUIDELLM_08,
     LAYOUT_VLLM,
     NOT_WRITTEN,
-    detect_tool,
-    load_peer_runs,
 )
+from checker.audit.peers.load import detect_tool, load_peer_runs
+from checker.audit.peers.model import REPRODUCIBILITY_FIELDS, ClientArchitecture, LoadMode, PeerRun, PeerTool
 
 PEERS = Path(__file__).resolve().parents[1] / "fixtures" / "peers"
 TOKENIZER = (
