@@ -59,6 +59,7 @@ EMITTING_MODULES = (
 # every module of the table and claim auditors that registers rules (imported by audit_rules)
 AUDIT_MODULES = (
     "checker.audit.table.checks",
+    "checker.audit.table.scenario_check",
     "checker.audit.table.accuracy_check",
     "checker.audit.table.duplicates",
     "checker.audit.table.derived",

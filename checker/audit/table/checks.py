@@ -3,11 +3,12 @@
 Each check returns :class:`~checker.findings.Finding` records naming the row (``scope``), the column (in the
 message, as the source names it), the table file (``path``) and, for files with lines, the line.
 
-Rule ids: TABLE-VALUE (untyped cell), TABLE-ID, TABLE-VERSION, TABLE-BENCHMARK, TABLE-SUITE, TABLE-SCENARIO,
-TABLE-SCENARIO-CASE, TABLE-LOCATION, TABLE-DIVISION, TABLE-AVAILABILITY, TABLE-RESULT, TABLE-UNITS, TABLE-POWER,
-TABLE-INFERRED, TABLE-INFERRED-CHECKER; TABLE-ACCURACY is :mod:`checker.audit.table.accuracy_check` (which
-:class:`RowChecker` calls), TABLE-DUPLICATE :mod:`checker.audit.table.duplicates` and TABLE-DERIVED (columns that are
-not official metrics) :mod:`checker.audit.table.derived` (which :class:`TableChecks` calls).
+Rule ids: TABLE-VALUE (untyped cell), TABLE-ID, TABLE-VERSION, TABLE-BENCHMARK, TABLE-SUITE, TABLE-LOCATION,
+TABLE-DIVISION, TABLE-AVAILABILITY, TABLE-RESULT, TABLE-UNITS, TABLE-POWER; :class:`RowChecker` calls
+:mod:`checker.audit.table.scenario_check` (TABLE-SCENARIO, TABLE-SCENARIO-CASE, TABLE-INFERRED,
+TABLE-INFERRED-CHECKER: a row's scenario and its inferred flag) and :mod:`checker.audit.table.accuracy_check`
+(TABLE-ACCURACY); :class:`TableChecks` calls :mod:`checker.audit.table.duplicates` (TABLE-DUPLICATE) and
+:mod:`checker.audit.table.derived` (TABLE-DERIVED, columns that are not official metrics).
 
 Severity on a published table: an error says that a number, or its validity, is wrong; what the official checker
 writes for a correct result (its inferred flag, the case of a directory's name) is a warning naming the cause and the
@@ -21,12 +22,17 @@ from collections.abc import Callable, Iterable
 
 from checker.audit.report_common import FindingLog
 from checker.audit.table.accuracy_check import accuracy_findings
-from checker.audit.table.accuracy_text import bare_accuracy
 from checker.audit.table.derived import derived_column, derived_kind, derived_value
 from checker.audit.table.duplicates import duplicate, duplicate_keys, exact_duplicates
 from checker.audit.table.model import POWER_UNITS, ResultTable, TableRow
 from checker.audit.table.parse import KNOWN_INFORMATIONAL
-from checker.checks.catalog import WARN, Case, RuleInfo, register, registered_finding
+from checker.audit.table.scenario_check import (
+    directory_scenario,
+    inferred_findings,
+    row_scenario,
+    scenario_allowed,
+)
+from checker.checks.catalog import Case, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity
 from rules.models import Benchmark, Round, Scenario
 
@@ -61,21 +67,6 @@ RULES = register(
     ),
     RuleInfo("TABLE-BENCHMARK", "-", "table: a benchmark missing or not one of the round's"),
     RuleInfo(
-        "TABLE-SCENARIO",
-        "-",
-        "table: a scenario missing, not a scenario, not the benchmark's (INFO in Open) or not "
-        "its directory's",
-        cases={"not-a-scenario": Case(source="SUBRULES:414"), "open": Case(source="RULES_HEAD:363 (DIV-02)")},
-    ),
-    RuleInfo(
-        "TABLE-SCENARIO-CASE",
-        "-",
-        "table: a scenario written in another case than the rules write it (the HEAD "
-        "checker writes the result directory's name, and maps a lower-case one)",
-        WARN,
-        source="SUBRULES:414; CHK_HEAD:1539-1545",
-    ),
-    RuleInfo(
         "TABLE-LOCATION",
         "-",
         "table: a result directory of another division, or (WARNING) not a result path or of another system",
@@ -85,24 +76,6 @@ RULES = register(
                 source="CHK_HEAD:2029-2035 (PERFORMANCE_LOG_PATH); HEAD submission_checker/results.py:106-107"
             )
         },
-    ),
-    RuleInfo(
-        "TABLE-INFERRED",
-        "-",
-        "table: inferred = 1 on a result the rules allow no inference for (only an edge "
-        "system's MultiStream or Offline result), and no artefact of the official checker explains it",
-        source="RULES_HEAD:326-337; CHK_HEAD_perf:515-537 (inferred_check); catalogue D17",
-        fix="write 0 if the result was measured in this scenario; an inferred one cannot be published",
-    ),
-    RuleInfo(
-        "TABLE-INFERRED-CHECKER",
-        "-",
-        "table: inferred = 1 that the HEAD checker writes for a measured result (an "
-        "Interactive result, a lower-case result directory, an MLPerf Endpoints result: results.py:118-119)",
-        WARN,
-        source="HEAD submission_checker/results.py:118-119; CHK_HEAD_perf:515-537 (inferred_check compares in lower "
-        "case)",
-        fix="write 0: the result was measured in this scenario",
     ),
     RuleInfo("TABLE-SUITE", "-", "table: a suite that is not one, or (WARNING in Open) not the benchmark's"),
     RuleInfo(
@@ -145,14 +118,6 @@ def row_benchmark(rnd: Round, row: TableRow, table: ResultTable | None = None) -
         if bench is not None:
             return bench
     return None
-
-
-# Official inference of one scenario's result from another's run, edge systems only (CHK_HEAD_perf:506-537):
-# (scenario of the row, scenarios it may be inferred from)
-INFERABLE_FROM: dict[Scenario, tuple[Scenario, ...]] = {
-    Scenario.MULTI_STREAM: (Scenario.SINGLE_STREAM,),
-    Scenario.OFFLINE: (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM),
-}
 
 
 class RowChecker:
@@ -226,28 +191,14 @@ class RowChecker:
                     source=f"rules/data/{self.round.name}.yaml benchmarks",
                 )
             )
-        scenario = Scenario.parse(row.scenario) if row.scenario else None
-        if row.scenario is None:
-            out.append(self.finding(row, "TABLE-SCENARIO", "scenario", "no scenario given"))
-        elif scenario is None:
-            names = ", ".join(s.value for s in Scenario)
-            out.append(
-                self.finding(
-                    row,
-                    "TABLE-SCENARIO",
-                    "scenario",
-                    f"'{row.scenario}' is not a scenario ({names})",
-                    case="not-a-scenario",
-                )
-            )
-        if scenario is not None and row.scenario is not None and row.scenario != scenario.value:
-            out.append(self._scenario_case(row, scenario))
+        scenario, written = row_scenario(self, row)
+        out += written
         out += self._location(row)
-        out += self._inferred(row, scenario, bench)
+        out += inferred_findings(self, row, scenario, bench)
         if bench is not None:
             out += self._suite(row, bench)
             if scenario is not None:
-                out += self._scenario_allowed(row, bench, scenario)
+                out += scenario_allowed(self, row, bench, scenario)
                 out += self._units(row, bench, scenario)
             out += accuracy_findings(self, row, bench, scenario)
         out += self._result(row)
@@ -358,36 +309,6 @@ class RowChecker:
     def closed(self, row: TableRow) -> bool:
         return (row.division or "").lower() in ("closed", "network")
 
-    def _scenario_allowed(self, row: TableRow, bench: Benchmark, scenario: Scenario) -> list[Finding]:
-        allowed: set[Scenario] = set()
-        suites = [s.strip().lower() for s in (row.suite or "").split(",") if s.strip()]
-        for key, sset in bench.scenarios.items():
-            if not suites or any(s in key.split("+") for s in suites):
-                allowed |= set(sset.required) | set(sset.optional) | set(sset.one_of)
-        if not allowed or scenario in allowed:
-            return []
-        names = ", ".join(sorted(s.value for s in allowed))
-        if self.closed(row):
-            return [
-                self.finding(
-                    row,
-                    "TABLE-SCENARIO",
-                    "scenario",
-                    f"{scenario.value} is not a scenario of {bench.name} ({row.suite or 'any suite'}: {names})",
-                    source=f"rules/data/{self.round.name}.yaml benchmarks.{bench.name}.scenarios",
-                )
-            ]
-        return [
-            self.finding(
-                row,
-                "TABLE-SCENARIO",
-                "scenario",
-                f"{scenario.value} is not a Closed scenario of {bench.name} ({names}); allowed in Open",
-                severity=Severity.INFO,  # the open division may run any scenario
-                case="open",
-            )
-        ]
-
     def _location(self, row: TableRow) -> list[Finding]:
         if row.location is None:
             return []
@@ -412,15 +333,7 @@ class RowChecker:
                     f"'{row.division}' but the result lives in '{parts[0]}/' ({row.location})",
                 )
             )
-        if row.scenario and Scenario.parse(parts[5]) is not None and parts[5].lower() != row.scenario.lower():
-            out.append(
-                self.finding(
-                    row,
-                    "TABLE-SCENARIO",
-                    "scenario",
-                    f"'{row.scenario}' but the result directory is '{parts[5]}' ({row.location})",
-                )
-            )
+        out += directory_scenario(self, row, parts[5])
         if row.platform and parts[3] != row.platform:
             out.append(
                 self.finding(
@@ -432,97 +345,6 @@ class RowChecker:
                 )
             )
         return out
-
-    def _scenario_case(self, row: TableRow, scenario: Scenario) -> Finding:
-        """TABLE-SCENARIO-CASE: the scenario in another case than the rules'. The HEAD checker writes the result
-        directory's name as the row's scenario (results.py:86, loader.py:503) and maps a lower-case one
-        (SCENARIO_MAPPING); the rules name the copies of inferred results ``offline`` / ``multistream``."""
-        directory = row.location.strip("/").rsplit("/", 1)[-1] if row.location else None
-        if directory == row.scenario:
-            cause = (
-                f"the result directory is named so ({row.location}): the HEAD checker writes the directory's name "
-                "(HEAD submission_checker/results.py:86, loader.py:503) and maps it to the scenario (CHK_HEAD:1539-1545 SCENARIO_MAPPING)"
-                + (
-                    "; the rules name the copy of an inferred result so (RULES_HEAD:341-343)"
-                    if row.scenario in ("offline", "multistream")
-                    else ""
-                )
-            )
-        else:
-            cause = "the official checker maps any case of a scenario's name (CHK_HEAD:1539-1545 SCENARIO_MAPPING)"
-        return self.finding(
-            row,
-            "TABLE-SCENARIO-CASE",
-            "scenario",
-            f"'{row.scenario}' is {scenario.value}, in another case than the rules and LoadGen write it; {cause}",
-            fix=f"write '{scenario.value}'",
-        )
-
-    def _inferred(self, row: TableRow, scenario: Scenario | None, bench: Benchmark | None) -> list[Finding]:
-        """``inferred`` = 1 on a result the rules allow no inference for (only an edge system may infer, and only
-        MultiStream from SingleStream and Offline from either: RULES_HEAD:326-337, the HEAD checker's inferred_check
-        CHK_HEAD_perf:515-537) is an error, unless the HEAD checker writes that flag for a measured result
-        (:meth:`_inferred_by_checker`): then it is a warning naming the cause."""
-        if not row.inferred or scenario is None:
-            return []
-        edge = row.suite is None or "edge" in row.suite.lower()
-        if scenario in INFERABLE_FROM and edge:
-            return []
-        causes = self._inferred_by_checker(row, scenario, bench)
-        if causes:
-            return [
-                self.finding(
-                    row,
-                    "TABLE-INFERRED-CHECKER",
-                    "inferred",
-                    "1, but the result was measured in its own scenario: the HEAD checker writes inferred = 1 "
-                    "whenever the row's scenario differs, as a string, from the log's effective_scenario "
-                    "(submission_checker/results.py:118-119), and " + "; and ".join(causes),
-                )
-            ]
-        why = (
-            f"no {scenario.value} result may be inferred from another scenario's run"
-            if scenario not in INFERABLE_FROM
-            else f"only an edge system's result may be inferred ('{row.suite}' is not edge)"
-        )
-        return [
-            self.finding(
-                row,
-                "TABLE-INFERRED",
-                "inferred",
-                f"1 (inferred from another scenario's run), but {why}, and no artefact of the official checker "
-                "(an Interactive result, a lower-case directory, an MLPerf Endpoints result) explains the flag: a "
-                "result inferred so is not valid, one measured is mislabelled",
-            )
-        ]
-
-    def _inferred_by_checker(self, row: TableRow, scenario: Scenario, bench: Benchmark | None) -> list[str]:
-        """Why the HEAD checker's summary writes inferred = 1 for this measured result (results.py:118-119
-        compares the directory's name with the log's effective_scenario case-sensitively; its exception
-        ``("server", "interactive")`` is in lower case and never matches LoadGen's ``Server``)."""
-        causes = []
-        bare = row.accuracy is not None and bare_accuracy(row.accuracy) is not None  # an endpoints score
-        if scenario is Scenario.INTERACTIVE and not bare:
-            causes.append(
-                "an Interactive result is a run of LoadGen's Server scenario: 'Interactive' differs from the log's "
-                "'Server' and the exception ('server', 'interactive') is written in lower case, so it never applies"
-            )
-        if row.scenario is not None and row.scenario != scenario.value:
-            causes.append(
-                f"the result directory is named '{row.scenario}' (the checker maps it, CHK_HEAD:1539-1545), which "
-                f"differs from LoadGen's '{scenario.value}'"
-            )
-        if bench is not None and bench.name in self.round.endpoints_allowed_models:
-            causes.append(
-                (
-                    "it is an MLPerf Endpoints result (its accuracy is the endpoints score alone)"
-                    if bare
-                    else f"{bench.name} may be an MLPerf Endpoints result (--tree tells)"
-                )
-                + ": the checker reads an endpoints result's effective_scenario from its config.yaml type, "
-                "'offline' or 'online' (CHK_HEAD:2259), never the directory's name"
-            )
-        return causes
 
     def _result(self, row: TableRow) -> list[Finding]:
         if row.result is None:
