@@ -28,6 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checker.checks.system import (
+    TRIAL_PREFIX,  # the schemas accept it; --mode submission and the check refuse it
+)
 from checker.findings import UnusableInput
 from checker.safe_io import read_input_json
 from schemas import load_schema, schema_errors
@@ -35,9 +38,6 @@ from schemas import load_schema, schema_errors
 SYSTEM_SCHEMA = "system-description"
 IMPLEMENTATION_SCHEMA = "measurements"
 PLACEHOLDER_PREFIX = "<FILL IN"  # the schemas refuse strings that start with it ($defs/text)
-TRIAL_PREFIX = (
-    "TRIAL:"  # the schemas accept it (a trial tree is checked as any other); --mode submission refuses it
-)
 TRIAL_VALUE = f"{TRIAL_PREFIX} not described"
 # fields whose schema takes only listed values or whole numbers: a trial gets this default, said and to review
 TRIAL_DEFAULTS: dict[str, str] = {

@@ -9,6 +9,7 @@ import re
 
 from checker.checks.catalog import OLD, WARN, RuleInfo, register
 from checker.checks.context import ResultContext
+from checker.checks.system import TRIAL_PREFIX
 from checker.findings import Finding
 from rules.models import Scenario
 
@@ -35,6 +36,17 @@ RULES = register(
         fix="fill in every implementation field",
     ),
     RuleInfo("MEAS-CODE", "C6", "no code/<benchmark>"),
+    RuleInfo(
+        "MEAS-TRIAL-VALUE",
+        "-",
+        "an implementation field still holds the value `init implementation --trial` writes",
+        beyond=True,
+        trial=True,
+        source="inference_rules.adoc: the implementation description says what ran (weights, data types, "
+        "retraining); the official checkers accept any non-empty value",
+        fix="describe the implementation: replace each 'TRIAL:' value (`inference-audit init check FILE --kind "
+        "implementation --submission` lists what a submission still lacks)",
+    ),
     RuleInfo(
         "MEAS-MLPERF-CONF",
         "-",
@@ -243,6 +255,16 @@ def _measurement_json_findings(
         else:
             wdt = jr.value.get("weight_data_types")
             ctx.computed.weight_data_types = None if wdt is None else str(wdt)
+            trial = [f for f, v in jr.value.items() if isinstance(v, str) and v.startswith(TRIAL_PREFIX)]
+            if trial:
+                out.append(
+                    ctx.finding(
+                        "MEAS-TRIAL-VALUE",
+                        f"{mj}: field(s) hold a trial's value ({TRIAL_PREFIX} ...), not a description: "
+                        + ", ".join(trial),
+                        path=mj,
+                    )
+                )
             empty = [f for f in ctx.round.structure.measurement_json_fields if not jr.value.get(f)]
             if empty:
                 out.append(

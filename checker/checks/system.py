@@ -112,6 +112,17 @@ RULES = register(
         fix="write the actual value (or a real 'none' where the field does not apply)",
     ),
     RuleInfo(
+        "SYS-TRIAL-VALUE",
+        "-",
+        "a field still holds the value `init system --trial` writes (a trial's description, not a system's)",
+        beyond=True,
+        trial=True,
+        source="inference_rules.adoc 'System description': every required field describes the system; the official "
+        "checkers accept any non-empty value",
+        fix="describe the system: replace each 'TRIAL:' value (`inference-audit init check FILE --submission` "
+        "lists what a submission still lacks)",
+    ),
+    RuleInfo(
         "SYS-SUBMITTER",
         "B8",
         "submitter field differs from the directory",
@@ -154,6 +165,10 @@ RULES = register(
         },
     ),
 )
+
+# what `inference-audit init system|implementation --trial` writes for what a trial leaves undescribed: a trial tree
+# holds it (the official checkers accept any non-empty text), a submission must not (SYS-/MEAS-TRIAL-VALUE)
+TRIAL_PREFIX = "TRIAL:"
 
 # values that stand for "not filled in yet" (compared upper-case, without surrounding spaces and dots)
 PLACEHOLDER_VALUES = frozenset(
@@ -207,7 +222,26 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
     out += _field_type_findings(d, rules.summary_int_fields, rel)
     out += _unknown_field_findings(d, rules, rel)
     out += _identity_findings(d, sub.division, sub.name, rel)
+    out += _trial_value_findings(d, rel)
     return out
+
+
+def _trial_value_findings(d: SystemDesc, rel: str) -> list[Finding]:
+    """The fields a trial left as `init system --trial` wrote them (one finding, at the first)."""
+    trial = [f for f, v in d.raw.items() if isinstance(v, str) and v.startswith(TRIAL_PREFIX)]
+    if not trial:
+        return []
+    return [
+        registered_finding(
+            "SYS-TRIAL-VALUE",
+            f"{len(trial)} field(s) hold a trial's value ({TRIAL_PREFIX} ...), not a description: "
+            + ", ".join(trial[:8])
+            + (f" and {len(trial) - 8} more" if len(trial) > 8 else ""),
+            scope=rel,
+            path=rel,
+            line=d.line_of(trial[0]),
+        )
+    ]
 
 
 def _status_and_type_findings(d: SystemDesc, rules: SystemDescriptionRules, rel: str) -> list[Finding]:

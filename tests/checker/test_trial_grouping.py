@@ -69,3 +69,37 @@ def test_a_published_result_has_no_trial_error(tmp_path: Path) -> None:
     report = check_tree(root, load_round("v5.1"), workers=1)
     assert counts(report).trial_errors == 0
     assert "trial" not in render_terminal(report)
+
+
+def test_descriptions_left_as_init_trial_wrote_them_are_trial_errors(tmp_path: Path) -> None:
+    """`init system|implementation --trial` writes 'TRIAL: not described' for what a trial leaves: the official
+    checkers accept any non-empty text, so the check names each such field (SYS-/MEAS-TRIAL-VALUE), an error a real
+    description mends, grouped with the trial settings' errors."""
+    import shutil
+
+    from checker.checks.system import TRIAL_PREFIX
+    from loadgen_sut.describe import TRIAL_VALUE
+
+    assert TRIAL_VALUE.startswith(TRIAL_PREFIX)  # one prefix: what init writes is what the check finds
+    tree = tmp_path / "tree"
+    shutil.copytree(TRIAL_TREE, tree)
+    system = tree / "closed/InferenceAuditSim/systems/simulated_system.json"
+    desc = json.loads(system.read_text())
+    desc["host_processor_model_name"] = desc["host_memory_capacity"] = TRIAL_VALUE
+    system.write_text(json.dumps(desc, indent=2))
+    result = f"{SIM}/llama3.1-8b/Server"
+    impl = tree / result / "measurements.json"
+    fields = json.loads(impl.read_text())
+    fields["weight_data_types"] = TRIAL_VALUE
+    impl.write_text(json.dumps(fields, indent=2))
+
+    report = check_tree(tree, load_round("v6.1"), workers=1)
+    sys_f = [f for f in report.findings if f.rule == "SYS-TRIAL-VALUE"]
+    assert len(sys_f) == 1 and sys_f[0].severity is Severity.ERROR and sys_f[0].trial
+    assert "host_processor_model_name" in sys_f[0].message and "host_memory_capacity" in sys_f[0].message
+    assert sys_f[0].path == "closed/InferenceAuditSim/systems/simulated_system.json" and sys_f[0].line
+    meas = [f for r in report.results for f in r.findings if f.rule == "MEAS-TRIAL-VALUE"]
+    assert [(f.result, f.trial) for f in meas] == [(result, True)] and "weight_data_types" in meas[0].message
+    # the untouched tree has neither
+    clean = check_tree(TRIAL_TREE, load_round("v6.1"), workers=1)
+    assert not [f for f in clean.findings if f.rule.endswith("TRIAL-VALUE")]
