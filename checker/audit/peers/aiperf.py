@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +71,45 @@ def _aiperf_stat(metric: Any) -> LatencyStat | None:
     )
 
 
-def _aiperf_013(cfg: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Config:
+    """What one layout's ``input_config`` (and AIPerf 0.13's ``run_info``) says about the run, as written."""
+
+    layout: str
+    client: ClientArchitecture
+    model: Any
+    tokenizer: Any
+    conc: float | None
+    rate: float | None
+    out_cfg: float | None
+    in_cfg: float | None
+    warmup: Any
+    slo: Any
+    extra: Any
+    mode: LoadMode | None = None
+    arrival: str | None = None
+    run_id: Any = None
+    command: Any = None
+
+
+def _aiperf_013_warmup(phases: list[dict[str, Any]]) -> str:
+    """AIPerf 0.13's warm-up phases (requests, seconds); no warm-up phase is a recorded "none"."""
+    warm = [p for p in phases if p.get("kind") == "warmup"]
+    if not warm:
+        return "none"
+    bits = []
+    for p in warm:
+        if p.get("requests") is not None:
+            bits.append(f"{p['requests']} requests")
+        if p.get("duration") is not None:
+            bits.append(f"{p['duration']} s")
+    return ", ".join(bits) or "yes"
+
+
+def _aiperf_013(cfg: dict[str, Any], data: dict[str, Any]) -> _Config:
     """What AIPerf 0.13 writes in ``input_config`` / ``run_info`` (captured layout)."""
     phases = [p for p in as_list(cfg.get("phases")) if isinstance(p, dict)]
     profiling = next((p for p in phases if p.get("kind") == "profiling"), phases[-1] if phases else {})
-    warm = [p for p in phases if p.get("kind") == "warmup"]
     ptype = str(profiling.get("type") or "").lower()
     rate = as_num(profiling.get("rate"))
     conc = as_num(profiling.get("concurrency"))
@@ -84,134 +119,138 @@ def _aiperf_013(cfg: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
         mode = LoadMode.CONCURRENCY
     else:
         mode = None
-    warmup = "none"
-    if warm:
-        bits = []
-        for p in warm:
-            if p.get("requests") is not None:
-                bits.append(f"{p['requests']} requests")
-            if p.get("duration") is not None:
-                bits.append(f"{p['duration']} s")
-        warmup = ", ".join(bits) or "yes"
     dataset = next((d for d in as_list(cfg.get("datasets")) if isinstance(d, dict)), {})
     models = [m.get("name") for m in as_list(dig(cfg, "models", "items")) if isinstance(m, dict)]
     tok = as_obj(cfg.get("tokenizer"))
     run_info = as_obj(data.get("run_info"))
-    return {
-        "model": models or None,
-        "tokenizer": None
+    return _Config(
+        layout=LAYOUT_AIPERF_013,
+        client=ClientArchitecture.MULTI_PROCESS,
+        model=models or None,
+        tokenizer=None
         if tok.get("name") is None
         else str(tok["name"]) + (f"@{tok['revision']}" if tok.get("revision") else ""),
-        "conc": conc,
-        "rate": rate,
-        "mode": mode,
-        "arrival": ptype if rate is not None and ptype in ("poisson", "constant", "gamma") else None,
-        "out_cfg": as_num(dig(dataset, "prompts", "osl", "mean")),
-        "in_cfg": as_num(dig(dataset, "prompts", "isl", "mean")),
-        "warmup": warmup,
-        "slo": pairs_text(as_obj(cfg.get("slos"))),
-        "extra": dig(cfg, "endpoint", "extra"),
-        "run_id": data.get("benchmark_id") or run_info.get("benchmark_id"),
-        "command": run_info.get("cli_command"),
-    }
+        conc=conc,
+        rate=rate,
+        mode=mode,
+        arrival=ptype if rate is not None and ptype in ("poisson", "constant", "gamma") else None,
+        out_cfg=as_num(dig(dataset, "prompts", "osl", "mean")),
+        in_cfg=as_num(dig(dataset, "prompts", "isl", "mean")),
+        warmup=_aiperf_013_warmup(phases),
+        slo=pairs_text(as_obj(cfg.get("slos"))),
+        extra=dig(cfg, "endpoint", "extra"),
+        run_id=data.get("benchmark_id") or run_info.get("benchmark_id"),
+        command=run_info.get("cli_command"),
+    )
+
+
+def _aiperf_old(cfg: dict[str, Any]) -> _Config:
+    """AIPerf's older ``input_config`` (``loadgen``; from the docs)."""
+    return _Config(
+        layout=LAYOUT_AIPERF_OLD,
+        client=ClientArchitecture.MULTI_PROCESS,
+        model=dig(cfg, "endpoint", "model_names"),
+        tokenizer=dig(cfg, "tokenizer", "name"),
+        conc=as_num(dig(cfg, "loadgen", "concurrency")),
+        rate=as_num(dig(cfg, "loadgen", "request_rate")),
+        out_cfg=as_num(dig(cfg, "input", "prompt", "output_tokens", "mean")),
+        in_cfg=as_num(dig(cfg, "input", "prompt", "input_tokens", "mean")),
+        warmup=dig(cfg, "loadgen", "warmup_request_count"),
+        slo=dig(cfg, "input", "goodput") or find_key(cfg, "goodput"),
+        extra=dig(cfg, "input", "extra") or find_key(cfg, "extra_inputs"),
+        command=cfg.get("cli_command"),
+    )
+
+
+def _genai_nested(cfg: dict[str, Any]) -> _Config:
+    """GenAI-Perf 0.0.14+'s nested ``input_config`` (``perf_analyzer.stimulus``)."""
+    stimulus = as_obj(dig(cfg, "perf_analyzer", "stimulus"))
+    return _Config(
+        layout=LAYOUT_GENAI_NESTED,
+        client=ClientArchitecture.NATIVE,
+        model=cfg.get("model_names"),
+        tokenizer=as_obj(cfg.get("tokenizer")).get("name"),
+        conc=as_num(stimulus.get("concurrency")),
+        rate=as_num(stimulus.get("request_rate")),
+        out_cfg=as_num(dig(cfg, "input", "output_tokens", "mean")),
+        in_cfg=as_num(dig(cfg, "input", "synthetic_tokens", "mean")),
+        warmup=dig(cfg, "perf_analyzer", "warmup_request_count"),
+        slo=dig(cfg, "input", "goodput"),
+        extra=dig(cfg, "input", "extra"),
+    )
+
+
+def _genai_flat(cfg: dict[str, Any]) -> _Config:
+    """GenAI-Perf's flat ``input_config`` (before 0.0.14)."""
+    return _Config(
+        layout=LAYOUT_GENAI_FLAT,
+        client=ClientArchitecture.NATIVE,
+        model=cfg.get("model"),
+        tokenizer=cfg.get("tokenizer"),
+        conc=as_num(cfg.get("concurrency")),
+        rate=as_num(cfg.get("request_rate")),
+        out_cfg=as_num(cfg.get("output_tokens_mean")),
+        in_cfg=as_num(cfg.get("synthetic_input_tokens_mean")),
+        warmup=cfg.get("warmup_request_count"),
+        slo=cfg.get("goodput"),
+        extra=cfg.get("extra_inputs"),
+    )
+
+
+def _config(cfg: dict[str, Any], data: dict[str, Any], tool: PeerTool) -> _Config:
+    if tool is PeerTool.AIPERF and any(k in cfg for k in ("phases", "models", "datasets")):
+        return _aiperf_013(cfg, data)
+    if tool is PeerTool.AIPERF:
+        return _aiperf_old(cfg)
+    if isinstance(cfg.get("perf_analyzer"), dict):
+        return _genai_nested(cfg)
+    return _genai_flat(cfg)
 
 
 def read_aiperf_family(path: Path, data: dict[str, Any], tool: PeerTool) -> PeerRun:
     cfg = data["input_config"]
-    command = None
-    arrival = None
-    run_id = None
-    if tool is PeerTool.AIPERF and any(k in cfg for k in ("phases", "models", "datasets")):
-        layout = LAYOUT_AIPERF_013
-        got = _aiperf_013(cfg, data)
-        model, tokenizer, conc, rate = got["model"], got["tokenizer"], got["conc"], got["rate"]
-        out_cfg, in_cfg, warm, slo, extra = (
-            got["out_cfg"],
-            got["in_cfg"],
-            got["warmup"],
-            got["slo"],
-            got["extra"],
-        )
-        mode, arrival, run_id, command = got["mode"], got["arrival"], got["run_id"], got["command"]
-        client = ClientArchitecture.MULTI_PROCESS
-    elif tool is PeerTool.AIPERF:
-        layout = LAYOUT_AIPERF_OLD
-        model = dig(cfg, "endpoint", "model_names")
-        tokenizer = dig(cfg, "tokenizer", "name")
-        conc = as_num(dig(cfg, "loadgen", "concurrency"))
-        rate = as_num(dig(cfg, "loadgen", "request_rate"))
-        out_cfg = as_num(dig(cfg, "input", "prompt", "output_tokens", "mean"))
-        in_cfg = as_num(dig(cfg, "input", "prompt", "input_tokens", "mean"))
-        warm = dig(cfg, "loadgen", "warmup_request_count")
-        slo = dig(cfg, "input", "goodput") or find_key(cfg, "goodput")
-        extra = dig(cfg, "input", "extra") or find_key(cfg, "extra_inputs")
-        command = cfg.get("cli_command")
-        client = ClientArchitecture.MULTI_PROCESS
-        mode = None
-    elif isinstance(cfg.get("perf_analyzer"), dict):
-        layout = LAYOUT_GENAI_NESTED
-        stimulus = as_obj(dig(cfg, "perf_analyzer", "stimulus"))
-        model = cfg.get("model_names")
-        tok = as_obj(cfg.get("tokenizer"))
-        tokenizer = tok.get("name")
-        conc = as_num(stimulus.get("concurrency"))
-        rate = as_num(stimulus.get("request_rate"))
-        out_cfg = as_num(dig(cfg, "input", "output_tokens", "mean"))
-        in_cfg = as_num(dig(cfg, "input", "synthetic_tokens", "mean"))
-        warm = dig(cfg, "perf_analyzer", "warmup_request_count")
-        slo = dig(cfg, "input", "goodput")
-        extra = dig(cfg, "input", "extra")
-        client = ClientArchitecture.NATIVE
-        mode = None
-    else:
-        layout = LAYOUT_GENAI_FLAT
-        model = cfg.get("model")
-        tokenizer = cfg.get("tokenizer")
-        conc = as_num(cfg.get("concurrency"))
-        rate = as_num(cfg.get("request_rate"))
-        out_cfg = as_num(cfg.get("output_tokens_mean"))
-        in_cfg = as_num(cfg.get("synthetic_input_tokens_mean"))
-        warm = cfg.get("warmup_request_count")
-        slo = cfg.get("goodput")
-        extra = cfg.get("extra_inputs")
-        client = ClientArchitecture.NATIVE
-        mode = None
+    got = _config(cfg, data, tool)
+    mode = got.mode
     if mode is None:
-        mode = LoadMode.CONCURRENCY if conc is not None else (LoadMode.RATE if rate is not None else None)
-    ignore_eos = _extra_flag(extra, "ignore_eos")
+        mode = (
+            LoadMode.CONCURRENCY
+            if got.conc is not None
+            else (LoadMode.RATE if got.rate is not None else None)
+        )
     osl = as_obj(data.get("output_sequence_length") or data.get("num_output_token"))
     isl = as_obj(data.get("input_sequence_length") or data.get("num_input_token"))
     merged = {**cfg, **data}
     count = as_num(dig(data, "request_count", "avg"))
     goodput = data.get("goodput")
+    slo = got.slo
     return PeerRun(
         path=str(path),
         tool=tool,
         tool_version=as_text(meta_value(merged, "tool_version")),
-        layout=layout,
-        not_written=NOT_WRITTEN.get(layout, ()),
-        command=as_text(command),
-        client=client,
+        layout=got.layout,
+        not_written=NOT_WRITTEN.get(got.layout, ()),
+        command=as_text(got.command),
+        client=got.client,
         itl_formula=ITL_AIPERF,
         engine=as_text(meta_value(merged, "engine")),
-        model=as_text(model),
+        model=as_text(got.model),
         model_revision=as_text(meta_value(merged, "model_revision")),
         precision=as_text(meta_value(merged, "precision")),
-        tokenizer=as_text(tokenizer),
+        tokenizer=as_text(got.tokenizer),
         hardware=as_text(meta_value(merged, "hardware")),
-        input_tokens_mean=as_num(isl.get("avg")) if isl else in_cfg,
+        input_tokens_mean=as_num(isl.get("avg")) if isl else got.in_cfg,
         output_tokens_mean=as_num(osl.get("avg")) if osl else None,
         output_tokens_min=as_num(osl.get("min")),
         output_tokens_max=as_num(osl.get("max")),
-        output_tokens_configured=out_cfg if out_cfg and out_cfg > 0 else None,
+        output_tokens_configured=got.out_cfg if got.out_cfg and got.out_cfg > 0 else None,
         load_mode=mode,
-        concurrency=conc,
-        request_rate=rate,
-        arrival=arrival,
+        concurrency=got.conc,
+        request_rate=got.rate,
+        arrival=got.arrival,
         slo=as_text(slo if not isinstance(slo, dict) else json.dumps(slo, sort_keys=True)),
-        warmup=as_text(warm),
-        run_id=as_text(run_id or meta_value(merged, "run_id")),
-        ignore_eos=ignore_eos,
+        warmup=as_text(got.warmup),
+        run_id=as_text(got.run_id or meta_value(merged, "run_id")),
+        ignore_eos=_extra_flag(got.extra, "ignore_eos"),
         requests_completed=as_int(count),
         output_throughput_tps=as_num(dig(data, "output_token_throughput", "avg")),
         request_throughput_rps=as_num(dig(data, "request_throughput", "avg")),

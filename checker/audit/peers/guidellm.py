@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from checker.audit.peers.layouts import ITL_GUIDELLM, LAYOUT_GUIDELLM_08, LAYOUT_GUIDELLM_OLD, NOT_WRITTEN
 from checker.audit.peers.metadata import meta_value
@@ -84,11 +84,76 @@ def _guidellm_ignore_eos(backend: dict[str, Any], bench: dict[str, Any]) -> bool
     return None
 
 
+# GuideLLM's strategy.type_ -> how the load is set
+_MODES = {
+    "concurrent": LoadMode.CONCURRENCY,
+    "synchronous": LoadMode.CONCURRENCY,
+    "constant": LoadMode.RATE,
+    "poisson": LoadMode.RATE,
+    "throughput": LoadMode.THROUGHPUT,
+}
+
+
+class _Settings(NamedTuple):
+    """What one benchmark's configuration says, in the layout of its release."""
+
+    ignore_eos: bool | None
+    slo: str | None
+    warmup: str | None
+    model: Any
+    tokenizer: Any
+    goodput: float | None
+
+
+def _configured_output_tokens(data_spec: Any) -> float | None:
+    """The output length the data spec fixes: 0.8's ``[{output_tokens}]``, or ``output_tokens=N`` in older text."""
+    if isinstance(data_spec, list) and any(isinstance(d, dict) for d in data_spec):
+        return next(
+            (
+                as_num(d.get("output_tokens"))
+                for d in data_spec
+                if isinstance(d, dict) and d.get("output_tokens")
+            ),
+            None,
+        )
+    text = (
+        " ".join(str(d) for d in data_spec if d is not None)
+        if isinstance(data_spec, list)
+        else str(data_spec or "")
+    )
+    found = re.search(r"output_tokens\s*[=:]\s*(\d+)", text)
+    return float(found.group(1)) if found else None
+
+
+def _settings(spec: dict[str, Any], args: dict[str, Any], bench: dict[str, Any]) -> _Settings:
+    cfg = as_obj(bench.get("config"))
+    if spec:
+        backend = as_obj(cfg.get("backend")) or as_obj(spec.get("backend"))
+        return _Settings(
+            ignore_eos=_guidellm_ignore_eos(backend, bench),
+            slo=pairs_text(as_obj(cfg.get("slo")) or as_obj(dig(spec, "metrics", "slo"))),
+            warmup=_guidellm_warmup(cfg.get("warmup")),
+            model=backend.get("model"),
+            tokenizer=dig(spec, "tokenizer", "model") or spec.get("processor"),
+            goodput=as_num(dig(bench["metrics"], "request_goodput", "successful", "mean")),
+        )
+    return _Settings(
+        ignore_eos=as_bool(find_key(args.get("backend_kwargs"), "ignore_eos")),
+        slo=None,
+        warmup=as_text(args.get("warmup") if args.get("warmup") is not None else cfg.get("warmup")),
+        model=args.get("model"),
+        tokenizer=args.get("processor"),
+        goodput=None,
+    )
+
+
 def read_guidellm(path: Path, data: dict[str, Any]) -> list[PeerRun]:
     args = as_obj(data.get("args"))
     meta = as_obj(data.get("metadata"))
     spec = as_obj(dig(data, "config", "spec"))
     layout = LAYOUT_GUIDELLM_08 if spec else LAYOUT_GUIDELLM_OLD
+    configured = _configured_output_tokens(spec.get("data") if spec else args.get("data"))
+    merged = {**args, **meta}
     runs = []
     for i, bench in enumerate(data["benchmarks"]):
         if not isinstance(bench, dict) or not isinstance(bench.get("metrics"), dict):
@@ -97,51 +162,9 @@ def read_guidellm(path: Path, data: dict[str, Any]) -> list[PeerRun]:
         cfg = as_obj(bench.get("config"))
         strategy = as_obj(cfg.get("strategy"))
         stype = str(strategy.get("type_", "")).lower()
-        mode = {
-            "concurrent": LoadMode.CONCURRENCY,
-            "synchronous": LoadMode.CONCURRENCY,
-            "constant": LoadMode.RATE,
-            "poisson": LoadMode.RATE,
-            "throughput": LoadMode.THROUGHPUT,
-        }.get(stype)
-        conc = 1.0 if stype == "synchronous" else as_num(strategy.get("streams"))
         out_count = dig(m, "output_token_count", "successful")
-        in_count = dig(m, "prompt_token_count", "successful")
-        backend = as_obj(cfg.get("backend")) or as_obj(spec.get("backend"))
-        data_spec_src = spec.get("data") if spec else args.get("data")
-        configured = None
-        if isinstance(data_spec_src, list) and any(isinstance(d, dict) for d in data_spec_src):
-            configured = next(
-                (
-                    as_num(d.get("output_tokens"))
-                    for d in data_spec_src
-                    if isinstance(d, dict) and d.get("output_tokens")
-                ),
-                None,
-            )
-        else:
-            text = (
-                " ".join(str(d) for d in data_spec_src if d is not None)
-                if isinstance(data_spec_src, list)
-                else str(data_spec_src or "")
-            )
-            found = re.search(r"output_tokens\s*[=:]\s*(\d+)", text)
-            configured = float(found.group(1)) if found else None
-        if spec:
-            ignore_eos = _guidellm_ignore_eos(backend, bench)
-            slo = pairs_text(as_obj(cfg.get("slo")) or as_obj(dig(spec, "metrics", "slo")))
-            warmup = _guidellm_warmup(cfg.get("warmup"))
-            model = backend.get("model")
-            tokenizer = dig(spec, "tokenizer", "model") or spec.get("processor")
-            goodput = as_num(dig(m, "request_goodput", "successful", "mean"))
-        else:
-            ignore_eos = as_bool(find_key(args.get("backend_kwargs"), "ignore_eos"))
-            slo = None
-            warmup = as_text(args.get("warmup") if args.get("warmup") is not None else cfg.get("warmup"))
-            model = args.get("model")
-            tokenizer = args.get("processor")
-            goodput = None
-        merged = {**args, **meta}
+        got = _settings(spec, args, bench)
+        completed = dig(m, "request_totals", "successful")
         runs.append(
             PeerRun(
                 path=str(path),
@@ -153,36 +176,33 @@ def read_guidellm(path: Path, data: dict[str, Any]) -> list[PeerRun]:
                 client=ClientArchitecture.MULTI_PROCESS,
                 itl_formula=ITL_GUIDELLM,
                 engine=as_text(meta_value(merged, "engine")),
-                model=as_text(model),
+                model=as_text(got.model),
                 model_revision=as_text(meta_value(merged, "model_revision")),
                 precision=as_text(meta_value(merged, "precision")),
-                tokenizer=as_text(tokenizer),
+                tokenizer=as_text(got.tokenizer),
                 hardware=as_text(meta_value(merged, "hardware")),
-                input_tokens_mean=as_num(dig(in_count, "mean")),
+                input_tokens_mean=as_num(dig(m, "prompt_token_count", "successful", "mean")),
                 output_tokens_mean=as_num(dig(out_count, "mean")),
                 output_tokens_min=as_num(dig(out_count, "min")),
                 output_tokens_max=as_num(dig(out_count, "max")),
                 output_tokens_configured=configured,
-                load_mode=mode,
-                concurrency=conc,
+                load_mode=_MODES.get(stype),
+                concurrency=1.0 if stype == "synchronous" else as_num(strategy.get("streams")),
                 request_rate=as_num(strategy.get("rate")),
                 arrival=stype if stype in ("poisson", "constant") else None,
-                slo=slo or as_text(meta_value(merged, "slo")),
-                warmup=warmup,
+                slo=got.slo or as_text(meta_value(merged, "slo")),
+                warmup=got.warmup,
                 run_id=as_text(cfg.get("run_id")),
-                ignore_eos=ignore_eos,
-                requests_completed=dig(m, "request_totals", "successful")
-                if isinstance(dig(m, "request_totals", "successful"), int)
-                else None,
+                ignore_eos=got.ignore_eos,
+                requests_completed=completed if isinstance(completed, int) else None,
                 output_throughput_tps=as_num(dig(m, "output_tokens_per_second", "successful", "mean")),
                 request_throughput_rps=as_num(dig(m, "requests_per_second", "successful", "mean")),
-                goodput=goodput,
+                goodput=got.goodput,
                 ttft=_guidellm_stat(m.get("time_to_first_token_ms")),
                 itl=_guidellm_stat(m.get("inter_token_latency_ms")),
                 tpot=_guidellm_stat(m.get("time_per_output_token_ms")),
-                e2e=_scaled(
-                    _guidellm_stat(m.get("request_latency")), 1000.0
-                ),  # GuideLLM request_latency is in s
+                # GuideLLM's request_latency is in seconds
+                e2e=_scaled(_guidellm_stat(m.get("request_latency")), 1000.0),
             )
         )
     return runs

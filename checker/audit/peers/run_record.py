@@ -32,6 +32,62 @@ def _ns_stat(p: Any) -> LatencyStat | None:
     return LatencyStat(percentiles_ms={"p99": value / 1e6}, count=as_int(dig(p, "count")))
 
 
+def _load(
+    scenario: str, settings: dict[str, Any]
+) -> tuple[LoadMode | None, float | None, float | None, str | None]:
+    """(load mode, request rate, concurrency, arrival process) LoadGen's scenario sets."""
+    if scenario == "Server":
+        return LoadMode.RATE, as_num(settings.get("server_target_qps")), None, "poisson"
+    if scenario == "Offline":
+        return LoadMode.THROUGHPUT, None, None, None
+    if scenario == "SingleStream":
+        return LoadMode.CONCURRENCY, None, 1.0, None
+    return None, None, None, None
+
+
+def _slo(scenario: str, settings: dict[str, Any]) -> str | None:
+    """The Server scenario's latency bounds (token latencies, or the whole query's), at LoadGen's percentile."""
+    if scenario != "Server":
+        return None
+    pct = as_num(settings.get("target_latency_percentile"))
+    pname = f"p{pct * 100:g}" if pct else "p99"
+    if settings.get("use_token_latencies"):
+        bits = [
+            f"{label} {pname} <= {ns / 1e6:g} ms"
+            for label, ns in (
+                ("TTFT", as_num(settings.get("ttft_latency_ns"))),
+                ("TPOT", as_num(settings.get("tpot_latency_ns"))),
+            )
+            if ns
+        ]
+        return ", ".join(bits) or None
+    if (bound := as_num(settings.get("server_target_latency_ns"))) is not None and bound > 0:
+        return f"latency {pname} <= {bound / 1e6:g} ms"
+    return None
+
+
+def _engine_text(data: dict[str, Any], engine: dict[str, Any]) -> str | None:
+    name, version = engine.get("name"), engine.get("version")
+    if name and version:
+        return f"{name} {version}"
+    if data.get("simulated") or engine.get("simulated"):
+        return f"{name or 'simulated'} (simulated engine: no serving engine)"
+    return None
+
+
+def _hardware_text(hw: dict[str, Any]) -> str | None:
+    accelerators = [str(a) for a in as_list(hw.get("accelerators")) if a]
+    if accelerators:
+        return ", ".join(accelerators)
+    if hw.get("cpu_model"):
+        return (
+            f"{hw['cpu_model']}"
+            + (f" ({hw['cpu_count']} CPUs)" if hw.get("cpu_count") else "")
+            + ", no accelerator"
+        )
+    return None
+
+
 def read_run_record(path: Path, data: dict[str, Any]) -> PeerRun:
     """Our own ``inference-audit run``: LoadGen's load, latencies and verdict, the engine's disclosures."""
     settings = as_obj(data.get("settings"))
@@ -40,50 +96,10 @@ def read_run_record(path: Path, data: dict[str, Any]) -> PeerRun:
     lg = as_obj(perf.get("loadgen"))
     engine = as_obj(data.get("engine"))
     scenario = str(data.get("scenario") or settings.get("scenario") or "")
-    rate = conc = None
-    mode = None
-    arrival = None
-    if scenario == "Server":
-        mode, rate, arrival = LoadMode.RATE, as_num(settings.get("server_target_qps")), "poisson"
-    elif scenario == "Offline":
-        mode = LoadMode.THROUGHPUT
-    elif scenario == "SingleStream":
-        mode, conc = LoadMode.CONCURRENCY, 1.0
-    pct = as_num(settings.get("target_latency_percentile"))
-    pname = f"p{pct * 100:g}" if pct else "p99"
-    slo = None
-    if scenario == "Server":
-        if settings.get("use_token_latencies"):
-            bits = [
-                f"{label} {pname} <= {ns / 1e6:g} ms"
-                for label, ns in (
-                    ("TTFT", as_num(settings.get("ttft_latency_ns"))),
-                    ("TPOT", as_num(settings.get("tpot_latency_ns"))),
-                )
-                if ns
-            ]
-            slo = ", ".join(bits) or None
-        elif (bound := as_num(settings.get("server_target_latency_ns"))) is not None and bound > 0:
-            slo = f"latency {pname} <= {bound / 1e6:g} ms"
-    name, version = engine.get("name"), engine.get("version")
-    if name and version:
-        engine_text: str | None = f"{name} {version}"
-    elif data.get("simulated") or engine.get("simulated"):
-        engine_text = f"{name or 'simulated'} (simulated engine: no serving engine)"
-    else:
-        engine_text = None
-    hw = as_obj(data.get("hardware"))
-    accelerators = [str(a) for a in as_list(hw.get("accelerators")) if a]
-    if accelerators:
-        hardware: str | None = ", ".join(accelerators)
-    elif hw.get("cpu_model"):
-        hardware = (
-            f"{hw['cpu_model']}"
-            + (f" ({hw['cpu_count']} CPUs)" if hw.get("cpu_count") else "")
-            + ", no accelerator"
-        )
-    else:
-        hardware = None
+    mode, rate, conc, arrival = _load(scenario, settings)
+    engine_text = _engine_text(data, engine)
+    hardware = _hardware_text(as_obj(data.get("hardware")))
+    slo = _slo(scenario, settings)
     out = as_obj(perf.get("output_tokens"))
     inp = as_obj(dig(data, "dataset", "input_tokens"))
     key = str(lg.get("result_key") or "")
