@@ -60,7 +60,12 @@ AUDIT_FAMILIES = {
         "checker/audit/table/derived.py",
         "checker/audit/table/tree.py",
     ),
-    "claim": ("checker/audit/claim/rules.py", "checker/audit/claim/resolve.py"),
+    "claim": (
+        "checker/audit/claim/comparison.py",
+        "checker/audit/claim/labelling.py",
+        "checker/audit/claim/figures.py",
+        "checker/audit/claim/resolve.py",
+    ),
     "PEER": ("checker/audit/peers/rules.py",),
 }
 RUN_FAMILY = (

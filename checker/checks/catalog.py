@@ -64,7 +64,9 @@ AUDIT_MODULES = (
     "checker.audit.table.duplicates",
     "checker.audit.table.derived",
     "checker.audit.table.tree",
-    "checker.audit.claim.rules",
+    "checker.audit.claim.comparison",
+    "checker.audit.claim.labelling",
+    "checker.audit.claim.figures",
     "checker.audit.claim.resolve",
     "checker.audit.peers.rules",
 )

@@ -112,7 +112,7 @@ def test_rules_ids_command_finds_a_rule_of_any_family(capsys: pytest.CaptureFixt
     assert main(["rules", "ids", "TABLE-REDERIVE", "CMP-01", "COMPL-PERF-SEEDS", "RUN-DEADLINE"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split("\t")[:3] == ["TABLE-REDERIVE", "error", "checker/audit/table/tree.py"]
-    assert out[1].split("\t")[:3] == ["CMP-01", "error", "checker/audit/claim/rules.py"]
+    assert out[1].split("\t")[:3] == ["CMP-01", "error", "checker/audit/claim/comparison.py"]
     assert out[2].startswith("PERF-SEEDS\t")
     assert out[3].split("\t")[:3] == ["RUN-DEADLINE", "error", "loadgen_sut/run/verdict.py"]
     assert main(["rules", "ids", "NOPE-NOT-A-RULE"]) == 2

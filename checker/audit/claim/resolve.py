@@ -19,8 +19,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from checker.audit.claim.comparison import variant_note
+from checker.audit.claim.figures import quoted_value_finding
 from checker.audit.claim.model import Claim, ClaimResultSpec, Origin, ResolvedResult, ServerMetric
-from checker.audit.claim.rules import quoted_value_finding, variant_note
 from checker.audit.claim.text import mentions
 from checker.audit.peers.load import load_peer_runs
 from checker.audit.peers.metadata import apply_metadata
