@@ -106,7 +106,6 @@ RESULT_ID = re.compile(
     r"^([0-9]+)\.([0-9]+)-([0-9]{4})$"
 )  # LBL-03: published form, e.g. 5.1-0001 (ASCII digits)
 SUITES = ("datacenter", "edge")
-_LATENCY_SCENARIOS = (Scenario.SINGLE_STREAM, Scenario.MULTI_STREAM)
 
 
 def row_benchmark(rnd: Round, row: TableRow, table: ResultTable | None = None) -> Benchmark | None:
