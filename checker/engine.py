@@ -14,7 +14,6 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from checker.checks.accuracy import check_accuracy
-from checker.checks.catalog import INFO, RuleInfo, register, registered_finding
 from checker.checks.compliance import check_compliance
 from checker.checks.context import FileCache, ResultContext, SubmitterContext
 from checker.checks.endpoints import check_endpoints
@@ -23,6 +22,7 @@ from checker.checks.latency import check_latency
 from checker.checks.measurements import check_measurements
 from checker.checks.performance import check_performance
 from checker.checks.power import check_power
+from checker.checks.rule_registry import INFO, RuleInfo, register, registered_finding
 from checker.checks.structure import (
     benchmark_findings,
     load_model_mapping,
@@ -40,7 +40,7 @@ from checker.tree import ResultDir, SubmitterTree, discover, hygiene_findings, w
 from checker.version import tool_version
 from rules.models import Round, Scenario
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+# the rules this module emits (the registry: checker/checks/rule_registry.py)
 RULES = register(
     __name__,
     RuleInfo(

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from checker.checks.catalog import registered_finding
+from checker.checks.rule_registry import registered_finding
 from checker.findings import Finding, Severity, UnusableInput
 from checker.safe_json import JsonProblem, parse_json
 

@@ -22,7 +22,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checker.checks.catalog import WARN, RuleInfo, register, registered_finding
+from checker.checks.rule_registry import WARN, RuleInfo, register, registered_finding
 from checker.findings import Finding
 from checker.safe_io import display_name, file_kind, is_utf8_name, join
 from rules.models import Layout, ResultLocation
@@ -31,7 +31,7 @@ from rules.models import Layout, ResultLocation
 # (results/, systems/, measurements/ in v5.x; tests/checker/test_layout.py pins them to each round's)
 WALK_LAYOUT = Layout()
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+# the rules this module emits (the registry: checker/checks/rule_registry.py)
 RULES = register(
     __name__,
     RuleInfo(

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from checker.checks.catalog import RuleInfo, register, registered_finding
+from checker.checks.rule_registry import RuleInfo, register, registered_finding
 from checker.findings import Finding
 from loadgen_sut.record import ClientDiagnostics, LagStats, WorkerDiagnostics
 from loadgen_sut.settings import TestSettingsModel

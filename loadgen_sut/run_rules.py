@@ -2,7 +2,7 @@
 
 Each is registered, with its title, default severity and "beyond official" flag, by the harness module that emits it
 (``RULES = register(__name__, RuleInfo(...))`` at the module's top), in the one rule registry
-(:mod:`checker.checks.catalog`). The checker never imports the harness, so the list of the harness's emitting modules
+(:mod:`checker.checks.rule_registry`). The checker never imports the harness, so the list of the harness's emitting modules
 lives here, and :func:`run_rules` imports them.
 
     inference-audit rules ids --family run --markdown   docs/reference/run-rules.md, the table of RUN-* rules
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from checker.checks.catalog import RuleFamily, RuleInfo, rules_of, rules_table
+from checker.checks.rule_registry import RuleFamily, RuleInfo, rules_of, rules_table
 from loadgen_sut.record import CLIENT_BOUND_RULE, INCOMPLETE_RULES
 
 # every harness module that registers RUN-* rules, in the order of a run (imported by run_rules)

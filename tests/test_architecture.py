@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.checks.catalog import RuleInfo, all_rules, audit_rules, register, registered
+from checker.checks.rule_registry import RuleInfo, all_rules, audit_rules, register, registered
 from loadgen_sut.run_rules import run_rules
 
 REPO = Path(__file__).resolve().parents[1]

@@ -171,7 +171,7 @@ def test_the_rules_package_imports_neither_the_checker_nor_the_harness() -> None
 def test_rules_ids_finds_each_family_through_its_entry_point() -> None:
     """The installed entry points (pyproject.toml) are the registry's three families, in their order; a stale install
     (``pip install -e .`` not rerun) fails here rather than listing fewer rules."""
-    from checker.checks.catalog import all_rules, audit_rules
+    from checker.checks.rule_registry import all_rules, audit_rules
     from loadgen_sut.run_rules import run_rules
     from rules.cli import rule_families
 

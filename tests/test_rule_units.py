@@ -1,5 +1,5 @@
 """A rule is one unit (issue 22): its title, severity, fix and source are declared once, in the ``RuleInfo`` its
-module registers; one factory (:func:`checker.checks.catalog.registered_finding`) makes every finding from it; and
+module registers; one factory (:func:`checker.checks.rule_registry.registered_finding`) makes every finding from it; and
 each rule id is emitted by the module that registers it, the file ``inference-audit rules ids RULE`` names.
 
 The tests read the source (the AST), so they hold for every emit site, not only the ones a fixture case reaches.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.checks.catalog import RuleInfo, registered
+from checker.checks.rule_registry import RuleInfo, registered
 from rules.cli import rule_families
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +28,7 @@ NOT_EMITS = frozenset({"RuleInfo", "Case", "Explanation"})
 # table row, a read problem's file) and hand the rest to the factory
 FACTORY_CALLS = frozenset({"registered_finding", "finding", "log_finding", "problem", "emit"})
 # the one module that constructs Finding (checker/findings.py defines it)
-FACTORY_MODULE = "checker/checks/catalog.py"
+FACTORY_MODULE = "checker/checks/rule_registry.py"
 
 
 def _modules() -> Iterator[tuple[str, ast.Module]]:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from checker.checks.catalog import all_rules, audit_rules
+from checker.checks.rule_registry import all_rules, audit_rules
 from loadgen_sut.run_rules import run_rules
 
 RULES = all_rules()

@@ -69,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _known_rule_ids() -> list[str]:
     """Every rule id the checker can emit (compliance runs repeat PERF-/LAT- rules as COMPL-PERF-/COMPL-LAT-)."""
-    from checker.checks.catalog import all_rules
+    from checker.checks.rule_registry import all_rules
 
     rules = all_rules()
     ids = list(rules)

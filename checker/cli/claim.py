@@ -22,7 +22,7 @@ from checker.audit.peers.load import detect_tool, load_peer_json
 from checker.audit.peers.rules import peer_issues
 from checker.audit.table.parse import load_table
 from checker.audit.table.round import detect_round
-from checker.checks.catalog import audit_rules
+from checker.checks.rule_registry import audit_rules
 from checker.cli.options import add_report_options, add_rule_filters, parse_filters
 from checker.findings import Finding, UnusableInput, filter_findings, rule_matches
 from checker.printable import printable

@@ -24,7 +24,7 @@ from checker.audit.table.report import (
 )
 from checker.audit.table.round import detect_round
 from checker.audit.table.tree import DEFAULT_REL_TOL, TreeCheck
-from checker.checks.catalog import audit_rules
+from checker.checks.rule_registry import audit_rules
 from checker.cli.options import add_report_options, add_rule_filters, parse_filters
 from checker.findings import UnusableInput
 from checker.printable import printable

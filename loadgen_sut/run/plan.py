@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from checker.checks.catalog import WARN, RuleInfo, register, registered_finding
+from checker.checks.rule_registry import WARN, RuleInfo, register, registered_finding
 from checker.findings import Finding, UnusableInput
 from loadgen_sut.compliance import AUDIT_TESTS, TEST07, TEST09, required_samples
 from loadgen_sut.datasets import BUILTIN_SPEC, Dataset, load_dataset

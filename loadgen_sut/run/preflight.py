@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from checker.checks.catalog import RuleInfo, register, registered_finding
+from checker.checks.rule_registry import RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity, UnusableInput
 from loadgen_sut.compliance import TEST07
 from loadgen_sut.datasets import BUILTIN_SPEC

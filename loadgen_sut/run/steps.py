@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.checks.catalog import RuleInfo, register, registered_finding
+from checker.checks.rule_registry import RuleInfo, register, registered_finding
 from checker.compliance.audit_run import makes_it_not_the_test
 from checker.findings import Finding, Severity
 from loadgen_sut.compliance import (

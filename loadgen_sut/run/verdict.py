@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from checker.checks.catalog import WARN, RuleInfo, register, registered_finding
+from checker.checks.rule_registry import WARN, RuleInfo, register, registered_finding
 from checker.findings import Finding
 from loadgen_sut.client_diag import client_bound_finding
 from loadgen_sut.record import TestRecord

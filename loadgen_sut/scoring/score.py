@@ -52,7 +52,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from checker.checks.catalog import INFO, WARN, RuleInfo, register, registered_finding
+from checker.checks.rule_registry import INFO, WARN, RuleInfo, register, registered_finding
 from checker.findings import Finding, UnusableInput
 from checker.parsers.accuracy_log import (
     AccuracyEntry,

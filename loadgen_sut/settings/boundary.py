@@ -10,7 +10,7 @@ from typing import Any
 
 import mlperf_loadgen as lg
 
-from checker.checks.catalog import RuleInfo, register, registered_finding
+from checker.checks.rule_registry import RuleInfo, register, registered_finding
 from checker.findings import Finding
 from loadgen_sut.settings.binding import require_loadgen_settings, unavailable_loadgen_settings
 from loadgen_sut.settings.modes import TestMode

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import importlib.metadata
 
-from checker.checks.catalog import RuleInfo, register, registered_finding
+from checker.checks.rule_registry import RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity
 from loadgen_sut.settings.modes import _NS_PER_MS, LOADGEN_DISTRIBUTION, RunMode
 from loadgen_sut.settings.plan import PlannedSettings

@@ -7,7 +7,7 @@ findings of the run family.
 
 from __future__ import annotations
 
-from checker.checks.catalog import WARN, RuleInfo, register, registered_finding
+from checker.checks.rule_registry import WARN, RuleInfo, register, registered_finding
 from checker.findings import Finding
 from checker.parsers.loadgen_conf import UserConf
 

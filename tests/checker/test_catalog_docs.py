@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.checks.catalog import (
+from checker.checks.rule_registry import (
     AUDIT_MODULES,
     RuleInfo,
     all_rules,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from checker.checks.catalog import all_rules, rule_info
+from checker.checks.rule_registry import all_rules, rule_info
 from checker.engine import check_tree
 from checker.findings import Severity
 from checker.results import CheckReport

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.checks.catalog import all_rules, audit_rules
+from checker.checks.rule_registry import all_rules, audit_rules
 from checker.findings import Severity
 from loadgen_sut.cli import main
 from loadgen_sut.compliance import TEST07, TEST09

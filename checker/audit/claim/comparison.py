@@ -12,7 +12,7 @@ from checker.audit.claim.labelling import AVAILABILITY_LABELS
 from checker.audit.claim.model import Derivation, ResolvedResult, ServerMetric
 from checker.audit.claim.text import mentions, mentions_count, mentions_version, norm
 from checker.audit.table.model import POWER_UNITS
-from checker.checks.catalog import RuleInfo, register, registered_finding
+from checker.checks.rule_registry import RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity
 from rules.messaging import Compatibility
 from rules.models import Scenario

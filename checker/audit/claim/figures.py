@@ -12,7 +12,7 @@ from checker.audit.claim.model import Derivation
 from checker.audit.claim.parse import read_metric
 from checker.audit.claim.text import mentions, official_wording, stated_factor
 from checker.audit.table.model import TableRow
-from checker.checks.catalog import Case, RuleInfo, register, registered_finding
+from checker.checks.rule_registry import Case, RuleInfo, register, registered_finding
 from checker.findings import Finding
 
 if TYPE_CHECKING:  # the claim's judge calls this module: its type only

@@ -19,7 +19,7 @@ from checker.audit.claim.text import (
     official_wording,
     trademark_problems,
 )
-from checker.checks.catalog import RuleInfo, register
+from checker.checks.rule_registry import RuleInfo, register
 
 if TYPE_CHECKING:  # the claim's judge calls this module: its type only
     from checker.audit.claim.rules import ClaimRules

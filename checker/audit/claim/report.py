@@ -17,7 +17,7 @@ from typing import Any
 from checker.audit.claim.model import Claim, Metric, ResolvedResult
 from checker.audit.claim.rules import Issue, IssueKind
 from checker.audit.report_common import exit_code_of, finding_lines, severity_counts
-from checker.checks.catalog import registered_finding
+from checker.checks.rule_registry import registered_finding
 from checker.findings import Finding, Severity
 from checker.version import tool_version
 

@@ -27,7 +27,7 @@ from checker.audit.peers.load import load_peer_runs
 from checker.audit.peers.metadata import apply_metadata
 from checker.audit.table.checks import RESULT_ID, row_benchmark
 from checker.audit.table.model import ResultTable, TableRow
-from checker.checks.catalog import RuleInfo, register, registered_finding
+from checker.checks.rule_registry import RuleInfo, register, registered_finding
 from checker.findings import Finding, UnusableInput
 from rules.models import Round, Scenario
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from checker.audit.claim.model import Claim, Metric, ResolvedResult
 from checker.audit.claim.rules import Issue, IssueKind
 from checker.audit.peers.model import REPRODUCIBILITY_FIELDS, ClientArchitecture, LoadMode, PeerRun
-from checker.checks.catalog import RuleInfo, register
+from checker.checks.rule_registry import RuleInfo, register
 
 # a blocker or a requirement the claim does not meet is an ERROR, one it meets INFO (as the claim rules)
 RULES = register(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from checker.audit.table.accuracy_text import AccuracyValue, bare_accuracy, parse_accuracy_string, scale_to
 from checker.audit.table.model import TableRow
-from checker.checks.catalog import RuleInfo, register
+from checker.checks.rule_registry import RuleInfo, register
 from checker.findings import Finding, Severity
 from rules.models import AccuracyTarget, Benchmark, Scenario
 

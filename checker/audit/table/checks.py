@@ -32,7 +32,7 @@ from checker.audit.table.scenario_check import (
     row_scenario,
     scenario_allowed,
 )
-from checker.checks.catalog import Case, RuleInfo, register, registered_finding
+from checker.checks.rule_registry import Case, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity
 from rules.models import Benchmark, Round, Scenario
 

@@ -10,7 +10,7 @@ import re
 
 from checker.audit.table.model import ResultTable, TableRow
 from checker.audit.table.parse import KNOWN_INFORMATIONAL
-from checker.checks.catalog import WARN, Case, RuleInfo, register, registered_finding
+from checker.checks.rule_registry import WARN, Case, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity
 
 RULES = register(

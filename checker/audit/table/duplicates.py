@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from checker.audit.table.model import POWER_UNITS, TableRow
-from checker.checks.catalog import RuleInfo, register
+from checker.checks.rule_registry import RuleInfo, register
 from checker.findings import Finding
 
 if TYPE_CHECKING:  # the row checker calls this module: its type only

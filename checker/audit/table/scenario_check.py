@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from checker.audit.table.accuracy_text import bare_accuracy
 from checker.audit.table.model import TableRow
-from checker.checks.catalog import WARN, Case, RuleInfo, register
+from checker.checks.rule_registry import WARN, Case, RuleInfo, register
 from checker.findings import Finding, Severity
 from rules.models import Benchmark, Scenario
 

@@ -19,7 +19,7 @@ from checker.audit.table.accuracy_text import parse_accuracy_string, values_matc
 from checker.audit.table.checks import location_run_finding, row_benchmark
 from checker.audit.table.model import POWER_UNITS, ResultTable, TableRow
 from checker.audit.table.rederive import PERF_DETAIL, Rederived, rederive, within_rounding
-from checker.checks.catalog import INFO, WARN, Case, RuleInfo, register, registered_finding
+from checker.checks.rule_registry import INFO, WARN, Case, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity, UnusableInput
 from checker.parsers.mllog import parse_detail_text
 from checker.safe_io import SafeTree
