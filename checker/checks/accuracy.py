@@ -13,14 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from checker.checks.accuracy_run import accuracy_run_findings, partial_data_set
-from checker.checks.catalog import OLD, Case, RuleInfo, register
 from checker.checks.context import ResultContext
+from checker.checks.rule_registry import OLD, Case, RuleInfo, register
 from checker.findings import Finding, Severity
 from checker.parsers.accuracy_log import has_truncate_separator, is_json
 
 TRUNCATE = "tools/submission/truncate_accuracy_log.py"
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+# the rules this module emits (the registry: checker/checks/rule_registry.py)
 RULES = register(
     __name__,
     RuleInfo(

@@ -5,9 +5,9 @@ accuracy.txt checks (targets, hash, files) are :mod:`checker.checks.accuracy`.
 
 from __future__ import annotations
 
-from checker.checks.catalog import OLD, Case, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.performance import DETAIL_LOG_CASES, load_detail
+from checker.checks.rule_registry import OLD, Case, RuleInfo, register
 from checker.findings import Finding
 from checker.parsers.mllog import DetailLog
 
@@ -22,7 +22,7 @@ ACC_RUN_RULES = (
 )
 AUDIT_CONFIG_MARK = "Found Audit Config file"
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+# the rules this module emits (the registry: checker/checks/rule_registry.py)
 RULES = register(
     __name__,
     RuleInfo(

@@ -7,7 +7,6 @@ Only for closed/network (the official checker skips open). Sets ``ctx.computed.c
 
 from __future__ import annotations
 
-from checker.checks.catalog import OLD, WARN, Case, RuleInfo, register
 from checker.checks.compliance_logs import (
     audit_run_findings,
     test06_reverify,
@@ -18,6 +17,7 @@ from checker.checks.context import ResultContext
 from checker.checks.latency import latency_checks
 from checker.checks.performance import DETAIL_LOG_CASES, load_detail
 from checker.checks.performance_log import detail_log_checks
+from checker.checks.rule_registry import OLD, WARN, Case, RuleInfo, register
 from checker.compliance.audit_run import (
     AUDIT_RUN_SAMPLES,
 )
@@ -31,7 +31,7 @@ from rules.models import Scenario
 
 TEST06_SOURCE = f"{OLD}: check_compliance_dir TEST06 L3227-3247"
 
-# the rules this module emits (the registry: checker/checks/catalog.py); COMPL-DIR and COMPL-TEST-DIR cite the
+# the rules this module emits (the registry: checker/checks/rule_registry.py); COMPL-DIR and COMPL-TEST-DIR cite the
 # benchmark's compliance tests (their source depends on the round)
 RULES = register(
     __name__,

@@ -6,9 +6,9 @@ its audit.config. The verifications themselves are :mod:`checker.compliance` (on
 
 from __future__ import annotations
 
-from checker.checks.catalog import WARN, Case, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.performance import DETAIL_LOG_CASES, load_detail
+from checker.checks.rule_registry import WARN, Case, RuleInfo, register
 from checker.compliance.audit_run import (
     AUDIT_RUN_SAMPLES,
     AUDIT_RUN_SOURCE,
@@ -41,7 +41,7 @@ TEST09_SOURCE = (
 AS_LOADGEN_WROTE_IT = "submit the log as LoadGen wrote it"
 TEST06_MAX_LOG_BYTES = 64 * 1024 * 1024
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+# the rules this module emits (the registry: checker/checks/rule_registry.py)
 RULES = register(
     __name__,
     RuleInfo(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from checker.checks.catalog import registered_finding
+from checker.checks.rule_registry import registered_finding
 from checker.findings import Finding, Severity
 from checker.parsers.endpoints import (
     ACCURACY_RESULTS,
@@ -190,7 +190,7 @@ class ResultContext:
         case: str | None = None,
     ) -> Finding:
         """A finding of ``rule`` about this result; severity, "beyond the official checker", "trial", fix and source
-        default to its registration (:func:`~checker.checks.catalog.registered_finding`)."""
+        default to its registration (:func:`~checker.checks.rule_registry.registered_finding`)."""
         return registered_finding(
             rule,
             message,

@@ -21,7 +21,6 @@ import math
 
 from checker.checks.accuracy import target_findings
 from checker.checks.accuracy_run import dataset_findings
-from checker.checks.catalog import INFO, WARN, Case, RuleInfo, register
 from checker.checks.compliance_logs import test09_bounds, test09_mean_findings
 from checker.checks.context import ResultContext
 from checker.checks.inferred import result_checks
@@ -32,6 +31,7 @@ from checker.checks.performance_log import (
     seed_findings,
     value_findings,
 )
+from checker.checks.rule_registry import INFO, WARN, Case, RuleInfo, register
 from checker.findings import Finding, Severity
 from checker.parsers.endpoints import (
     ACCURACY_RESULTS,
@@ -50,7 +50,7 @@ DOCS_SOURCE = f"tools/submission/submission_structure.md (endpoints submission s
 AS_THE_HARNESS_WROTE_IT = "submit the document as the Endpoints harness wrote it"
 AUDIT_SOURCE = f"{HEAD}: compliance_endpoints_check (audit/audit_<name>.json, ENDPOINTS_COMPLIANCE_MAPPING)"
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+# the rules this module emits (the registry: checker/checks/rule_registry.py)
 RULES = register(
     __name__,
     RuleInfo(

@@ -8,13 +8,13 @@ Sets ``ctx.computed.result`` (float, in the summary CSV's unit: ms for SingleStr
 
 from __future__ import annotations
 
-from checker.checks.catalog import OLD, RuleInfo, register
 from checker.checks.context import ResultContext
+from checker.checks.rule_registry import OLD, RuleInfo, register
 from checker.findings import Finding
 from checker.parsers.mllog import DetailLog
 from checker.result_value import ResultStatus, compute_result
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+# the rules this module emits (the registry: checker/checks/rule_registry.py)
 RULES = register(
     __name__,
     RuleInfo(

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import math
 
-from checker.checks.catalog import OLD, RuleInfo, register
 from checker.checks.context import ResultContext
+from checker.checks.rule_registry import OLD, RuleInfo, register
 from checker.findings import Finding
 from checker.parsers.mllog import DetailLog
 from rules.models import Scenario
 
 _LOWER_THE_LOAD = "lower the load (target_qps) until p99 TTFT and TPOT are below the limits"
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+# the rules this module emits (the registry: checker/checks/rule_registry.py)
 RULES = register(
     __name__,
     RuleInfo(

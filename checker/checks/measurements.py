@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import re
 
-from checker.checks.catalog import OLD, WARN, RuleInfo, register
 from checker.checks.context import ResultContext
+from checker.checks.rule_registry import OLD, WARN, RuleInfo, register
 from checker.checks.system import TRIAL_PREFIX
 from checker.findings import Finding
 from rules.models import Scenario
 
 HEAD = "HEAD checker measurements_checks.py"
 
-# the rules this module emits (the registry: checker/checks/catalog.py); the sources of MEAS-DIR/-FILES/-JSON/
+# the rules this module emits (the registry: checker/checks/rule_registry.py); the sources of MEAS-DIR/-FILES/-JSON/
 # -JSON-FIELDS/-CODE depend on the round's layout (_sources)
 RULES = register(
     __name__,

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 import re
 
-from checker.checks.catalog import OLD, WARN, Case, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.performance_log import detail_log_checks, is_true
+from checker.checks.rule_registry import OLD, WARN, Case, RuleInfo, register
 from checker.findings import Finding
 from checker.parsers.mllog import DetailLog, SummaryLog
 
@@ -30,7 +30,7 @@ DETAIL_LOG_CASES = {
     "unreadable": Case(),  # the read problem says why
 }
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+# the rules this module emits (the registry: checker/checks/rule_registry.py)
 RULES = register(
     __name__,
     RuleInfo(

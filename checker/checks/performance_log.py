@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from checker.checks.catalog import INFO, OLD, WARN, Case, RuleInfo, register
 from checker.checks.context import ResultContext
+from checker.checks.rule_registry import INFO, OLD, WARN, Case, RuleInfo, register
 from checker.findings import Finding
 from checker.parsers.loadgen_conf import loadgen_value
 from checker.parsers.mllog import DetailLog
@@ -25,7 +25,7 @@ _FIX_LOADGEN_ERROR = (
     "find and fix the cause of the LoadGen error (an Endpoints result: the failed requests), then rerun"
 )
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+# the rules this module emits (the registry: checker/checks/rule_registry.py)
 RULES = register(
     __name__,
     RuleInfo(

@@ -10,13 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from checker.checks.catalog import OLD, Case, RuleInfo, register
 from checker.checks.context import ResultContext
 from checker.checks.performance import DETAIL_LOG_CASES, load_detail
+from checker.checks.rule_registry import OLD, Case, RuleInfo, register
 from checker.findings import Finding
 from rules.models import Scenario
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+# the rules this module emits (the registry: checker/checks/rule_registry.py)
 RULES = register(
     __name__,
     RuleInfo(

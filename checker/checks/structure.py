@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from checker.checks.catalog import OLD, WARN, Case, RuleInfo, register, registered_finding
 from checker.checks.context import SubmitterContext
+from checker.checks.rule_registry import OLD, WARN, Case, RuleInfo, register, registered_finding
 from checker.findings import Finding
 from checker.parsers.endpoints import CONFIG_FILES, HARNESS_EXTRA_ENTRIES
 from rules.models import Benchmark, Scenario
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+# the rules this module emits (the registry: checker/checks/rule_registry.py)
 RULES = register(
     __name__,
     RuleInfo(

@@ -11,15 +11,15 @@ are there, the exact value a message quotes, the JSON types the official checker
 
 from __future__ import annotations
 
-from checker.checks.catalog import OLD, WARN, Case, RuleInfo, register, registered_finding
 from checker.checks.context import SubmitterContext
+from checker.checks.rule_registry import OLD, WARN, Case, RuleInfo, register, registered_finding
 from checker.findings import Finding, Severity
 from checker.parsers.system_desc import NOT_AN_OBJECT, SystemDesc
 from rules.models import SystemDescriptionRules
 
 HEAD = "HEAD checker"
 
-# the rules this module emits (the registry: checker/checks/catalog.py)
+# the rules this module emits (the registry: checker/checks/rule_registry.py)
 RULES = register(
     __name__,
     RuleInfo(
