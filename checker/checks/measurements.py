@@ -261,7 +261,8 @@ def _measurement_json_findings(
                     ctx.finding(
                         "MEAS-TRIAL-VALUE",
                         f"{mj}: field(s) hold a trial's value ({TRIAL_PREFIX} ...), not a description: "
-                        + ", ".join(trial),
+                        + ", ".join(repr(f) for f in trial[:8])
+                        + (f" and {len(trial) - 8} more" if len(trial) > 8 else ""),
                         path=mj,
                     )
                 )

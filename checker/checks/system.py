@@ -235,7 +235,7 @@ def _trial_value_findings(d: SystemDesc, rel: str) -> list[Finding]:
         registered_finding(
             "SYS-TRIAL-VALUE",
             f"{len(trial)} field(s) hold a trial's value ({TRIAL_PREFIX} ...), not a description: "
-            + ", ".join(trial[:8])
+            + ", ".join(repr(f) for f in trial[:8])  # repr: a key is the input's text (an escape stays visible)
             + (f" and {len(trial) - 8} more" if len(trial) > 8 else ""),
             scope=rel,
             path=rel,
