@@ -42,8 +42,9 @@ RULES = register(
         "an implementation field still holds the value `init implementation --trial` writes",
         beyond=True,
         trial=True,
-        source="inference_rules.adoc: the implementation description says what ran (weights, data types, "
-        "retraining); the official checkers accept any non-empty value",
+        source="the official checkers require each implementation field (v5.1.1 check_measurement_dir; HEAD "
+        "measurements checks): a 'TRIAL:' value fills one without describing what ran (they accept any non-empty "
+        "text)",
         fix="describe the implementation: replace each 'TRIAL:' value (`inference-audit init check FILE --kind "
         "implementation --submission` lists what a submission still lacks)",
     ),

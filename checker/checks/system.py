@@ -117,8 +117,8 @@ RULES = register(
         "a field still holds the value `init system --trial` writes (a trial's description, not a system's)",
         beyond=True,
         trial=True,
-        source="inference_rules.adoc 'System description': every required field describes the system; the official "
-        "checkers accept any non-empty value",
+        source="MLPerf_Audit_Guidelines.adoc:56 (inference_policies@ac93e89): the system is checked against what its "
+        "system JSON documents; a 'TRIAL:' value documents nothing (the official checkers accept any non-empty text)",
         fix="describe the system: replace each 'TRIAL:' value (`inference-audit init check FILE --submission` "
         "lists what a submission still lacks)",
     ),
