@@ -37,6 +37,7 @@ import math
 import multiprocessing as mp
 import os
 import resource
+import select
 import socket
 import struct
 import subprocess
@@ -83,12 +84,26 @@ _SAMPLE = struct.Struct("<IBQI")  # head + (seq, idx): what the LoadGen process 
 _DONE = struct.Struct("<IBQqqqqBI")  # head + a completion frame without data
 
 
-def _socket_receiver(sock: socket.socket, n: int, size: int, out: Any) -> None:
+def _socket_receiver(sock: socket.socket, n: int, size: int, use_poll: bool, out: Any) -> None:
+    """Batched reads, as the reporter thread reads a worker's socket; ``use_poll``: it waits in ``select.poll``
+    first (the reporter's way: one poll set for every worker), else in ``recv`` itself."""
+    poller = None
+    if use_poll:
+        sock.setblocking(False)
+        poller = select.poll()
+        poller.register(sock.fileno(), select.POLLIN)
     c0 = _cpu_s()
     buf = bytearray()
     got = 0
     while got < n:
-        data = sock.recv(1 << 16)
+        if poller is not None:
+            poller.poll(1000)
+            try:
+                data = sock.recv(1 << 16)
+            except BlockingIOError:
+                continue
+        else:
+            data = sock.recv(1 << 16)
         if not data:
             break
         buf += data
@@ -125,65 +140,79 @@ def _zmq_receiver(addr: str, n: int, out: Any) -> None:
     ctx.term()
 
 
-def transport(n: int) -> list[dict[str, Any]]:
+_FRAMES = (("sample", _SAMPLE.pack(12, 1, 7, 3)), ("completion", _DONE.pack(39, 12, 7, 1, 2, 3, 64, 1, 0)))
+
+
+def transport(n: int, paced_n: int, gap_s: float = 0.001) -> list[dict[str, Any]]:
+    """Each candidate wire as fast as it goes (the frames' own cost: reads take what has come, in batches), then
+    paced, one completion frame every ``gap_s`` (the regime of a Server run at a few hundred requests per second:
+    every frame finds the reader asleep, so its CPU per frame is the wake-up's)."""
     rows = []
-    ctx = mp.get_context("fork")
-    for what, frame in (("sample", _SAMPLE.pack(12, 1, 7, 3)), ("completion", _DONE.pack(39, 12, 7, 1, 2, 3, 64, 1, 0))):
-        # socketpair, our framing: one send per frame (a Server issue), batched reads
-        a, b = socket.socketpair()
-        res_r, res_w = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_socket_receiver, args=(b, n, len(frame), res_w))
-        p.start()
-        c0, t0 = _cpu_s(), time.perf_counter()
-        for _ in range(n):
-            a.sendall(frame)
-        got, rx_cpu = res_r.recv()
-        rows.append(_row("socketpair (ours)", what, n, _cpu_s() - c0, rx_cpu, time.perf_counter() - t0, got))
-        p.join()
-        a.close()
-        b.close()
-        # multiprocessing.Pipe: a message per send_bytes
-        r, w = ctx.Pipe(duplex=False)
-        res_r, res_w = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_pipe_receiver, args=(r, n, res_w))
-        p.start()
-        c0, t0 = _cpu_s(), time.perf_counter()
-        for _ in range(n):
-            w.send_bytes(frame)
-        got, rx_cpu = res_r.recv()
-        rows.append(_row("multiprocessing.Pipe", what, n, _cpu_s() - c0, rx_cpu, time.perf_counter() - t0, got))
-        p.join()
-        try:
-            import zmq
-        except ImportError:
-            rows.append({"transport": "pyzmq", "frame": what, "problem": "pyzmq is not installed"})
-            continue
-        addr = f"ipc:///tmp/sut_workers_{os.getpid()}.ipc"
-        res_r, res_w = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=_zmq_receiver, args=(addr, n, res_w))
-        p.start()
-        res_r.recv()
-        zctx = zmq.Context()
-        s = zctx.socket(zmq.PUSH)
-        s.connect(addr)
-        c0, t0 = _cpu_s(), time.perf_counter()
-        for _ in range(n):
-            s.send(frame)
-        got, rx_cpu = res_r.recv()
-        rows.append(_row(f"pyzmq {zmq.__version__} PUSH/PULL ipc", what, n, _cpu_s() - c0, rx_cpu, time.perf_counter() - t0, got))
-        p.join()
-        s.close()
-        zctx.term()
+    for what, frame in _FRAMES:
+        rows += _candidates(frame, what, n, 0.0)
+    rows += _candidates(_FRAMES[1][1], f"completion, 1 per {gap_s * 1e3:g} ms", paced_n, gap_s)
     return rows
 
 
-def _row(name: str, what: str, n: int, tx_cpu: float, rx_cpu: float, wall: float, got: int) -> dict[str, Any]:
+def _send_all(send: Any, frame: bytes, n: int, gap_s: float) -> None:
+    if not gap_s:
+        for _ in range(n):
+            send(frame)
+        return
+    for _ in range(n):
+        send(frame)
+        time.sleep(gap_s)
+
+
+def _candidates(frame: bytes, what: str, n: int, gap_s: float) -> list[dict[str, Any]]:
+    rows = []
+    ctx = mp.get_context("fork")
+
+    def measure(name: str, target: Any, targs: tuple[Any, ...], send: Any, ready: bool = False) -> None:
+        res_r, res_w = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=target, args=(*targs, res_w))
+        p.start()
+        if ready:
+            res_r.recv()
+        c0, t0 = _cpu_s(), time.perf_counter()
+        _send_all(send, frame, n, gap_s)
+        got, rx_cpu = res_r.recv()
+        rows.append(_row(name, what, n, _cpu_s() - c0, rx_cpu, time.perf_counter() - t0, got, gap_s))
+        p.join()
+
+    # socketpair, our framing: one send per frame (a Server issue), batched reads; waiting in poll (the
+    # reporter's way, one poll set for every worker) or in recv (possible with one worker only)
+    for use_poll in (False, True):
+        a, b = socket.socketpair()
+        label = "socketpair (ours), poll + recv" if use_poll else "socketpair, blocking recv"
+        measure(label, _socket_receiver, (b, n, len(frame), use_poll), a.sendall)
+        a.close()
+        b.close()
+    r, w = ctx.Pipe(duplex=False)  # multiprocessing.Pipe: a message per send_bytes
+    measure("multiprocessing.Pipe", _pipe_receiver, (r, n), w.send_bytes)
+    try:
+        import zmq
+    except ImportError:
+        rows.append({"transport": "pyzmq", "frame": what, "problem": "pyzmq is not installed"})
+        return rows
+    addr = f"ipc:///tmp/sut_workers_{os.getpid()}.ipc"
+    zctx = zmq.Context()
+    s = zctx.socket(zmq.PUSH)
+    s.connect(addr)
+    measure(f"pyzmq {zmq.__version__} PUSH/PULL ipc", _zmq_receiver, (addr, n), s.send, ready=True)
+    s.close()
+    zctx.term()
+    return rows
+
+
+def _row(name: str, what: str, n: int, tx_cpu: float, rx_cpu: float, wall: float, got: int, gap_s: float) -> dict[str, Any]:
     return {
         "transport": name,
         "frame": what,
         "messages": n,
         "received": got,
-        "send_cpu_us_per_msg": tx_cpu / n * 1e6,
+        "gap_s": gap_s,
+        "send_cpu_us_per_msg": tx_cpu / n * 1e6,  # paced: with the sender's sleep (its wake-up) in it
         "recv_cpu_us_per_msg": rx_cpu / n * 1e6,
         "wall_us_per_msg": wall / n * 1e6,
     }
@@ -447,14 +476,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"sut_workers: {os.cpu_count()} CPUs, load average {_loadavg()}, nice {args.nice}", flush=True)
 
     if "transport" in parts:
-        rows = transport(20_000 if q else 200_000)
+        rows = transport(20_000 if q else 200_000, 300 if q else 3000)
         doc["transport"] = rows
         print("\ntransport (CPU us per message; send side is the LoadGen process's for a sample frame):")
         for r in rows:
             if "problem" in r:
-                print(f"  {r['transport']:<34} {r['frame']:<10} {r['problem']}")
+                print(f"  {r['transport']:<34} {r['frame']:<22} {r['problem']}")
                 continue
-            print(f"  {r['transport']:<34} {r['frame']:<10} send {r['send_cpu_us_per_msg']:6.2f}  "
+            print(f"  {r['transport']:<34} {r['frame']:<22} send {r['send_cpu_us_per_msg']:6.2f}  "
                   f"receive {r['recv_cpu_us_per_msg']:6.2f}  wall {r['wall_us_per_msg']:6.2f}")  # fmt: skip
 
     serial_us = None
