@@ -6,6 +6,7 @@ response cap fails the request exactly when the body is over it."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -125,10 +126,10 @@ def deliveries(draw: st.DrawFn) -> tuple[bytes, list[bytes]]:
         pieces += [rest] if rest else []
     else:
         cuts = _cuts(draw, len(body))
-        pieces = [body[a:b] for a, b in zip(cuts, cuts[1:]) if b > a]
+        pieces = [body[a:b] for a, b in itertools.pairwise(cuts) if b > a]
     wire = HEAD + b"".join(b"%x\r\n" % len(p) + p + b"\r\n" for p in pieces) + b"0\r\n\r\n"
     cuts = _cuts(draw, len(wire))
-    return body, [wire[a:b] for a, b in zip(cuts, cuts[1:]) if b > a]
+    return body, [wire[a:b] for a, b in itertools.pairwise(cuts) if b > a]
 
 
 def _frame(reads: list[bytes], max_response_bytes: int = 1 << 20) -> _Sink:
