@@ -4,9 +4,11 @@ the fidelity on a small machine, each beside its reference measured in the same 
 Parts (``--parts``, default all):
 
 - ``transport``: one-way sample frames (16 bytes) and completion frames (44 bytes) between two processes, as fast
-  as they go, over the candidates for the wire: an ``AF_UNIX`` socketpair with our framing and batched reads (what
-  ``loadgen_sut/worker_wire.py`` uses), ``multiprocessing.Pipe`` (a message per ``send_bytes``), and pyzmq
-  PUSH/PULL over ``ipc://`` when pyzmq is importable (it is not a dependency): CPU us per message on each side.
+  as they go, then completion frames paced one per millisecond (every frame finds the reader asleep: a Server
+  run's regime), over the candidates for the wire: an ``AF_UNIX`` socketpair with our framing and batched reads
+  (what ``loadgen_sut/worker_wire.py`` uses), its reader waiting in ``poll`` (the reporter's way) or in ``recv``,
+  ``multiprocessing.Pipe`` (a message per ``send_bytes``), and pyzmq PUSH/PULL over ``ipc://`` when pyzmq is
+  importable (it is not a dependency): CPU us per message on each side.
 - ``serial``: the LoadGen process's CPU per query (``client_diagnostics.loadgen_process_cpu_s``: LoadGen's threads,
   the issue callback, the reporting thread) with workers that answer at once (the simulated engine, TTFT 0, TPOT
   0, 2 tokens) at Server rates, beside LoadGen's own floor at the same rate (``bench/loadgen_floor.py``: a SUT
@@ -155,6 +157,7 @@ def transport(n: int, paced_n: int, gap_s: float = 0.001) -> list[dict[str, Any]
 
 
 def _send_all(send: Any, frame: bytes, n: int, gap_s: float) -> None:
+    # two loops, not one with a test in it: the back-to-back send cost is what is measured
     if not gap_s:
         for _ in range(n):
             send(frame)
