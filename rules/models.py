@@ -10,6 +10,7 @@ where SOURCE_ID is a key of :attr:`Round.sources`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
@@ -431,6 +432,18 @@ class Round(_Model):
     compliance_delta_pct_cite: str | None = None
     power_units: dict[Scenario, str] = Field(default_factory=dict)
     test05_seeds: Seeds | None = None
+
+    @property
+    def official_checker(self) -> str | None:
+        """The official checker this round's data follows, as a finding names it: ``"HEAD"`` (the modular checker of
+        mlcommons/inference HEAD) or the tag of ``submission_checker.py`` (``"v5.1.1"``, ``"v4.1"``); None where the
+        data names none."""
+        if self.checker is None:
+            return None
+        if "HEAD" in self.checker:
+            return "HEAD"
+        m = re.search(r"\btag (v[0-9][0-9.]*[0-9])", self.checker)
+        return m.group(1) if m else None
 
     def accepts_loadgen(self, version: str) -> bool:
         """A LoadGen version seen in a log (``5.0.25``; ``5.1`` from a short header) is of a series the round accepts.

@@ -218,7 +218,7 @@ def check_system(sctx: SubmitterContext, system: str) -> list[Finding]:
     d = read.desc
     out += _status_and_type_findings(d, rules, rel)
     out += _network_findings(d, sub.division, rel)
-    out += _field_findings(d, rules, rel, head_round="HEAD" in (sctx.round.checker or ""))
+    out += _field_findings(d, rules, rel, head_round=sctx.round.official_checker == "HEAD")
     out += _field_type_findings(d, rules.summary_int_fields, rel)
     out += _unknown_field_findings(d, rules, rel)
     out += _identity_findings(d, sub.division, sub.name, rel)
