@@ -23,10 +23,15 @@ def filter_report(report: CheckReport, select: Sequence[str] = (), ignore: Seque
 
 
 def all_findings(report: CheckReport) -> Iterator[Finding]:
-    """Tree-level findings, then every result's findings (a finding copied into results appears once per result)."""
+    """Each finding once: the tree-level findings, then every result's own. A submitter-, system- or benchmark-level
+    error is copied into each result it invalidates (so that a result's findings give its verdict); the copies are
+    that one finding, not one more per result: one thing to fix, counted and listed once."""
     yield from report.findings
+    tree = set(report.findings)
     for r in report.results:
-        yield from r.findings
+        for f in r.findings:
+            if not tree or f.model_copy(update={"result": None}) not in tree:
+                yield f
 
 
 def tree_errors(report: CheckReport) -> list[Finding]:
@@ -92,11 +97,7 @@ def per_division(report: CheckReport) -> dict[str, tuple[int, int]]:
 
 
 def per_rule(report: CheckReport) -> list[tuple[str, Severity, int]]:
-    """(rule, worst severity, number of findings), most frequent first.
-
-    A submitter- or system-level finding copied into every affected result is counted once per
-    result it invalidates, plus once at tree level.
-    """
+    """(rule, worst severity, number of findings), most frequent first (each finding once: :func:`all_findings`)."""
     n: Counter[str] = Counter()
     worst: dict[str, Severity] = {}
     rank = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
