@@ -196,10 +196,14 @@ VERDICT_WORDS = {
 
 def verdict_line(audit: ClaimAudit, needed: list[Issue]) -> str:
     """Two answers a reader needs: whether the results may be compared, and whether the claim may be published as
-    written (no ERROR: every number is the published one, every required label and disclosure is there)."""
+    written (no ERROR: every number is the published one, every required label and disclosure is there). A claim
+    that carries no footnote (``--text``, or a claim file without ``footnote:``) may be published with the one this
+    tool wrote for it (LBL-02 judges a footnote the claim carries), not as written."""
     n = severity_counts(audit.findings)
     errors = sorted({f.rule for f in audit.findings if f.severity is Severity.ERROR})
-    if not errors:
+    if not errors and audit.footnote and audit.claim.footnote is None:
+        publish = "the claim may be published with the citation and footnote above (it carries none)"
+    elif not errors:
         publish = "the claim may be published as written"
     else:
         publish = f"the claim may NOT be published as written: fix {', '.join(errors)}"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from schemas import schema_errors
 
@@ -75,7 +76,18 @@ def test_comparable_claim_prints_citation(audit, rows_table: Path, tmp_path: Pat
         "https://mlcommons.org/benchmarks/inference-datacenter/ 10 September 2025, entry 5.1-0001. "
         "Result verified by MLCommons Association.",
     ]
+    # the claim carries no footnote: publishable with the one printed, not as written
     assert run.out.splitlines()[-1] == (
+        "verdict: results COMPARABLE; the claim may be published with the citation and footnote above (it carries "
+        "none) (0 errors, 0 warnings)"
+    )
+    # the same claim carrying the footnote the tool wrote: as written, and LBL-02 judged it complete
+    with_footnote = tmp_path / "with-footnote.yaml"
+    with_footnote.write_text(path.read_text() + yaml.safe_dump({"footnote": "\n".join(run.report["footnote"])}))
+    again = audit("claim", str(with_footnote), "--table", str(rows_table))
+    assert again.code == 0 and again.report["verdict"] == "comparable"
+    assert any(i["rule"] == "LBL-02" and i["satisfied"] for i in again.report["rules"]), again.report["rules"]
+    assert again.out.splitlines()[-1] == (
         "verdict: results COMPARABLE; the claim may be published as written (0 errors, 0 warnings)"
     )
 
