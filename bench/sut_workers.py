@@ -7,6 +7,7 @@ Parts (``--parts``, default all):
   as they go, then completion frames paced one per millisecond (every frame finds the reader asleep: a Server
   run's regime), over the candidates for the wire: an ``AF_UNIX`` socketpair with our framing and batched reads
   (what ``loadgen_sut/worker_wire.py`` uses), its reader waiting in ``poll`` (the reporter's way) or in ``recv``,
+  an ``os.pipe`` with the same framing (one pipe could take every worker's frames: no poll set),
   ``multiprocessing.Pipe`` (a message per ``send_bytes``), and pyzmq PUSH/PULL over ``ipc://`` when pyzmq is
   importable (it is not a dependency): CPU us per message on each side.
 - ``serial``: the LoadGen process's CPU per query (``client_diagnostics.loadgen_process_cpu_s``: LoadGen's threads,
@@ -87,34 +88,56 @@ _DONE = struct.Struct("<IBQqqqqBI")  # head + a completion frame without data
 
 
 def _socket_receiver(sock: socket.socket, n: int, size: int, use_poll: bool, out: Any) -> None:
-    """Batched reads, as the reporter thread reads a worker's socket; ``use_poll``: it waits in ``select.poll``
-    first (the reporter's way: one poll set for every worker), else in ``recv`` itself."""
+    """Batched reads into one buffer, as the reporter thread reads a worker's socket; ``use_poll``: it waits in
+    ``select.poll`` first (the reporter's way: one poll set for every worker), else in ``recv_into`` itself."""
     poller = None
     if use_poll:
         sock.setblocking(False)
         poller = select.poll()
         poller.register(sock.fileno(), select.POLLIN)
+
+    def read(mv: memoryview) -> int:
+        if poller is None:
+            return sock.recv_into(mv)
+        poller.poll(1000)
+        try:
+            return sock.recv_into(mv)
+        except BlockingIOError:
+            return -1
+
+    _framed_reads(read, n, size, out)
+
+
+def _fifo_receiver(fd: int, n: int, size: int, out: Any) -> None:
+    """Batched blocking reads of an ``os.pipe`` into one buffer: every worker could write to one pipe (a write of at
+    most ``PIPE_BUF`` bytes is atomic), so its reader would need no poll set."""
+    _framed_reads(lambda mv: os.readv(fd, [mv]), n, size, out)
+
+
+def _framed_reads(read: Any, n: int, size: int, out: Any) -> None:
+    """Read ``n`` frames of ``size`` bytes with ``read(memoryview) -> bytes read`` (0: the end, -1: nothing yet)."""
+    buf = bytearray(1 << 16)
+    mv = memoryview(buf)
     c0 = _cpu_s()
-    buf = bytearray()
-    got = 0
+    got = start = end = 0
+    head = struct.Struct("<IB")
     while got < n:
-        if poller is not None:
-            poller.poll(1000)
-            try:
-                data = sock.recv(1 << 16)
-            except BlockingIOError:
-                continue
-        else:
-            data = sock.recv(1 << 16)
-        if not data:
+        if len(buf) - end < size:
+            buf[: end - start] = buf[start:end]
+            start, end = 0, end - start
+        k = read(mv[end:])
+        if k == 0:
             break
-        buf += data
-        pos = 0
-        while len(buf) - pos >= size:
-            struct.unpack_from("<IB", buf, pos)
-            pos += size
+        if k < 0:
+            continue
+        end += k
+        while end - start >= size:
+            head.unpack_from(buf, start)
+            start += size
             got += 1
-        del buf[:pos]
+        if start == end:
+            start = end = 0
+    mv.release()
     out.send((got, _cpu_s() - c0))
 
 
@@ -191,6 +214,10 @@ def _candidates(frame: bytes, what: str, n: int, gap_s: float) -> list[dict[str,
         measure(label, _socket_receiver, (b, n, len(frame), use_poll), a.sendall)
         a.close()
         b.close()
+    rfd, wfd = os.pipe()
+    measure("os.pipe, blocking read", _fifo_receiver, (rfd, n, len(frame)), lambda data: os.write(wfd, data))
+    os.close(rfd)
+    os.close(wfd)
     r, w = ctx.Pipe(duplex=False)  # multiprocessing.Pipe: a message per send_bytes
     measure("multiprocessing.Pipe", _pipe_receiver, (r, n), w.send_bytes)
     try:
