@@ -46,6 +46,8 @@ import reprlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import msgspec
+
 from loadgen_sut.engines.base import (
     CountCheck,
     DispatchCallback,
@@ -71,17 +73,27 @@ RETOKENIZE_SLACK_TOKENS = 3
 RETOKENIZE_SLACK_FRACTION = 0.10
 PLAUSIBLE_EXTRA_TOKENS = 2
 
+_FAST_DECODE = msgspec.json.Decoder().decode  # any JSON value, from bytes
 _DECODER = json.JSONDecoder()
 # the C scanner: (value, end) of the JSON value at an index, else StopIteration (typeshed types its argument as itself)
 _scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]
 _decode_whole = _DECODER.decode  # on str: skips json.loads' encoding sniffing of bytes
 
 
-def _decode(text: str) -> Any:
-    """``json.loads(text)``, same value and same errors, at about half the cost for an SSE event's payload:
-    ``JSONDecoder.decode`` spends as much again on two whitespace regexes and its Python frames as the C scanner on
-    the value. The scanner is asked first; text it does not take whole (leading or trailing whitespace, garbage
-    after the value, no value) goes through ``decode``, which returns or raises what it always did."""
+def _decode(data: bytes) -> Any:
+    """``json.loads(data.decode())``, the same value or the same error, at a third of its cost for an event.
+
+    msgspec's decoder is asked first (0.5 us for a 200-byte vLLM chat chunk against 1.3 us for the json module's C
+    scanner and 1.9 for ``json.loads``): where it returns a value, that value is json's (integers of any size it
+    takes, the last of duplicate keys, correctly rounded floats); what it refuses, json may take (NaN, Infinity,
+    1e400, lone surrogates, integers of more digits than it holds) or refuse with another error (invalid UTF-8,
+    garbage after the value), so that goes the old way, which returns or raises what it always did
+    (``tests/sut/test_sse_json_equivalence.py`` holds the two to each other)."""
+    try:
+        return _FAST_DECODE(data)
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    text = data.decode()  # strict: invalid UTF-8 raises UnicodeDecodeError, a ValueError
     try:
         value, end = _scan(text, 0)
     except StopIteration:
@@ -206,7 +218,7 @@ class _Stream:
             self.fail(ErrorKind.MALFORMED, "data after [DONE]")
             return False
         try:
-            event = _decode(data.decode())
+            event = _decode(data)
         except (ValueError, RecursionError):  # RecursionError: absurdly nested JSON
             self.fail(ErrorKind.MALFORMED, f"not JSON in SSE data: {_head_text(data)!r}")
             return False
