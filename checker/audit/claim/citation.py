@@ -14,6 +14,14 @@ from checker.audit.claim.model import Claim, Derivation, Metric, Origin, Resolve
 from rules.messaging import MessagingData
 
 RESULTS_PAGE = "https://mlcommons.org/benchmarks/inference-{suite}/"
+# what the footnote holds where the claim file does not say (``combination:``): the footnote is not ready to publish
+COMBINATION_PLACEHOLDER = "<describe the method of combination>"
+PLACEHOLDERS = {COMBINATION_PLACEHOLDER: "combination:"}
+
+
+def placeholders(lines: tuple[str, ...] | list[str]) -> list[str]:
+    """The claim file keys whose placeholders the printed footnote still holds."""
+    return [key for mark, key in PLACEHOLDERS.items() if any(mark in line for line in lines)]
 
 
 def retrieval(claim: Claim, result: ResolvedResult) -> tuple[str, str]:
@@ -51,8 +59,10 @@ def citation(claim: Claim, r: ResolvedResult, md: MessagingData) -> str:
             f"MLPerf® {version} Inference {division} {what}. Retrieved from {url} {date}, {_entry(r)}. "
             f"{md.sentence('verified_statement')}"
         )
-    head = f"MLPerf® {version} Inference {division + ' ' if division else ''}{what}"
     by = f" measured by {r.submitter}" if r.submitter else ""
+    if not r.mlperf:  # an own number from another tool: no MLPerf® suite, version or division to name
+        return f"{r.label}{by}{', ' + what if what else ''}; not an MLPerf® result. {md.sentence('unverified_statement')}"
+    head = " ".join(p for p in ("MLPerf®", version, "Inference", division, what) if p)
     return f"{head}, unverified result ({r.label}{by}). {md.sentence('unverified_statement')}"
 
 
@@ -75,7 +85,7 @@ def footnote(claim: Claim, metric: Metric, results: list[ResolvedResult], md: Me
             "MLPerf® metrics and are not verified by MLCommons Association."
         )
     if Derivation.COMPOSITE in metric.derivations:
-        method = claim.combination or "<describe the method of combination>"
+        method = claim.combination or COMBINATION_PLACEHOLDER
         lines.append(
             f"Composite of the cited scores, combined as: {method}. The composite is not sanctioned by "
             "MLCommons and is not an official or verified MLPerf® result."

@@ -190,27 +190,51 @@ def labels(ctx: ClaimRules, rs: list[ResolvedResult]) -> None:
             "write 'MLPerf®', never as noun, verb, plural or possessive",
             False,
         )
-    if ctx.footnote is not None and verified:
-        lacking = []
-        for r in verified:
-            if r.id and r.id not in ctx.footnote:
-                lacking.append(f"entry {r.id}")
-            if r.scenario and not mentions(ctx.footnote, r.scenario.value):
-                lacking.append(f"scenario {r.scenario.value} of {r.id}")
-        for word, what in (("Inference", "suite"), ("Retrieved", "date and source of retrieval")):
-            if not mentions(ctx.footnote, word):
-                lacking.append(what)
-        if norm(ctx.md.sentence("trademark_legend")) not in norm(ctx.footnote):
-            lacking.append("trademark legend")
+    if ctx.footnote is not None and rs:
+        lacking = _footnote_lacks(ctx, ctx.footnote, verified)
         ctx.require(
             "LBL-02",
             "the claim carries a footnote",
-            "the footnote must give suite, version, division, "
+            "carry a footnote that gives suite, version, division, "
             "benchmark and scenario, date and source of retrieval, result ID and the trademark legend"
             + (f" (missing: {', '.join(lacking)})" if lacking else ""),
             not lacking,
-            ctx.ids(verified),
+            ctx.ids(verified or rs),
         )
+
+
+# C0 and C1 controls but tab and line breaks, and the Unicode bidi controls: a footnote that holds them reads other
+# than it is written (a terminal escape, text shown in another order)
+_HIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _footnote_lacks(ctx: ClaimRules, footnote: str, verified: list[ResolvedResult]) -> list[str]:
+    """What a footnote the claim carries lacks: per verified result its entry, version, division, benchmark and
+    scenario; the suite and the retrieval where any is verified; the trademark legend always (LBL-02's fields, MSG:50);
+    and no control characters."""
+    lacking = []
+    for r in verified:
+        name = r.id or r.label
+        if r.id and r.id not in footnote:
+            lacking.append(f"entry {r.id}")
+        # the version itself, not the start of a result ID ("5.1-0061")
+        if r.version and not re.search(rf"(?<![\d.])v?{re.escape(r.version)}(?![\d-])", footnote, re.I):
+            lacking.append(f"version v{r.version} of {name}")
+        if r.division and not mentions(footnote, r.division):
+            lacking.append(f"division {r.division.capitalize()} of {name}")
+        if r.benchmark and not mentions_benchmark(footnote, r.benchmark):
+            lacking.append(f"benchmark {r.benchmark} of {name}")
+        if r.scenario and not mentions(footnote, r.scenario.value):
+            lacking.append(f"scenario {r.scenario.value} of {name}")
+    if verified:
+        for word, what in (("Inference", "suite"), ("Retrieved", "date and source of retrieval")):
+            if not mentions(footnote, word):
+                lacking.append(what)
+    if norm(ctx.md.sentence("trademark_legend")) not in norm(footnote):
+        lacking.append("trademark legend")
+    if _HIDDEN.search(footnote):
+        lacking.append("nothing hidden: it holds control or bidi characters")
+    return lacking
 
 
 def _mentions_system(text: str, r: ResolvedResult) -> bool:

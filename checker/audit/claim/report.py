@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from checker.audit.claim.citation import placeholders
 from checker.audit.claim.model import Claim, Metric, ResolvedResult
 from checker.audit.claim.rules import Issue, IssueKind
 from checker.audit.report_common import exit_code_of, finding_lines, severity_counts
@@ -201,7 +202,12 @@ def verdict_line(audit: ClaimAudit, needed: list[Issue]) -> str:
     tool wrote for it (LBL-02 judges a footnote the claim carries), not as written."""
     n = severity_counts(audit.findings)
     errors = sorted({f.rule for f in audit.findings if f.severity is Severity.ERROR})
-    if not errors and audit.footnote and audit.claim.footnote is None:
+    if not errors and audit.footnote and audit.claim.footnote is None and (todo := placeholders(audit.footnote)):
+        publish = (
+            f"the claim may be published with the citation and footnote above once the claim file's "
+            f"{', '.join(todo)} fills in their placeholder (it carries no footnote)"
+        )
+    elif not errors and audit.footnote and audit.claim.footnote is None:
         publish = "the claim may be published with the citation and footnote above (it carries none)"
     elif not errors:
         publish = "the claim may be published as written"
@@ -220,7 +226,7 @@ def render_text(audit: ClaimAudit, *, verbose: bool = False) -> list[str]:
     derived = f", derived: {', '.join(d.value for d in m.derivations)}" if m.derivations else ""
     lines = [
         f"inference-audit claim: {audit.claim_path or audit.claim_source} (round {audit.round}; metric: {m.text}"
-        f"{' (from the text)' if m.from_text else ''}{derived})",
+        f"{' (from the text)' if m.from_text and m.base is not None else ''}{derived})",
         "results:",
     ]
     lines += [_result_line(r) for r in audit.results]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -232,3 +233,83 @@ def test_own_server_figure_needs_its_basis(audit, rows_table: Path, tmp_path: Pa
         r["rule"] == "D-16" and r["satisfied"] is False and "unstated basis" in r["reason"]
         for r in run.report["rules"]
     )
+
+
+LEGEND = (
+    "The MLPerf name and logo are registered and unregistered trademarks of MLCommons Association in the United "
+    "States and other countries. All rights reserved. Unauthorized use strictly prohibited. See www.mlcommons.org for "
+    "more information."
+)
+
+
+def _honour_with(tmp_path: Path, **extra: Any) -> Path:
+    claim = yaml.safe_load((CLAIMS / "TM-01" / "honour.yaml").read_text())
+    claim.update(extra)
+    path = tmp_path / "claim.yaml"
+    path.write_text(yaml.safe_dump(claim, allow_unicode=True))
+    return path
+
+
+def test_a_footnote_lacking_the_version_division_and_benchmark_is_no_footnote(audit, rows_table: Path, tmp_path: Path) -> None:
+    """LBL-02's fields (MSG:50) are all asked for: IDs, scenario, 'Inference', 'Retrieved' and the legend alone are not
+    enough (a red team's footnote that passed)."""
+    path = _honour_with(tmp_path, footnote=f"Inference Offline 5.1-0061 5.1-0001 Retrieved {LEGEND}")
+    run = audit("claim", str(path), "--table", str(rows_table))
+    assert run.code == 1
+    (hit,) = run.findings("LBL-02", "error")
+    for part in ("version v5.1 of 5.1-0061", "division Closed of 5.1-0001", "benchmark llama2-70b-99 of 5.1-0061"):
+        assert part in hit["message"], hit["message"]
+    assert "the claim must carry a footnote that gives" in hit["message"]  # one verb phrase, not two
+    assert run.out.splitlines()[-1].endswith("the claim may NOT be published as written: fix LBL-02 (1 errors, 0 warnings)")
+
+
+@pytest.mark.parametrize("hidden", ["\u202e", "\x1b]8;;http://evil\x07", "\x00", "\u2066"])
+def test_a_footnote_with_hidden_characters_is_refused(audit, rows_table: Path, tmp_path: Path, hidden: str) -> None:
+    first = audit("claim", str(_honour_with(tmp_path)), "--table", str(rows_table))
+    complete = "\n".join(first.report["footnote"])
+    run = audit("claim", str(_honour_with(tmp_path, footnote=complete.replace("5.1-0001", f"{hidden}5.1-0001"))),
+                "--table", str(rows_table))  # fmt: skip
+    assert run.code == 1
+    (hit,) = run.findings("LBL-02", "error")
+    assert "control or bidi characters" in hit["message"], hit["message"]
+
+
+def test_a_footnote_of_own_results_only_is_checked_too(audit, tmp_path: Path) -> None:
+    """No verified result: the footnote still needs the trademark legend (it was not looked at)."""
+    claim = {
+        "text": "ExampleCo EX-8 with 8 GPUs: 30,000 tokens/s (unverified) on MLPerf® Inference v5.1 Llama 2 70B "
+        "(llama2-70b-99) Offline. Result not verified by MLCommons Association.",
+        "results": [{"id": "own", "benchmark": "llama2-70b-99", "scenario": "Offline", "result": 30000,
+                     "units": "Tokens/s", "accelerators": 8, "submitter": "ExampleCo", "system": "EX-8",
+                     "harness": "mlperf-loadgen", "source": "own measurement"}],
+        "footnote": "hi",
+    }  # fmt: skip
+    path = tmp_path / "own.yaml"
+    path.write_text(yaml.safe_dump(claim, allow_unicode=True))
+    run = audit("claim", str(path))
+    assert run.code == 1
+    (hit,) = run.findings("LBL-02", "error")
+    assert "trademark legend" in hit["message"], hit["message"]
+
+
+def test_a_printed_footnote_with_a_placeholder_is_not_ready(audit, rows_table: Path, tmp_path: Path) -> None:
+    src = yaml.safe_load((CLAIMS / "CMB-01" / "break.yaml").read_text())
+    src["text"] = src["text"].rstrip(".") + " (geometric mean)."
+    path = tmp_path / "composite.yaml"
+    path.write_text(yaml.safe_dump(src, allow_unicode=True))
+    run = audit("claim", str(path), "--table", str(rows_table))
+    assert any("<describe the method of combination>" in line for line in run.report["footnote"])
+    assert "once the claim file's combination: fills in their placeholder" in run.out.splitlines()[-1], run.out
+
+
+def test_an_own_number_from_another_tool_is_cited_as_no_mlperf_result(audit, tmp_path: Path) -> None:
+    claim = {
+        "text": "ExampleCo EX-8: 30,000 tokens/s (unverified) on Llama 2 70B Offline. Result not verified by "
+        "MLCommons Association.",
+        "results": [{"id": "own", "result": 30000, "units": "Tokens/s", "source": "own measurement"}],
+    }
+    path = tmp_path / "own.yaml"
+    path.write_text(yaml.safe_dump(claim))
+    run = audit("claim", str(path))
+    first = run.report["footnote"][0]
+    assert "not an MLPerf® result" in first and "Inference ," not in first and "MLPerf® v" not in first, first
