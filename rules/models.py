@@ -440,10 +440,10 @@ class Round(_Model):
         data names none."""
         if self.checker is None:
             return None
-        if "HEAD" in self.checker:
-            return "HEAD"
-        m = re.search(r"\btag (v[0-9][0-9.]*[0-9])", self.checker)
-        return m.group(1) if m else None
+        m = re.search(r"\btag (v[0-9][0-9.]*[0-9])(?![\w.])", self.checker)
+        if m:
+            return m.group(1)
+        return "HEAD" if re.search(r"\(inference HEAD\)", self.checker) else None
 
     def accepts_loadgen(self, version: str) -> bool:
         """A LoadGen version seen in a log (``5.0.25``; ``5.1`` from a short header) is of a series the round accepts.

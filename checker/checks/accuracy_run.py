@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from checker.checks.context import ResultContext
 from checker.checks.performance import DETAIL_LOG_CASES, load_detail
-from checker.checks.rule_registry import OLD, Case, RuleInfo, register
+from checker.checks.rule_registry import OLD, Case, RuleInfo, official_behaviour, register
 from checker.findings import Finding
 from checker.parsers.mllog import DetailLog
 
@@ -170,14 +170,9 @@ def accuracy_run_findings(ctx: ResultContext, scored: tuple[int, int] | None = N
     return out
 
 
-def _official_on_dataset(checker: str | None) -> str:
-    """What the round's official checker does with a short accuracy run (ACC-DATASET's ``official``)."""
-    if checker == "HEAD":
-        return "The HEAD checker fails the result as well (dataset_check)"
-    why = "the rules require the accuracy run over the whole validation set, so this tool rejects it"
-    if checker == "v4.1":  # its check_accuracy_dir compares no sample count
-        return f"The v4.1 checker does not check this; {why}"
-    return f"The {checker or 'official'} checker only logs this; {why}"
+# what each official checker does with a short accuracy run (v4.1's check_accuracy_dir compares no sample count)
+_DATASET_OFFICIAL = {"HEAD": "fails the result as well (dataset_check)", "v5.1.1": "only logs this",
+                     "v4.1": "does not check this"}  # fmt: skip
 
 
 def dataset_findings(ctx: ResultContext, log: DetailLog, rel: str) -> list[Finding]:
@@ -191,7 +186,12 @@ def dataset_findings(ctx: ResultContext, log: DetailLog, rel: str) -> list[Findi
         ctx.log_finding(
             "ACC-DATASET",
             f"the accuracy run covered {count} samples ({log.label(key)}), the {ctx.mlperf_model} accuracy data set has "
-            f"{expected}. {_official_on_dataset(ctx.round.official_checker)}",
+            f"{expected}. "
+            + official_behaviour(
+                ctx.round.official_checker,
+                _DATASET_OFFICIAL,
+                "the rules require the accuracy run over the whole validation set, so this tool rejects it",
+            ),
             log,
             rel,
             key,

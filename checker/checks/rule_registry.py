@@ -111,6 +111,20 @@ WARN, INFO = Severity.WARNING, Severity.INFO
 # tools/submission/submission_checker.py, which the published v5.1 verdicts were made with); HEAD is cited by name
 OLD = "official checker v5.1.1"
 
+
+
+def official_behaviour(checker: str | None, by_checker: Mapping[str, str], why: str) -> str:
+    """The sentence of a finding that goes beyond some official checkers: what the round's (``"HEAD"`` or a tag:
+    :attr:`rules.models.Round.official_checker`) does with it, from ``by_checker``; where that does not fail it
+    ("only logs this"), ``why`` this tool rejects it. A checker ``by_checker`` does not know is not described."""
+    does = by_checker.get(checker or "")
+    if does is None:
+        return why[:1].upper() + why[1:]
+    if does.startswith("fails"):
+        return f"The {checker} checker {does}"
+    return f"The {checker} checker {does}; {why}"
+
+
 _REGISTRY: dict[str, RuleInfo] = {}
 
 

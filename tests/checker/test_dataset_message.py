@@ -47,3 +47,28 @@ def test_a_v6_1_tree_names_the_head_checker() -> None:
     """submissions/ is a v6.1 tree with a 32-sample data set: HEAD fails it, and the message says so."""
     msgs = _dataset_messages(REPO / "submissions", load_round("v6.1"))
     assert msgs and all("The HEAD checker fails the result as well" in m and "v5.1.1" not in m for m in msgs), msgs
+
+
+def test_a_round_whose_checker_is_not_named_says_nothing_of_it(tmp_path: Path) -> None:
+    acc = f"{OFFLINE}/accuracy/mlperf_log_detail.txt"
+    spec = {"base": "llm", "mutations": [{"op": "mllog_set", "path": acc, "key": "qsl_reported_total_count", "value": 1000}]}
+    root = materialize(spec, tmp_path / "tree")
+    for text in (None, "", "inference master", "tag 5.1.1", "at tag v5.1.1x"):
+        rnd = load_round("v5.1").model_copy(update={"checker": text})
+        assert rnd.official_checker is None, text
+        (msg,) = _dataset_messages(root, rnd)
+        assert "checker" not in msg and msg.endswith("so this tool rejects it"), (text, msg)
+
+
+def test_early_stopping_names_the_round_s_checker_too(tmp_path: Path) -> None:
+    """LAT-EARLY-STOPPING: v4.1 (L1179-1184) and v5.1.1 (L1667-1672) log an ERROR line and go on; HEAD fails it."""
+    detail = f"{OFFLINE.rsplit('/', 1)[0]}/Server/performance/run_1/mlperf_log_detail.txt"
+    spec = {"base": "llm", "mutations": [{"op": "mllog_set", "path": detail, "key": "early_stopping_met", "value": False}]}
+    root = materialize(spec, tmp_path / "tree")
+    v51 = load_round("v5.1")
+    expected = {"v5.1.1": "The v5.1.1 checker only logs this; the rules define", "v4.1": "The v4.1 checker only logs this",
+                "HEAD": "The HEAD checker fails it as well"}  # fmt: skip
+    for tag, checker in (("v5.1.1", v51.checker), ("v4.1", load_round("v4.1").checker), ("HEAD", load_round("v6.1").checker)):
+        report = check_tree(root, v51.model_copy(update={"checker": checker}), workers=1)
+        (msg,) = [f.message for r in report.results for f in r.findings if f.rule == "LAT-EARLY-STOPPING"]
+        assert expected[tag] in msg, (tag, msg)
