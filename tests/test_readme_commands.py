@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from loadgen_sut.cli import build_parser
+from tests.fresh_clone import link_fresh_clone
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = (REPO / "README.md", REPO / "examples" / "README.md", *sorted((REPO / "docs").rglob("*.md")))
@@ -167,9 +168,7 @@ def test_template_commands_parse(cmd: str) -> None:
 def test_runnable_commands_run_as_written(doc: str, tmp_path: Path) -> None:
     work = tmp_path / "checkout"
     work.mkdir()
-    for entry in REPO.iterdir():
-        if entry.name not in (".git", "out"):
-            (work / entry.name).symlink_to(entry)
+    link_fresh_clone(work)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     bindir = Path(sys.executable).parent
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"

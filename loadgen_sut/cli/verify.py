@@ -28,7 +28,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tests = parser.add_subparsers(dest="verify_test", metavar="TEST")
     tests.required = True
     t6 = tests.add_parser(TEST06, help="TEST06 of an LLM: first token, EOS, output length, every sample")
-    t6.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the TEST06 run (holds mlperf_log_accuracy.json)")
+    t6.add_argument(
+        "run_dir",
+        type=Path,
+        metavar="RUN_DIR",
+        help="the TEST06 run's own directory, the one holding its mlperf_log_accuracy.json (runs/<id>/TEST06 of an "
+        "inference-audit run)",
+    )
     t6.add_argument("--out", type=Path, required=True, metavar="DIR", help="a new directory for the verification")
     t6.add_argument("--eos-token-id", type=int, default=None, metavar="N", help="the engine's EOS token id")
     t6.add_argument("--benchmark", default=None, help="take the EOS ids from this benchmark's rules data")

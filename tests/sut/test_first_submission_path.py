@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fresh_clone import link_fresh_clone
 from tests.test_readme_commands import REPO, doc_commands
 
 DOC = REPO / "docs" / "run.md"
@@ -101,9 +102,7 @@ def test_documented_first_submission_path_runs_as_written(tmp_path: Path) -> Non
         pytest.fail(f"port {SERVER_PORT} is taken: the documented path starts bench/token_server.py on it")
     work = tmp_path / "checkout"
     work.mkdir()
-    for entry in REPO.iterdir():
-        if entry.name not in (".git", "out"):
-            (work / entry.name).symlink_to(entry)
+    link_fresh_clone(work)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     background: list[subprocess.Popen[bytes]] = []
