@@ -171,8 +171,11 @@ def accuracy_run_findings(ctx: ResultContext, scored: tuple[int, int] | None = N
 
 
 # what each official checker does with a short accuracy run (v4.1's check_accuracy_dir compares no sample count)
-_DATASET_OFFICIAL = {"HEAD": "fails the result as well (dataset_check)", "v5.1.1": "only logs this",
-                     "v4.1": "does not check this"}  # fmt: skip
+_DATASET_OFFICIAL = {
+    "HEAD": "fails the result as well (dataset_check)",
+    "v5.1.1": "only logs this",
+    "v4.1": "does not check this",
+}
 
 
 def dataset_findings(ctx: ResultContext, log: DetailLog, rel: str) -> list[Finding]:

@@ -58,6 +58,7 @@ NS_PER_MS = 1_000_000
 def _is_true(v: object) -> bool:
     return v is True or (isinstance(v, str) and v.strip().lower() == "true")
 
+
 # what each official checker does when early stopping was not met (v4.1 L1179-1184 and v5.1.1 L1667-1672 log an ERROR
 # line and go on; HEAD fails the result)
 _EARLY_STOPPING_OFFICIAL = {"HEAD": "fails it as well", "v5.1.1": "only logs this", "v4.1": "only logs this"}

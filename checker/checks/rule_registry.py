@@ -112,7 +112,6 @@ WARN, INFO = Severity.WARNING, Severity.INFO
 OLD = "official checker v5.1.1"
 
 
-
 def official_behaviour(checker: str | None, by_checker: Mapping[str, str], why: str) -> str:
     """The sentence of a finding that goes beyond some official checkers: what the round's (``"HEAD"`` or a tag:
     :attr:`rules.models.Round.official_checker`) does with it, from ``by_checker``; where that does not fail it

@@ -217,8 +217,7 @@ def _footnote_lacks(ctx: ClaimRules, footnote: str, verified: list[ResolvedResul
         name = r.id or r.label
         if r.id and r.id not in footnote:
             lacking.append(f"entry {r.id}")
-        # the version itself, not the start of a result ID ("5.1-0061")
-        if r.version and not re.search(rf"(?<![\d.])v?{re.escape(r.version)}(?![\d-])", footnote, re.I):
+        if r.version and not mentions_version(footnote, r.version, not_in_ids=True):  # the IDs are in it too
             lacking.append(f"version v{r.version} of {name}")
         if r.division and not mentions(footnote, r.division):
             lacking.append(f"division {r.division.capitalize()} of {name}")

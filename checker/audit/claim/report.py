@@ -202,17 +202,18 @@ def verdict_line(audit: ClaimAudit, needed: list[Issue]) -> str:
     tool wrote for it (LBL-02 judges a footnote the claim carries), not as written."""
     n = severity_counts(audit.findings)
     errors = sorted({f.rule for f in audit.findings if f.severity is Severity.ERROR})
-    if not errors and audit.footnote and audit.claim.footnote is None and (todo := placeholders(audit.footnote)):
+    if errors:
+        publish = f"the claim may NOT be published as written: fix {', '.join(errors)}"
+    elif audit.footnote and audit.claim.footnote is None:
+        todo = placeholders(audit.footnote)
         publish = (
             f"the claim may be published with the citation and footnote above once the claim file's "
             f"{', '.join(todo)} fills in their placeholder (it carries no footnote)"
+            if todo
+            else "the claim may be published with the citation and footnote above (it carries none)"
         )
-    elif not errors and audit.footnote and audit.claim.footnote is None:
-        publish = "the claim may be published with the citation and footnote above (it carries none)"
-    elif not errors:
-        publish = "the claim may be published as written"
     else:
-        publish = f"the claim may NOT be published as written: fix {', '.join(errors)}"
+        publish = "the claim may be published as written"
     rules = audit.blocking_rules() or sorted({i.rule for i in needed if not i.satisfied})
     why = f" ({', '.join(rules)})" if rules and audit.verdict is not Verdict.COMPARABLE else ""
     return (

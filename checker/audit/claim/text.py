@@ -41,9 +41,11 @@ def mentions_count(text: str, count: int) -> bool:
     return re.search(pattern, text, re.I) is not None
 
 
-def mentions_version(text: str, version: str) -> bool:
-    """ "v5.1", "5.1", "MLPerf Inference 5.1" (not "5.10" or "15.1")."""
-    return re.search(rf"(?<![\d.])v?{re.escape(version)}(?![\d])", text, re.I) is not None
+def mentions_version(text: str, version: str, *, not_in_ids: bool = False) -> bool:
+    """ "v5.1", "5.1", "MLPerf Inference 5.1" (not "5.10" or "15.1"); ``not_in_ids``: nor the start of a result ID
+    ("5.1-0061")."""
+    after = r"(?![\d-])" if not_in_ids else r"(?![\d])"
+    return re.search(rf"(?<![\d.])v?{re.escape(version)}{after}", text, re.I) is not None
 
 
 def mentions_benchmark(text: str, benchmark: str) -> bool:
