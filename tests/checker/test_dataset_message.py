@@ -20,6 +20,13 @@ REPO = Path(__file__).resolve().parents[2]
 OFFLINE = "closed/RedHat/results/XE8640_4xH100_vLLM/llama3.1-8b/Offline"
 
 
+def _short_accuracy_tree(tmp_path: Path) -> Path:
+    """The published llama3.1-8b Offline result with its accuracy run logged as 1,000 samples of 13,368."""
+    acc = f"{OFFLINE}/accuracy/mlperf_log_detail.txt"
+    spec = {"base": "llm", "mutations": [{"op": "mllog_set", "path": acc, "key": "qsl_reported_total_count", "value": 1000}]}
+    return materialize(spec, tmp_path / "tree")
+
+
 def _dataset_messages(root: Path, rnd: Round) -> list[str]:
     report = check_tree(root, rnd, workers=1)
     return [f.message for r in report.results for f in r.findings if f.rule == "ACC-DATASET"]
@@ -31,9 +38,7 @@ def test_each_round_names_its_checker(name: str) -> None:
 
 
 def test_a_v5_1_tree_names_the_v5_1_1_checker_and_a_v4_1_checker_checks_nothing(tmp_path: Path) -> None:
-    acc = f"{OFFLINE}/accuracy/mlperf_log_detail.txt"
-    spec = {"base": "llm", "mutations": [{"op": "mllog_set", "path": acc, "key": "qsl_reported_total_count", "value": 1000}]}
-    root = materialize(spec, tmp_path / "tree")
+    root = _short_accuracy_tree(tmp_path)
     v51 = load_round("v5.1")
     (msg,) = _dataset_messages(root, v51)
     assert "covered 1000 samples" in msg and "The v5.1.1 checker only logs this" in msg, msg
@@ -50,9 +55,7 @@ def test_a_v6_1_tree_names_the_head_checker() -> None:
 
 
 def test_a_round_whose_checker_is_not_named_says_nothing_of_it(tmp_path: Path) -> None:
-    acc = f"{OFFLINE}/accuracy/mlperf_log_detail.txt"
-    spec = {"base": "llm", "mutations": [{"op": "mllog_set", "path": acc, "key": "qsl_reported_total_count", "value": 1000}]}
-    root = materialize(spec, tmp_path / "tree")
+    root = _short_accuracy_tree(tmp_path)
     for text in (None, "", "inference master", "tag 5.1.1", "at tag v5.1.1x"):
         rnd = load_round("v5.1").model_copy(update={"checker": text})
         assert rnd.official_checker is None, text
