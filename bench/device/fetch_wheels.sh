@@ -16,19 +16,9 @@ PYVER=${PYVER:-3.12}
 WHEELS=${WHEELS:-$REPO/bench/device/wheels}
 PY=${PY:-python3}
 ABI="cp${PYVER/./}"
-# LoadGen: the 6.0.x series, a build of the default round (rules/data/v6.1.yaml loadgen_versions: 6.0., 6.1.)
-LOADGEN_SPEC=${LOADGEN_SPEC:-mlcommons-loadgen==6.0.*}
-# the runtime dependencies of pyproject.toml that the image lacks (ranges as there)
-REQS=(
-    "$LOADGEN_SPEC"
-    "pydantic>=2.5,<3"
-    "jsonschema>=4.18"
-    "PyYAML>=6.0"
-    "rouge-score>=0.1.2"
-    "nltk>=3.8"
-    "pylatexenc>=2.10"
-    "typing-extensions>=4.14"
-)
+# pyproject.toml's runtime dependencies less those the image carries, LoadGen pinned to the wheels' series
+# (bench/device/requirements.py: the one list gpu_smoke.sh and workers_ladder.sh install from on the device)
+mapfile -t REQS < <("$PY" "$REPO/bench/device/requirements.py" --fetch)
 # present in the image: dropped after the resolver has pulled them in
 SKIP_RE='^(numpy|scipy|pandas|sympy|mpmath|uvloop|python_dateutil|pytz|tzdata|torch|transformers|tokenizers)-'
 PLATFORMS=(--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64

@@ -132,9 +132,9 @@ then
     exit 3
 fi
 
-# 3. the project's own dependencies, offline from the carried wheels (skipped where all import already)
-if "$PY" -c "import mlperf_loadgen, pydantic, jsonschema, yaml, rouge_score, nltk, sympy, pylatexenc" 2>/dev/null; then
-    echo "== install: not needed (all the project's dependencies import)"
+# 3. the project's own dependencies, offline from the carried wheels (skipped where all are installed already)
+if "$PY" bench/device/requirements.py --check; then
+    echo "== install: not needed (every one of the project's dependencies is installed)"
     printf '%s\t%d\t%d\n' install 0 0 >>"$WORK/steps.tsv"
 elif [[ ! -d $WHEELS ]]; then
     echo "gpu_smoke: the project's dependencies are missing and $WHEELS does not exist:" \
@@ -142,13 +142,7 @@ elif [[ ! -d $WHEELS ]]; then
     exit 3
 else
     # pyproject.toml's dependencies, LoadGen pinned to the 6.0.x series the wheels hold
-    mapfile -t reqs < <("$PY" - <<'EOF'
-import tomllib
-deps = tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]
-print("\n".join(d for d in deps if not d.startswith("mlcommons-loadgen")))
-print("mlcommons-loadgen==6.0.*")
-EOF
-)
+    mapfile -t reqs < <("$PY" bench/device/requirements.py)
     step install 180 "$PY" -m pip install -q --no-index --no-cache-dir --find-links "$WHEELS" "${reqs[@]}" || {
         echo "gpu_smoke: stopping: the offline install failed"
         exit 3

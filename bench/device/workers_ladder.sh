@@ -29,19 +29,13 @@ tee_pid=$!
 trap 'exec 1>&- 2>&-; wait "$tee_pid"' EXIT
 echo "workers_ladder: $(date -u +%FT%TZ) $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
-if ! "$PY" -c "import mlperf_loadgen, pydantic, jsonschema, yaml, numpy" 2>/dev/null; then
+if ! "$PY" bench/device/requirements.py --check; then
     if [[ ! -d $WHEELS ]]; then
         echo "workers_ladder: the project's dependencies are missing and $WHEELS does not exist:" \
              "run bench/device/fetch_wheels.sh here and carry bench/device/wheels"
         exit 3
     fi
-    mapfile -t reqs < <("$PY" - <<'PYEOF'
-import tomllib
-deps = tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]
-print("\n".join(d for d in deps if not d.startswith("mlcommons-loadgen")))
-print("mlcommons-loadgen==6.0.*")
-PYEOF
-)
+    mapfile -t reqs < <("$PY" bench/device/requirements.py)
     timeout 180 "$PY" -m pip install -q --no-index --no-cache-dir --find-links "$WHEELS" "${reqs[@]}" || {
         echo "workers_ladder: stopping: the offline install failed"
         exit 3
