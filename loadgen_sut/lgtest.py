@@ -42,6 +42,7 @@ from loadgen_sut.engines.factory import EngineSpec, build_engine, build_tokenize
 from loadgen_sut.engines.simulated import simulated_answers, simulated_vocabulary
 from loadgen_sut.engines.tokenizers import Tokenizer
 from loadgen_sut.generation import GenerationSpec
+from loadgen_sut.interrupts import end_with_runner
 from loadgen_sut.progress import Progress, audit_overrides, planned_load
 from loadgen_sut.record import LengthStats, Percentile, ProcessDataset, SutResult, TestStatus
 from loadgen_sut.settings import (
@@ -580,6 +581,7 @@ def main(argv: list[str] | None = None) -> int:
         print(printable(f"inference-audit: error: {spec_path}: {exc}"), file=sys.stderr)
         return 2
     try:
+        end_with_runner()  # SIGTERM as SIGINT, and SIGINT when the runner dies
         return run_test(spec, Path.cwd(), started)
     except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the parent writes the run record
         print(f"inference-audit: {spec.name} interrupted", file=sys.stderr)

@@ -28,6 +28,7 @@ from typing import Any
 
 from checker.findings import UnusableInput
 from checker.safe_io import read_input_json
+from loadgen_sut.interrupts import sigterm_as_interrupt
 from loadgen_sut.mlperf_conf import MLPERF_CONF_FILE, compiled_mlperf_conf
 from loadgen_sut.package_docs import (
     SIMULATED_NOTE,
@@ -40,7 +41,6 @@ from loadgen_sut.package_docs import (
 from loadgen_sut.package_files import (
     Staging,
     refuse_symlinks_inside,
-    sigterm_as_interrupt,
     truncate_accuracy_log,
 )
 from loadgen_sut.record import RunRecord

@@ -6,10 +6,8 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import stat
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -166,21 +164,3 @@ def make_parents(path: Path) -> list[Path]:
             if not d.is_dir():
                 raise
     return made
-
-
-@contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """While packaging, SIGTERM (a timeout, a kill) unwinds like Ctrl-C, so the staging directory is removed."""
-
-    def _raise(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, _raise)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

@@ -23,6 +23,7 @@ from loadgen_sut.compliance import compliance_audit_config
 from loadgen_sut.datasets import Dataset
 from loadgen_sut.engines.tokenizers import Tokenizer
 from loadgen_sut.generation import GenerationPlan, generation_plan
+from loadgen_sut.interrupts import how_stopped
 from loadgen_sut.lgtest import AUDIT_CONFIG, EXIT_ENGINE_UNAVAILABLE, TestSpec
 from loadgen_sut.mlperf_conf import MLPERF_CONF_FILE, compiled_mlperf_conf
 from loadgen_sut.progress import PlannedLoad, about, audit_overrides, format_duration, planned_load
@@ -105,7 +106,7 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
     new_dirs = [d for d in (request.out / "runs", request.out) if not d.exists()]
     run_id, run_dir = new_run_dir(request.out)
     results = Results()
-    interrupted = False
+    interrupted: KeyboardInterrupt | None = None
     try:
         conf_path = run_dir / "user.conf"
         conf_path.write_text(conf_text, encoding="utf-8")
@@ -123,24 +124,25 @@ def run(request: RunRequest, say: Printer = print) -> RunOutcome:
         plan = _Run(request, (rnd, bench, scenario), planned, test_data, run_dir, conf_path, generation)
         try:
             _run_tests(plan, results, findings, say)
-        except KeyboardInterrupt:  # Ctrl-C: the child stopped; keep a record of what ran
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the child stopped; keep a record of what ran
             if not results.started:
                 raise
-            interrupted = True
-            say("interrupted (Ctrl-C): writing the run record of what finished")
+            interrupted = exc
+            say(f"interrupted ({how_stopped(exc)}): writing the run record of what finished")
     except BaseException:
         if not results.started:  # refused or stopped before any LoadGen test: no run to keep
             _discard(run_dir, new_dirs)
             say(f"  no LoadGen test started: {run_dir} removed")
         raise
 
-    record = _run_record(plan, run_id, conf_text, findings, results, interrupted)
+    stopped_by = how_stopped(interrupted) if interrupted else None
+    record = _run_record(plan, run_id, conf_text, findings, results, stopped_by)
     write_record(record, run_dir / RECORD_FILE)
     say(f"verdict: {record.verdict.status}{' [SIMULATED ENGINE]' if record.simulated else ''}")
     say_findings(record.verdict.findings, say)
     say(f"run record: {run_dir / RECORD_FILE}")
     if interrupted:
-        raise KeyboardInterrupt
+        raise interrupted
     first = next(iter(test_data.values()))  # the run's first test's: RunRecord.dataset
     return RunOutcome(
         record=record,
@@ -294,7 +296,7 @@ def _say_run_plan(request: RunRequest, loads: list[PlannedLoad], say: Printer) -
 
 
 def _run_record(
-    plan: _Run, run_id: str, conf_text: str, findings: list[Finding], results: Results, interrupted: bool
+    plan: _Run, run_id: str, conf_text: str, findings: list[Finding], results: Results, interrupted: str | None
 ) -> RunRecord:
     """The run record of what ran; preflight errors refused the run before, so the settings' findings
     (``record.findings``) never decide the verdict."""

@@ -51,7 +51,7 @@ EXIT_CODES = """exit codes: 0 all valid / comparable (a run: VALID, or a trial t
             1 something invalid or not comparable
             2 unusable input (refused before any work)
             3 an internal error of this tool
-            130 interrupted"""
+            130 interrupted (Ctrl-C), 143 stopped by SIGTERM (a run still writes its run record)"""
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -96,18 +96,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.parse_args(args_list)  # the help (exit 0), or a usage error (exit 2)
         return 2  # argparse's status for a usage error (checker.findings.EXIT_UNUSABLE)
     from checker.findings import EXIT_INTERNAL, EXIT_UNUSABLE, UnusableInput  # pydantic: not for --help
+    from loadgen_sut.interrupts import exit_status, how_stopped, sigterm_as_interrupt
 
     try:
         parser = build_parser(only=_chosen_command(args_list))  # imports the subcommand: seconds for run
         args = parser.parse_args(args_list)
         runner: Callable[[argparse.Namespace], int] = args._run
-        return runner(args)
+        with sigterm_as_interrupt():  # a scheduler's stop unwinds as Ctrl-C: the run record, no orphaned test
+            return runner(args)
     except UnusableInput as exc:
         print(f"inference-audit: error: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
-    except KeyboardInterrupt:
-        print("inference-audit: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"inference-audit: interrupted ({how_stopped(exc)})", file=sys.stderr)
+        return exit_status(exc)
     except Exception as exc:  # a bug of this tool, never the input's fault: exit 3, not the code of a verdict (1)
         import traceback
 

@@ -338,7 +338,7 @@ HINTS: dict[str, str] = {
     "Lower target_qps (or the Offline expected rate) so the test can finish, or give a longer --deadline-s.",
     "RUN-TEST-FAILED": "The test process did not finish; the error says why (the engine was not reachable, a setting "
     "was refused, or the process crashed).",
-    "RUN-INTERRUPTED": "The run was stopped (Ctrl-C) before every test finished.",
+    "RUN-INTERRUPTED": "The run was stopped (Ctrl-C or SIGTERM) before every test finished.",
     "RUN-TEST-NOT-RUN": "A test this mode needs did not run, because an earlier one failed.",
     "RUN-TEST06-FAILED": "The TEST06 compliance check failed: the outputs in its accuracy log do not pass the "
     "verification (first tokens, EOS, output lengths); see verification/verify_accuracy.txt.",

@@ -23,6 +23,7 @@ from checker.parsers.mllog import DetailLog, parse_detail_file
 from loadgen_sut.client_diag import summary_line as client_summary_line
 from loadgen_sut.compliance import AUDIT_TESTS
 from loadgen_sut.engines.factory import EngineSpec
+from loadgen_sut.interrupts import PARENT_ENV
 from loadgen_sut.lgtest import EXIT_ENGINE_UNAVAILABLE, RESULT_FILE, STARTED_ENV, deadline_margins
 from loadgen_sut.progress import planned_load
 from loadgen_sut.record import LoadGenResult, Percentile, SutCounts, SutResult, TestRecord
@@ -72,7 +73,7 @@ def run_child(spec_path: Path, cwd: Path, deadline_s: float | None = None) -> tu
     Returns (exit code, how it was stopped at its deadline: None when it ended by itself). At ``deadline_s``
     minus a grace (:func:`~loadgen_sut.lgtest.deadline_margins`) the child gets SIGINT, at ``deadline_s`` SIGKILL.
     """
-    env = {**os.environ, STARTED_ENV: repr(time.time())}
+    env = {**os.environ, STARTED_ENV: repr(time.time()), PARENT_ENV: str(os.getpid())}
     proc = subprocess.Popen([sys.executable, "-m", "loadgen_sut.lgtest", str(spec_path)], cwd=cwd, env=env)
     t0 = time.monotonic()
     try:

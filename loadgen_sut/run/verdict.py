@@ -41,7 +41,7 @@ RULES = register(
         source="mlperf_log_detail.txt result_validity",
     ),
     # the run as a whole
-    RuleInfo("RUN-INTERRUPTED", "-", "the run was interrupted (Ctrl-C) before every test finished (INCOMPLETE)"),
+    RuleInfo("RUN-INTERRUPTED", "-", "the run was interrupted (Ctrl-C or SIGTERM) before every test finished (INCOMPLETE)"),
     RuleInfo("RUN-TEST-NOT-RUN", "-", "a test the mode needs did not run (INCOMPLETE)"),
     RuleInfo("RUN-TRIAL", "-", "--mode submission-trial: a rehearsal of the submission flow, never a result", WARN),
     RuleInfo("RUN-SIMULATED", "-", "the simulated engine: no system was measured", WARN),
@@ -129,13 +129,13 @@ def run_findings(
     planned: PlannedSettings,
     wanted: Sequence[str],
     tests: Sequence[TestRecord],
-    interrupted: bool,
+    interrupted: str | None,
 ) -> list[Finding]:
     """Verdict findings of the run as a whole (what the tests' own findings do not say): ``wanted`` names the tests
     the mode runs, ``tests`` those that ran."""
     out: list[Finding] = []
     if interrupted:
-        out.append(registered_finding("RUN-INTERRUPTED", "interrupted (Ctrl-C) before every test finished"))
+        out.append(registered_finding("RUN-INTERRUPTED", f"interrupted ({interrupted}) before every test finished"))
     ran = {t.name for t in tests}
     missing = [name for name in wanted if name not in ran]
     if missing:
