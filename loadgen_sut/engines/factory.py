@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import Literal
@@ -78,27 +77,8 @@ class EngineSpec(BaseModel):
             raise UnusableInput("--engine transformers needs --model to be a local model directory", path=self.model)
 
 
-def _not_torch_advice(record: logging.LogRecord) -> bool:
-    return not record.getMessage().startswith(_TORCH_ADVICE)
-
-
-_TORCH_ADVICE = "PyTorch was not found."  # transformers' import-time advice, once per process that imports it
-
-
-def quiet_torch_advice() -> None:
-    """Drop transformers' "PyTorch was not found" advice: a tokenizer does not need PyTorch, and every process of a run
-    that loads one (the runner, each test's) printed it again, four times a submission run. The engine that does need
-    PyTorch (``--engine transformers``) is refused before the run when it is missing
-    (:mod:`loadgen_sut.run.engine_probe`). Only that message is dropped: transformers' other warnings still show."""
-    logger = logging.getLogger("transformers")  # the logger transformers' __init__ logs it on
-    if _not_torch_advice not in logger.filters:
-        logger.addFilter(_not_torch_advice)
-
-
 def build_tokenizer(spec: EngineSpec, texts: list[str]) -> Tokenizer | None:
     """The served model's tokenizer when given; the simulated engine falls back to a word tokenizer."""
-    if spec.tokenizer_dir or spec.kind == "transformers":
-        quiet_torch_advice()  # before transformers is imported (HFTokenizer imports it)
     if spec.tokenizer_dir:
         return HFTokenizer(Path(spec.tokenizer_dir))
     if spec.kind == "transformers":

@@ -6,11 +6,29 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from checker.findings import UnusableInput
+
+
+def _not_torch_advice(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith(_TORCH_ADVICE)
+
+
+_TORCH_ADVICE = "PyTorch was not found."  # transformers' import-time advice, once per process that imports it
+
+
+def quiet_torch_advice() -> None:
+    """Drop transformers' "PyTorch was not found" advice: a tokenizer does not need PyTorch, and every process that
+    loads one (a run's runner and each of its tests, ``score``) printed it again, four times a submission run. The
+    engine that does need PyTorch (``--engine transformers``) is refused before the run when it is missing
+    (:mod:`loadgen_sut.run.engine_probe`). Only that message is dropped: transformers' other warnings still show."""
+    logger = logging.getLogger("transformers")  # the logger transformers' __init__ logs it on
+    if _not_torch_advice not in logger.filters:
+        logger.addFilter(_not_torch_advice)
 
 
 class Tokenizer(Protocol):
@@ -26,6 +44,7 @@ class HFTokenizer:
     """``transformers.AutoTokenizer`` from a local directory (no network)."""
 
     def __init__(self, directory: Path) -> None:
+        quiet_torch_advice()  # before transformers is imported
         try:
             from transformers import AutoTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the install
