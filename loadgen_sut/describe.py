@@ -49,7 +49,7 @@ TRIAL_DEFAULTS: dict[str, str] = {
     "host_processor_core_count": "1",
 }
 # the hints say which fields may be empty: the schema takes "" there, and N/A (not "") where it needs a value
-_EMPTY_OK = '(may be empty: "")'
+_EMPTY_OK = "(may be an empty string)"  # no double quote: one in hw_notes or sw_notes is a schema error of its own
 _NA_OK = "(N/A if there is none; not empty)"
 
 # what to write in each field, shown inside its placeholder

@@ -215,13 +215,15 @@ def benchmark_findings(
             )
         ]
     if system_type is not None and bench.scenario_set(system_type) is None:
+        kinds = "/".join(bench.categories)
+        kinds = ("an " if kinds[:1] in "aeiou" else "a ") + kinds  # an edge, a datacenter
         return [
             registered_finding(
                 "TREE-NO-SCENARIO-TABLE",
                 f"{bench.name} has no scenarios for system_type={system_type}",
                 scope=path,
                 path=path,
-                fix=f"{bench.name} is a {'/'.join(bench.categories)} benchmark; check the system_type",
+                fix=f"{bench.name} is {kinds} benchmark; check the system_type",
             )
         ]
     return []

@@ -161,9 +161,11 @@ def _report(tpl: Template, where: str, schema: str) -> None:
         )
     for note in tpl.notes:
         print(printable(f"note: {note}"), file=err)
-    left = len(schema_errors(tpl.doc, schema))
+    problems = schema_errors(tpl.doc, schema)
+    fields = {p.split(": ", 1)[0] for p in problems}  # a field can break more than one rule (status: its set too)
+    where = "the fields above" if fields <= set(tpl.to_fill) else f"{len(fields)} field(s)"
     print(
-        f"schemas/{schema}.json: {left} problem(s) left" if left else f"schemas/{schema}.json: valid",
+        f"schemas/{schema}.json: {len(problems)} problem(s) left, in {where}" if problems else f"schemas/{schema}.json: valid",
         file=err,
     )
 

@@ -253,7 +253,7 @@ def test_hints_say_which_fields_may_be_empty() -> None:
     tpl = system_template(
         division="closed", submitter="A", system_name="X", status=None, system_type=None, facts=HostFacts()
     )
-    empty_ok = [f for f, v in tpl.doc.items() if is_placeholder(v) and 'may be empty: ""' in v]
+    empty_ok = [f for f, v in tpl.doc.items() if is_placeholder(v) and 'may be an empty string' in v]
     na_ok = [f for f, v in tpl.doc.items() if is_placeholder(v) and "N/A if there is none; not empty" in v]
     filled = {f: ("" if f in empty_ok else "N/A") for f in empty_ok + na_ok}
     doc = {**_fill(tpl.doc), **filled}
