@@ -127,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     if differs:
         print("out of date: " + ", ".join(differs), file=sys.stderr)
         return 1
+    if args.check:
+        print(f"up to date: {len(rendered)} round file(s) in {args.out} match {args.facts}")
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import date
 from pathlib import Path
 
 from checker.audit.claim.citation import footnote
@@ -42,6 +43,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--text", metavar="TEXT", help="the claim's wording, instead of a claim file")
     parser.add_argument(
+        "--retrieved",
+        type=_retrieval_date,
+        metavar="YYYY-MM-DD",
+        help="the date the cited results were retrieved, for the footnote (default: a claim file's "
+        "'retrieved:', else today, UTC)",
+    )
+    parser.add_argument(
         "--table", type=Path, metavar="FILE", help="results table the claim's result IDs are looked up in"
     )
     parser.add_argument(
@@ -52,6 +60,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="also list the requirements the claim meets"
     )
+
+
+def _retrieval_date(text: str) -> str:
+    """``2025-09-10`` -> ``10 September 2025``, as the footnote writes it (a date the citation can carry)."""
+    try:
+        day = date.fromisoformat(text) if len(text) == 10 else None
+    except ValueError:
+        day = None
+    if day is None:
+        raise argparse.ArgumentTypeError(f"not a date as YYYY-MM-DD: {text[:40]!r}")
+    return f"{day.day} {day:%B %Y}"
 
 
 def _is_peer_file(path: Path) -> bool:
@@ -112,6 +131,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         names = ", ".join(p.name for p in peer_files)
         claim = Claim(text=f"Comparison of benchmark runs: {names}")
+    if args.retrieved is not None:
+        if claim.retrieved is not None and claim.retrieved != args.retrieved:
+            raise UnusableInput(
+                f"--retrieved {args.retrieved} and the claim file's retrieved: {claim.retrieved!r} differ: give one",
+                path=str(claim_path),
+            )
+        claim = claim.model_copy(update={"retrieved": args.retrieved})
     if peer_files:
         extra = tuple(
             ClaimResultSpec(file=str(p.resolve()) if "#" not in str(p) else str(p)) for p in peer_files

@@ -152,6 +152,35 @@ def test_text_claim_reads_derived_metric(audit, rows_table: Path) -> None:
     assert run.code == 1
 
 
+def test_retrieved_gives_the_footnote_its_date(audit, rows_table: Path, tmp_path: Path) -> None:
+    text = (
+        "MLPerf® Inference v5.1 Closed, llama2-70b-99 Offline: Lenovo ThinkSystem SR680a V3 (8x B200-SXM-180GB, "
+        "TensorRT) (5.1-0061) delivers 3.7x the tokens/s of AMD Supermicro AS-8125GS-TNMR2 (5.1-0001)"
+    )
+    run = audit("claim", "--text", text, "--table", str(rows_table), "--retrieved", "2025-09-10")
+    assert run.code == 0, run.out
+    cited = [line for line in run.report["footnote"] if "Retrieved from" in line]
+    assert len(cited) == 2 and all("/inference-datacenter/ 10 September 2025, entry 5.1-00" in c for c in cited)
+    # a claim file that says another date: one of the two is wrong, so neither is taken
+    path = tmp_path / "claim.yaml"
+    path.write_text(
+        f"text: {json.dumps(text)}\nretrieved: 9 September 2025\nresults:\n"
+        "  - {id: 5.1-0061, benchmark: llama2-70b-99, scenario: Offline}\n"
+        "  - {id: 5.1-0001, benchmark: llama2-70b-99, scenario: Offline}\n"
+    )
+    run = audit("claim", str(path), "--table", str(rows_table), "--retrieved", "2025-09-10", json_report=False)
+    assert run.code == 2 and "differ: give one" in run.err
+
+
+@pytest.mark.parametrize("bad", ["2025-13-01", "10 September 2025", "2025-9-1", "\x1b[31m2025-09-10"])
+def test_retrieved_takes_only_a_date(bad: str) -> None:
+    from loadgen_sut.cli import main
+
+    with pytest.raises(SystemExit) as stop:  # argparse's usage error, before any work
+        main(["claim", "--text", "x", "--retrieved", bad])
+    assert stop.value.code == 2
+
+
 @pytest.mark.parametrize(
     ("content", "argv", "message"),
     [
