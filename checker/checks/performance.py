@@ -343,7 +343,10 @@ def _issued_samples(log: DetailLog) -> int | None:
     """The samples a performance run measured: result_query_count x the samples per query LoadGen generated
     (LoadGen 4.x logs an Offline run's generated_query_count as the queries it generated, of which it issues one)."""
     q, n = log.int_value("result_query_count"), log.int_value("generated_samples_per_query")
-    return q * n if q and n and q > 0 and n > 0 else None
+    if not q or not n or q <= 0 or n <= 0:
+        return None
+    # LoadGen counts in uint64: a product beyond that is no count of issued samples (1e308 in a log: int(1e308))
+    return q * n if q * n < 2**64 else None
 
 
 def run_consistency(ctx: ResultContext, log: DetailLog, rel: str) -> list[Finding]:

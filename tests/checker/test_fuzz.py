@@ -159,7 +159,7 @@ class Mutator:
         elif how == "dup":
             lines.insert(i, lines[i])
         elif how == "value":
-            new = self.rng.choice([b"null", b"-1", b'"garbage"', b"1e400", b"[]", b"{}", b"NaN"])
+            new = self.rng.choice([b"null", b"-1", b'"garbage"', b"1e400", b"1e308", b"[]", b"{}", b"NaN"])
             if b":::MLLOG" in lines[i]:  # detail log: replace the JSON value
                 lines[i] = re.sub(rb'"value": ("[^"]*"|[^,}]*)', b'"value": ' + new, lines[i], count=1)
             else:  # summary log: "key : value"
