@@ -12,6 +12,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +174,26 @@ def test_lines_loadgen_rejects_or_ignores_are_reported() -> None:
     assert "not an integer or a number" in by_line[3].message
     assert 4 in by_line  # a non-ASCII space is no separator for LoadGen: one token, ignored
     assert uc.entries == ()
+
+
+def test_a_huge_user_conf_is_planned_in_linear_time_and_reported_in_bounded_lines() -> None:
+    """20,000 unknown keys took minutes (a lookup per entry scanned every entry) and printed a warning each; 200,000
+    junk lines printed 200,000 (38 MB). Now the first MAX_LISTED_PER_KIND of a kind are listed, the rest counted."""
+    from checker.parsers.loadgen_conf import MAX_LISTED_PER_KIND
+
+    unknown = "".join(f"*.Server.bogus_key_{i} = {i}\n" for i in range(20_000))
+    t0 = time.perf_counter()
+    planned = _plan("*.Server.target_qps = 100\n" + unknown + "garbage here\n" * 50_000, Scenario.SERVER)
+    assert time.perf_counter() - t0 < 20  # minutes before
+    assert planned.effective.server_target_qps == 100.0
+    by_rule: dict[str, list[Any]] = {}
+    for f in planned.conf_problems:
+        by_rule.setdefault(f.rule, []).append(f)
+    for rule, unlisted, first in (("RUN-CONF-UNKNOWN-KEY", 19_980, 22), ("RUN-CONF-SYNTAX", 50_000 - 20, 20_022)):
+        found = by_rule[rule]
+        assert len(found) == MAX_LISTED_PER_KIND + 1
+        assert found[-1].message == f"{unlisted} more line(s) of this kind, from line {first} on, are not listed one by one"
+        assert found[-1].line == first
 
 
 def test_loadgen_rejects_a_comment_after_a_value(tmp_path: Path) -> None:
