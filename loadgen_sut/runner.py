@@ -228,6 +228,7 @@ def _run_tests(plan: _Run, results: Results, findings: list[Finding], say: Print
             findings += mismatches
             loads = {t.test: t for t in _planned_loads(plan, read_back)}
             _say_run_plan(request, list(loads.values()), say)
+            _refuse_endless(list(loads.values()))
         if audit:
             (test_dir / AUDIT_CONFIG).write_text(_audit_config(plan, name, read_back), encoding="utf-8")
         deadline = request.deadline_s or child.loadgen_test_deadline_s(
@@ -273,6 +274,21 @@ def _planned_loads(plan: _Run, read_back: TestSettingsModel) -> list[PlannedLoad
         settings = read_back.model_copy(update={"mode": lg_mode})
         out.append(planned_load(settings, len(plan.test_data[name].dataset.samples), overrides, test=name))
     return out
+
+
+MAX_PLANNED_S = 7 * 86400.0  # longer than any MLPerf test (the longest official minimums plan hours)
+
+
+def _refuse_endless(loads: list[PlannedLoad]) -> None:
+    """A test planned beyond a week is a setting's mistake (``target_qps = 1e-9``: 27,777,777 hours; 1e-300 crashed
+    LoadGen): refused before it starts, with the rate that makes it so, rather than a run that never ends."""
+    for t in loads:
+        if not t.duration_s <= MAX_PLANNED_S:
+            raise UnusableInput(
+                f"the {t.test} test is planned to take {format_duration(t.duration_s)} "
+                f"({t.describe()}): more than {format_duration(MAX_PLANNED_S)}, longer than any MLPerf test; "
+                f"check the rate ({t.rate_source}) and the minimums in the user.conf"
+            )
 
 
 def _say_run_plan(request: RunRequest, loads: list[PlannedLoad], say: Printer) -> None:

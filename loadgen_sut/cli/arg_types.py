@@ -52,9 +52,15 @@ def int_at_least(low: int) -> Callable[[str], int]:
     return parse
 
 
+MAX_SECONDS = 30 * 86400.0  # a deadline or duration beyond this is a typo (1e300 overflowed a timer: a traceback)
+
+
 def positive_seconds(text: str) -> float:
-    """argparse type: a finite number of seconds > 0."""
-    return _positive_float(text)
+    """argparse type: a finite number of seconds > 0, at most 30 days."""
+    value = _positive_float(text)
+    if value > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text} s is more than 30 days")
+    return value
 
 
 def _positive_float(text: str) -> float:

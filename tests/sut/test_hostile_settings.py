@@ -8,6 +8,7 @@ before any LoadGen process starts.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import subprocess
@@ -194,6 +195,23 @@ def test_a_huge_user_conf_is_planned_in_linear_time_and_reported_in_bounded_line
         assert len(found) == MAX_LISTED_PER_KIND + 1
         assert found[-1].message == f"{unlisted} more line(s) of this kind, from line {first} on, are not listed one by one"
         assert found[-1].line == first
+
+
+@pytest.mark.parametrize("qps", ["1e-9", "1e-300"])
+def test_a_rate_that_would_never_end_is_refused_before_the_first_test(tmp_path: Path, qps: str) -> None:
+    """target_qps = 1e-9 planned 27,777,777 hours (the deadline thread died on its timestamp, the run never ended);
+    1e-300 crashed LoadGen (SIGSEGV). Refused before any test starts, and no run directory is left."""
+    with pytest.raises(UnusableInput, match=r"the performance test is planned to take .*longer than any MLPerf test"):
+        trial(tmp_path, sim_engine(), scenario="Server", conf=f"*.Server.target_qps = {qps}\n")
+    assert not list((tmp_path / "out").glob("runs/*"))
+
+
+def test_a_deadline_beyond_30_days_is_refused() -> None:
+    from loadgen_sut.cli.arg_types import positive_seconds
+
+    assert positive_seconds("2592000") == 2592000.0
+    with pytest.raises(argparse.ArgumentTypeError, match="more than 30 days"):
+        positive_seconds("1e300")
 
 
 def test_loadgen_rejects_a_comment_after_a_value(tmp_path: Path) -> None:
