@@ -318,25 +318,34 @@ def refuse_chat_samples_without_chat_api(dataset: Dataset, request: RunRequest, 
         )
 
 
+def _resolved(path: Path) -> Path:
+    """``path`` made absolute with its links followed; a loop of symbolic links is the input's fault (Python raises
+    RuntimeError for it, not OSError: it was exit 3)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as exc:
+        raise UnusableInput(f"cannot resolve the path: {getattr(exc, 'strerror', None) or exc}", path=str(path)) from None
+
+
 def _absolute_dataset(spec: str) -> str:
     """Test processes run in their own directories: make a relative data-set path absolute."""
     prefix, sep, rest = spec.partition(":")
     if sep and not Path(spec).exists() and Path(rest).exists():
-        return f"{prefix}:{Path(rest).resolve()}"
-    return str(Path(spec).resolve()) if Path(spec).exists() else spec
+        return f"{prefix}:{_resolved(Path(rest))}"
+    return str(_resolved(Path(spec))) if Path(spec).exists() else spec
 
 
 def absolute_paths(request: RunRequest) -> RunRequest:
     eng = request.engine
     updates: dict[str, Any] = {}
     if eng.tokenizer_dir:
-        updates["tokenizer_dir"] = str(Path(eng.tokenizer_dir).resolve())
+        updates["tokenizer_dir"] = str(_resolved(Path(eng.tokenizer_dir)))
     if eng.kind == "transformers" and Path(eng.model).exists():
-        updates["model"] = str(Path(eng.model).resolve())
+        updates["model"] = str(_resolved(Path(eng.model)))
     return replace(
         request,
-        out=request.out.resolve(),
-        user_conf=request.user_conf.resolve() if request.user_conf else None,
+        out=_resolved(request.out),
+        user_conf=_resolved(request.user_conf) if request.user_conf else None,
         dataset=_absolute_dataset(request.dataset),
         test_datasets=tuple((name, _absolute_dataset(spec)) for name, spec in request.test_datasets),
         engine=eng.model_copy(update=updates) if updates else eng,
