@@ -11,6 +11,7 @@ from checker.findings import EXIT_INVALID, EXIT_OK, Finding, Severity, rule_matc
 from checker.report.output import json_item
 from checker.report.terminal import finding_line
 
+ERROR_EXAMPLES = 50  # errors printed per rule without --verbose (a 20,000-row table of bad rows printed 70,000 lines)
 WARN_EXAMPLES = 5  # warnings printed per rule without --verbose
 INFO_EXAMPLES = 2  # notes printed per rule without --verbose
 CHUNK = 1 << 20  # bytes read back from a spool at a time
@@ -190,14 +191,16 @@ def finding_lines(
     verbose: bool,
     info_examples: int = INFO_EXAMPLES,
     warn_examples: int = WARN_EXAMPLES,
+    error_examples: int = ERROR_EXAMPLES,
 ) -> list[str]:
-    """Errors in full; warnings in full up to ``warn_examples`` per rule; notes grouped by rule with a few
-    examples. ``verbose`` prints everything (a :class:`FindingLog` then has to keep all)."""
+    """Per rule, the first ``error_examples`` errors, ``warn_examples`` warnings and ``info_examples`` notes in full,
+    and a count of the rest. ``verbose`` prints everything (a :class:`FindingLog` then has to keep all)."""
     totals = findings.totals if isinstance(findings, FindingLog) else None
     if verbose:
         return [finding_line(f) for f in findings]
-    lines = [finding_line(f) for f in findings if f.severity is Severity.ERROR]
+    lines: list[str] = []
     for severity, keep, word in (
+        (Severity.ERROR, error_examples, "errors"),
         (Severity.WARNING, warn_examples, "warnings"),
         (Severity.INFO, info_examples, "notes"),
     ):
