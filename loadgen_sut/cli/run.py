@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +14,7 @@ from checker.findings import EXIT_INVALID, EXIT_OK, UnusableInput
 from checker.report.outcome import exit_code
 from checker.report.output import plan_outputs, write_output
 from checker.report.terminal import render_terminal
+from checker.safe_io import file_kind
 from loadgen_sut.cli.arg_types import (
     NON_NEGATIVE_INT,
     POSITIVE_INT,
@@ -97,8 +99,23 @@ def _refuse_missing_inputs(
         raise UnusableInput(f"--mode {mode.value} needs, before the first query:\n  " + "\n  ".join(lacking))
 
 
+def _refuse_unusable_out(out: Path) -> None:
+    """--out must be a directory or a new name: a file, FIFO or device there was refused only after the settings and
+    the data set had been read and echoed ("cannot create the run directory: Not a directory")."""
+    try:
+        st = out.stat()
+    except FileNotFoundError:
+        return  # a new name (a dangling link or a missing parent is judged when the directory is made)
+    except OSError as exc:  # ELOOP: a loop of symbolic links, as absolute_paths says it
+        raise UnusableInput(f"cannot resolve the path: {exc.strerror or exc}", path=str(out)) from None
+    if not stat.S_ISDIR(st.st_mode):
+        kind = "a regular file" if stat.S_ISREG(st.st_mode) else file_kind(st.st_mode)
+        raise UnusableInput(f"--out must be a directory or a new name; it is {kind}", path=str(out))
+
+
 def validate_arguments(args: argparse.Namespace) -> None:
     """Checks between arguments, after parsing: ``UnusableInput`` (exit 2) before anything starts."""
+    _refuse_unusable_out(args.out)
     max_new = args.max_new_tokens
     where = "--max-new-tokens"
     if max_new is None:

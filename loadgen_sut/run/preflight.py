@@ -190,9 +190,8 @@ def loadgen_read_back(
     where it differs from the round's settings (``--mode submission``: refused; other modes: WARNINGs)."""
     pr = child.probe_settings(settings, conf_path, conf_path.parent)
     if pr.returncode != 0:
-        raise UnusableInput(
-            f"LoadGen could not read the settings: {pr.stderr.strip()[-500:]}", path=str(conf_path)
-        )
+        said = pr.stderr.strip()[-500:].removeprefix("inference-audit: error: ")  # the probe's own message
+        raise UnusableInput(f"LoadGen could not read the settings: {said}", path=str(conf_path))
     actual = TestSettingsModel.model_validate_json(pr.stdout.strip().splitlines()[-1])
     overridden = frozenset(o.setting for o in planned.overrides)
     mismatches = compare_with_loadgen(planned.official, actual, rnd.name, skip=overridden)
