@@ -175,7 +175,8 @@ def test_broken_models_answer_is_a_clear_bounded_error(answer: bytes | Writer) -
             assert server.url in msg, msg  # names the endpoint
             assert fragment in msg, msg
             assert len(msg) < 700, msg
-            assert elapsed < 3.0, elapsed  # the probe timeout is 0.5 s
+            # the probe timeout is 0.5 s; under tracemalloc on a loaded 2-core CI machine one run took 3.97 s
+            assert elapsed < 10.0, elapsed
             assert peak < 24 << 20, f"peak {peak >> 20} MiB"  # answers are read up to 1 MiB
 
     asyncio.run(asyncio.wait_for(main(), 30))
