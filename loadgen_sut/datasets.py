@@ -249,12 +249,40 @@ def _load_pickle(path: Path, tokenizer: Tokenizer | None, limit: int | None) -> 
     return Dataset(name=path.name, samples=tuple(_rows_to_samples(path, rows, tokenizer, None, "row")), source=str(path))
 
 
-def _resolve(spec: str) -> tuple[str, Path]:
-    """(kind, path) for a spec; kind is jsonl, json or pickle."""
-    prefixes = {"jsonl:": "jsonl", "cnndm:": "json", "openorca:": "pickle", "shopify:": "shopify", "shopify-v6.0:": "shopify-v6.0"}
-    for prefix, kind in prefixes.items():
+# the spec prefixes that name a loader for any file name
+_PREFIXES = {
+    "jsonl:": "jsonl",
+    "cnndm:": "json",
+    "openorca:": "pickle",
+    "shopify:": "shopify",
+    "shopify-v6.0:": "shopify-v6.0",
+    "gpt-oss:": "gpt-oss",
+}
+
+
+def dataset_path(spec: str) -> Path | None:
+    """The file or directory a data set spec names, without its loader prefix (``jsonl:ds.jsonl`` names
+    ``ds.jsonl``); None for ``builtin`` (shipped with the package). A command's outputs are judged against it
+    (never the data set, never inside its directory), so it answers for every spec :func:`load_dataset` takes,
+    without reading anything."""
+    if spec == BUILTIN_SPEC:
+        return None
+    prefixed = _prefixed(spec)
+    return prefixed[1] if prefixed is not None else Path(spec)
+
+
+def _prefixed(spec: str) -> tuple[str, Path] | None:
+    for prefix, kind in _PREFIXES.items():
         if spec.startswith(prefix):
             return kind, Path(spec[len(prefix) :])
+    return None
+
+
+def _resolve(spec: str) -> tuple[str, Path]:
+    """(kind, path) for a spec; kind is jsonl, json, pickle, parquet, shopify, shopify-v6.0 or gpt-oss."""
+    prefixed = _prefixed(spec)
+    if prefixed is not None:
+        return prefixed
     path = Path(spec)
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
@@ -284,7 +312,6 @@ def _load_shopify(kind: str, path: Path, limit: int | None) -> Dataset:
 
 # ---------------------------------------------------------------------------------------------- gpt-oss-120b
 
-GPT_OSS_PREFIX = "gpt-oss:"
 _GPT_OSS_IDS = ("tok_input", "input_tokens")  # the reference's order (utils/tokenization.py: tok_input first)
 
 
@@ -393,9 +420,9 @@ def load_dataset(spec: str, *, tokenizer: Tokenizer | None = None, limit: int | 
         path = Path(str(ref))
         samples = _load_jsonl(path, ref.read_text(encoding="utf-8"), tokenizer, limit)
         return Dataset(name=BUILTIN_SPEC, samples=tuple(samples), source=str(path))
-    if spec.startswith(GPT_OSS_PREFIX) or _is_gpt_oss_parquet(Path(spec)):  # gpt-oss-120b's data sets
-        return _load_gpt_oss(Path(spec.removeprefix(GPT_OSS_PREFIX)), tokenizer, limit)
     kind, path = _resolve(spec)
+    if kind == "gpt-oss" or (kind == "parquet" and _is_gpt_oss_parquet(path)):  # gpt-oss-120b's data sets
+        return _load_gpt_oss(path, tokenizer, limit)
     if kind in ("shopify", "shopify-v6.0", "parquet"):  # qwen3-vl's Shopify catalogue (loadgen_sut.datasets_vl)
         return _load_shopify(kind, path, limit)
     if not path.is_file():
