@@ -38,6 +38,7 @@ or row (pickle).
 from __future__ import annotations
 
 import pickle
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -47,6 +48,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
+from checker.safe_io import read_input_bytes
 from checker.safe_json import JsonProblem, parse_json
 from loadgen_sut.engines.base import ChatMessage
 from loadgen_sut.engines.tokenizers import Tokenizer
@@ -59,6 +61,9 @@ _IDS_KEYS = ("input_ids", "tok_input")
 _REFERENCE_KEYS = ("reference", "output")
 _SUBSET_KEY = "dataset"  # deepseek-r1: the sub-data set of the sample
 _GROUND_TRUTH_KEYS = ("gt_output", "ground_truth")  # deepseek-r1, in the order its evaluator reads them
+# Largest JSON / JSONL data set file read: it is read whole, then parsed (a few times its size in memory); a larger
+# file (a sparse 8 GB one too) is refused from its size, unread
+MAX_DATASET_BYTES = 1 << 30
 
 
 class Sample(BaseModel):
@@ -146,16 +151,25 @@ def _sample(index: int, row: Any, tokenizer: Tokenizer | None) -> Sample:
 
 
 def _read_text(path: Path) -> str:
+    """A JSON / JSONL data set file's text: a regular file (a FIFO or device is refused unread), at most
+    :data:`MAX_DATASET_BYTES` (a larger one is refused from its size, before a byte is read), UTF-8."""
+    data = read_input_bytes(path, what="data set", max_bytes=MAX_DATASET_BYTES)
     try:
-        return path.read_text(encoding="utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise UnusableInput(f"not UTF-8 text ({e.reason})", str(path)) from e
-    except OSError as e:
-        raise UnusableInput(f"cannot read data set: {e.strerror or e}", str(path)) from e
+        line = data.count(b"\n", 0, e.start) + 1
+        raise UnusableInput(f"not UTF-8 text ({e.reason})", str(path), line) from e
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) split at "\n" only (and a "\r" before it), as JSON Lines are: ``str.splitlines`` also
+    splits at U+2028, U+0085, form feeds..., which a JSON string may hold raw, and would cut a record in two."""
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        yield lineno, line.removesuffix("\r")
 
 
 def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in _lines(text):
         if not line.strip():
             continue
         try:
@@ -177,14 +191,57 @@ def _load_jsonl(path: Path, text: str, tokenizer: Tokenizer | None, limit: int |
 
 
 def _records_from_columns(path: Path, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """pandas' default ``to_json`` form: ``{"column": {"row": value}}``."""
-    frame = pd.DataFrame(obj)
-    try:
-        frame.index = frame.index.astype(int)
-    except (TypeError, ValueError) as e:
-        raise UnusableInput(f"column-oriented JSON with non-integer row labels ({e})", str(path)) from e
-    frame = frame.sort_index()
-    return [{k: (None if _isna(v) else v) for k, v in rec.items()} for rec in frame.to_dict(orient="records")]
+    """pandas' column-oriented form as records in row order: ``{"column": {"row": value}}`` (``to_json``'s default;
+    a cell a column lacks is None) or ``{"column": [values]}``. Refused, naming the column: lists of other lengths,
+    lists mixed with objects, a row label that is not a row number, two labels of one row ("0" and "00")."""
+    columns = list(obj.items())
+    if all(isinstance(values, list) for _, values in columns):
+        first, n = columns[0][0], len(columns[0][1])
+        for name, values in columns:
+            if len(values) != n:
+                raise UnusableInput(
+                    f"column-oriented JSON: column {_shown(name)} has {len(values)} values, column {_shown(first)} {n}",
+                    str(path),
+                )
+        return [{name: _cell(values[i]) for name, values in columns} for i in range(n)]
+    if not all(isinstance(cells, dict) for _, cells in columns):
+        kinds = {name: type(cells).__name__ for name, cells in columns}
+        lists = next(name for name, kind in kinds.items() if kind == "list")
+        objects = next(name for name, kind in kinds.items() if kind == "dict")
+        raise UnusableInput(
+            f"column-oriented JSON mixes a column of values ({_shown(lists)}) with one of row-labelled cells "
+            f"({_shown(objects)})",
+            str(path),
+        )
+    labels: dict[int, str] = {}
+    for name, cells in columns:
+        for label in cells:
+            if not _ROW_LABEL.fullmatch(label):
+                raise UnusableInput(
+                    f"column-oriented JSON: row label {_shown(label)} of column {_shown(name)} is not a row number",
+                    str(path),
+                )
+            seen = labels.setdefault(int(label), label)
+            if seen != label:
+                raise UnusableInput(
+                    f"column-oriented JSON: duplicate row label: {_shown(seen)} and {_shown(label)} (column "
+                    f"{_shown(name)}) are both row {int(label)}",
+                    str(path),
+                )
+    return [{name: _cell(cells.get(label)) for name, cells in columns} for _, label in sorted(labels.items())]
+
+
+# a row label of pandas' column-oriented JSON: the row number (pandas' default index), at most 18 digits as an int64
+_ROW_LABEL = re.compile(r"[0-9]{1,18}")
+
+
+def _shown(text: str) -> str:
+    """A column name or row label for a message: quoted, at most 40 characters of it."""
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def _cell(v: Any) -> Any:
+    return None if _isna(v) else v
 
 
 def _isna(v: Any) -> bool:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from checker.findings import UnusableInput
-from loadgen_sut.datasets import load_dataset
+from loadgen_sut.datasets import MAX_DATASET_BYTES, load_dataset
 from loadgen_sut.engines.tokenizers import WordTokenizer
 
 
@@ -145,3 +146,74 @@ def test_unknown_and_missing(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe{}")
     with pytest.raises(UnusableInput, match="not UTF-8"):
         load_dataset(str(binary))
+
+
+@pytest.mark.parametrize(
+    ("columns", "match"),
+    [
+        ({"input": ["a", "b"], "output": ["x"]}, "column 'output' has 1 values, column 'input' 2"),
+        ({"input": ["a", "b"], "output": {"0": "x"}}, r"mixes a column of values \('input'\) with one of row-labelled"),
+        ({"input": {"99999999999999999999999": "a"}}, "row label '99999999999999999999999' of column 'input' is not a row"),
+        ({"input": {"0": "a", "x": "b"}}, "row label 'x' of column 'input' is not a row number"),
+        ({"input": {"0": "a", "00": "b"}}, "duplicate row label: '0' and '00' .* are both row 0"),
+        ({"input": {"0": "a"}, "output": {"00": "x"}}, r"duplicate row label: '0' and '00' \(column 'output'\)"),
+    ],
+)
+def test_bad_column_oriented_json_is_refused(tmp_path: Path, columns: dict[str, object], match: str) -> None:
+    path = tmp_path / "cnn_eval.json"
+    path.write_text(json.dumps(columns))
+    with pytest.raises(UnusableInput, match=match) as info:
+        load_dataset(str(path))
+    assert info.value.path == str(path)
+
+
+def test_column_oriented_json_rows_in_label_order(tmp_path: Path) -> None:
+    path = tmp_path / "cols.json"
+    path.write_text(json.dumps({"input": {"1": "second", "0": "first"}, "output": {"0": "one"}}))
+    ds = load_dataset(str(path))
+    assert [(s.prompt, s.reference) for s in ds.samples] == [("first", "one"), ("second", None)]
+    as_lists = tmp_path / "lists.json"
+    as_lists.write_text(json.dumps({"input": ["first", "second"], "output": ["one", float("nan")]}))
+    ds = load_dataset(str(as_lists))
+    assert [(s.prompt, s.reference) for s in ds.samples] == [("first", "one"), ("second", None)]
+
+
+def test_jsonl_lines_end_at_newline_only(tmp_path: Path) -> None:
+    # U+2028, U+2029 and U+0085 are valid raw inside a JSON string; str.splitlines would cut the record there
+    path = tmp_path / "u.jsonl"
+    path.write_bytes(
+        '{"prompt": "a\u2028b", "reference": "x"}\r\n\n{"prompt": "c\u2029d\u0085", "reference": "y"}\n{"prompt": 3}\n'
+        .encode()
+    )
+    with pytest.raises(UnusableInput, match="sample 2: prompt must be a string") as info:
+        load_dataset(str(path))
+    assert info.value.line == 4
+    ds = load_dataset(str(path), limit=2)
+    assert [s.prompt for s in ds.samples] == ["a\u2028b", "c\u2029d\u0085"]
+
+
+@pytest.mark.parametrize("name", ["big.jsonl", "big.json"])
+def test_data_set_above_the_size_cap_is_refused_unread(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    with path.open("wb") as fh:
+        fh.truncate(MAX_DATASET_BYTES + 1)  # sparse: nothing to read but zeros
+    t0 = time.perf_counter()
+    with pytest.raises(UnusableInput, match=f"larger than the {MAX_DATASET_BYTES} byte read limit") as info:
+        load_dataset(str(path))
+    assert time.perf_counter() - t0 < 1.0 and info.value.path == str(path)
+
+
+def test_small_data_set_over_a_lowered_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "set.jsonl"
+    path.write_text('{"prompt": "Say hi", "reference": "hi"}\n' * 10)
+    monkeypatch.setattr("loadgen_sut.datasets.MAX_DATASET_BYTES", 100)
+    with pytest.raises(UnusableInput, match="larger than the 100 byte read limit"):
+        load_dataset(str(path))
+
+
+def test_not_utf8_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"prompt": "ok"}\n{"prompt": "\xff"}\n')
+    with pytest.raises(UnusableInput, match="not UTF-8") as info:
+        load_dataset(str(path))
+    assert info.value.line == 2
