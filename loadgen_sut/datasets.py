@@ -48,7 +48,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
-from checker.safe_io import read_input_bytes
+from checker.safe_io import open_input, read_input_bytes
 from checker.safe_json import JsonProblem, parse_json
 from loadgen_sut.engines.base import ChatMessage
 from loadgen_sut.engines.tokenizers import Tokenizer
@@ -397,12 +397,73 @@ def _load_gpt_oss(path: Path, tokenizer: Tokenizer | None, limit: int | None) ->
     if path.suffix.lower() in (".pkl", ".pickle"):
         return _load_pickle(path, tokenizer, limit)
     try:
-        frame = pd.read_parquet(path)
+        frame = _read_gpt_oss_parquet(path, limit)
     except ImportError as e:
         raise UnusableInput(f"reading parquet needs pyarrow: pip install pyarrow ({e})", str(path)) from e
-    except (OSError, ValueError, TypeError) as e:
+    except (OSError, ValueError, TypeError) as e:  # pyarrow's ArrowInvalid / ArrowMemoryError are among them
         raise UnusableInput(f"cannot read the parquet file: {e}", str(path)) from e
     return _gpt_oss_dataset(path, frame, tokenizer, limit)
+
+
+# The most a gpt-oss-120b parquet's columns read may decode to: room for 6,396 prompts (the performance set's rows) of
+# 20,000 int64 token ids each; an 11 KB zstd file can declare 400,000,000 token ids (3.2 GB), which is refused.
+MAX_PARQUET_DECODED_BYTES = 1 << 30
+_GPT_OSS_COLUMNS = ("text_input", "dataset", "ground_truth")  # what a sample takes besides its token ids
+_PARQUET_BATCH_ROWS = 16
+_PHYSICAL_WIDTH = {"INT64": 8, "INT32": 4, "DOUBLE": 8, "FLOAT": 4, "BOOLEAN": 1}
+
+
+def _read_gpt_oss_parquet(path: Path, limit: int | None) -> pd.DataFrame:
+    """The columns a gpt-oss-120b sample takes, of the first ``limit`` rows (all without one), as the DataFrame
+    ``pd.read_parquet`` gives. Bounded (:data:`MAX_PARQUET_DECODED_BYTES`): first from the footer, before any data is
+    read (each numeric column's value count times its width; other columns their stated uncompressed size), then as
+    the rows are decoded, a few at a time, in case the footer understates them; only the rows needed are decoded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fh, _ = open_input(path, what="data set")
+    with fh, pq.ParquetFile(fh) as pf:
+        names = set(pf.schema_arrow.names)
+        ids = next((c for c in _GPT_OSS_IDS if c in names), None)
+        if ids is None:
+            raise _no_gpt_oss_ids(path, names)
+        columns = [c for c in (ids, *_GPT_OSS_COLUMNS) if c in names]
+        meta = pf.metadata
+        declared = 0
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            for c in range(group.num_columns):
+                chunk = group.column(c)
+                if chunk.path_in_schema.split(".")[0] in columns:
+                    width = _PHYSICAL_WIDTH.get(chunk.physical_type)
+                    declared += max(chunk.total_uncompressed_size, chunk.num_values * width if width else 0)
+        if declared > MAX_PARQUET_DECODED_BYTES:
+            raise UnusableInput(
+                f"its columns {', '.join(columns)} decode to {declared} bytes (from the file's metadata), above the "
+                f"{MAX_PARQUET_DECODED_BYTES} byte limit; not read",
+                str(path),
+            )
+        batches, rows, decoded = [], 0, 0
+        for batch in pf.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=columns):
+            decoded += batch.nbytes
+            if decoded > MAX_PARQUET_DECODED_BYTES:
+                raise UnusableInput(
+                    f"its columns {', '.join(columns)} decode to more than the {MAX_PARQUET_DECODED_BYTES} byte limit "
+                    f"(at row {rows}), though its metadata says {declared}; not read",
+                    str(path),
+                )
+            batches.append(batch)
+            rows += batch.num_rows
+            if limit is not None and rows >= limit:
+                break
+        table = pa.Table.from_batches(batches, schema=pa.schema([pf.schema_arrow.field(c) for c in columns]))
+    return table.to_pandas()
+
+
+def _no_gpt_oss_ids(path: Path, columns: set[str]) -> UnusableInput:
+    return UnusableInput(
+        f"a gpt-oss-120b data set needs a 'tok_input' or 'input_tokens' column; columns are {sorted(columns)}", str(path)
+    )
 
 
 def _gpt_oss_truth(value: Any) -> str | None:
@@ -429,10 +490,7 @@ def _gpt_oss_dataset(path: Path, frame: pd.DataFrame, tokenizer: Tokenizer | Non
     cols = set(map(str, frame.columns))
     ids_col = next((c for c in _GPT_OSS_IDS if c in cols), None)
     if ids_col is None:
-        raise UnusableInput(
-            f"a gpt-oss-120b data set needs a 'tok_input' or 'input_tokens' column; columns are {sorted(cols)}",
-            str(path),
-        )
+        raise _no_gpt_oss_ids(path, cols)
     if limit is not None:
         frame = frame.iloc[:limit]
     decode = getattr(tokenizer, "decode_special", None) or (tokenizer.decode if tokenizer is not None else None)

@@ -217,3 +217,55 @@ def test_not_utf8_names_the_line(tmp_path: Path) -> None:
     with pytest.raises(UnusableInput, match="not UTF-8") as info:
         load_dataset(str(path))
     assert info.value.line == 2
+
+
+def _token_parquet(path: Path, rows: int, per_row: int, groups: int = 1, prompt: str = "") -> Path:
+    """A gpt-oss-120b style parquet: ``rows`` rows of ``per_row`` zero token ids (zstd: a few KB whatever the ids),
+    written ``groups`` times as row groups; ``prompt``: a raw column the loader never reads."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ids = pa.ListArray.from_arrays(
+        pa.array(np.arange(0, rows * per_row + 1, per_row, dtype=np.int32)), pa.array(np.zeros(rows * per_row, dtype=np.int64))
+    )
+    table = pa.table({"input_tokens": ids, "dataset": ["aime25"] * rows, "prompt": [prompt] * rows})
+    with pq.ParquetWriter(path, table.schema, compression="zstd") as writer:
+        for _ in range(groups):
+            writer.write_table(table)
+    return path
+
+
+def test_parquet_bomb_is_refused_from_its_footer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 700 rows of 200,000 token ids: 1.1 GB of int64 in a file of some 30 KB (the red team's held 3.2 GB in 11 KB)
+    bomb = _token_parquet(tmp_path / "bomb.parquet", rows=10, per_row=200_000, groups=70)
+    assert bomb.stat().st_size < 100_000
+
+    def no_decoding(*_a: object, **_k: object) -> None:
+        raise AssertionError("decoded rows of a file its footer refuses")
+
+    monkeypatch.setattr("pyarrow.parquet.ParquetFile.iter_batches", no_decoding)
+    t0 = time.perf_counter()
+    with pytest.raises(UnusableInput, match=r"input_tokens, dataset decode to 11200\d{5} bytes .* above the") as info:
+        load_dataset(str(bomb), limit=2)  # a limit does not make a bomb readable
+    assert time.perf_counter() - t0 < 2.0 and info.value.path == str(bomb)
+
+
+def test_parquet_decoding_is_capped_when_the_footer_understates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _token_parquet(tmp_path / "acc.parquet", rows=64, per_row=10_000)  # 5 MB of ids decoded
+    monkeypatch.setattr("loadgen_sut.datasets.MAX_PARQUET_DECODED_BYTES", 1 << 20)
+    monkeypatch.setattr("loadgen_sut.datasets._PHYSICAL_WIDTH", {})  # as a footer that understates the value count
+    with pytest.raises(UnusableInput, match=r"decode to more than the 1048576 byte limit \(at row 0\)"):
+        load_dataset(str(data))
+    # a limit decodes only the rows it needs (16 at a time): 16 rows of 2,500 ids are under the cap, 64 are not
+    small = _token_parquet(tmp_path / "small.parquet", rows=64, per_row=2_500)
+    assert len(load_dataset(str(small), limit=3).samples) == 3
+    with pytest.raises(UnusableInput, match="decode to more than"):
+        load_dataset(str(small))
+
+
+def test_parquet_columns_the_loader_does_not_use_are_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _token_parquet(tmp_path / "perf.parquet", rows=8, per_row=3, prompt="p" * 1_000_000)  # 8 MB of raw prompts
+    monkeypatch.setattr("loadgen_sut.datasets.MAX_PARQUET_DECODED_BYTES", 1 << 20)
+    ds = load_dataset(str(data))
+    assert [s.input_ids for s in ds.samples] == [(0, 0, 0)] * 8 and ds.samples[0].subset == "aime25"
