@@ -119,8 +119,14 @@ def open_input(path: Path, *, what: str = "file") -> tuple[BinaryIO, int]:
 
 def read_input_bytes(path: Path, *, what: str = "file", max_bytes: int = DEFAULT_MAX_TEXT_BYTES) -> bytes:
     """Read a file the user named on the command line (see :func:`open_input`), at most ``max_bytes``; raises
-    :class:`UnusableInput` naming the file."""
+    :class:`UnusableInput` naming the file. A file whose size is above the cap is refused unread (a sparse file
+    costs no read); one whose size says less (a file in /proc says 0) is still read to the cap only."""
     fh, size = open_input(path, what=what)
+    if size > max_bytes:
+        fh.close()
+        raise UnusableInput(
+            f"the {what} is larger than the {max_bytes} byte read limit; not read", display_name(str(path))
+        )
     with fh:
         try:
             data = _read_capped(fh.fileno(), max_bytes, size)

@@ -38,6 +38,7 @@ or row (pickle).
 from __future__ import annotations
 
 import pickle
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -47,6 +48,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from checker.findings import UnusableInput
+from checker.safe_io import open_input, read_input_bytes
 from checker.safe_json import JsonProblem, parse_json
 from loadgen_sut.engines.base import ChatMessage
 from loadgen_sut.engines.tokenizers import Tokenizer
@@ -59,6 +61,9 @@ _IDS_KEYS = ("input_ids", "tok_input")
 _REFERENCE_KEYS = ("reference", "output")
 _SUBSET_KEY = "dataset"  # deepseek-r1: the sub-data set of the sample
 _GROUND_TRUTH_KEYS = ("gt_output", "ground_truth")  # deepseek-r1, in the order its evaluator reads them
+# Largest JSON / JSONL data set file read: it is read whole, then parsed (a few times its size in memory); a larger
+# file (a sparse 8 GB one too) is refused from its size, unread
+MAX_DATASET_BYTES = 1 << 30
 
 
 class Sample(BaseModel):
@@ -146,16 +151,25 @@ def _sample(index: int, row: Any, tokenizer: Tokenizer | None) -> Sample:
 
 
 def _read_text(path: Path) -> str:
+    """A JSON / JSONL data set file's text: a regular file (a FIFO or device is refused unread), at most
+    :data:`MAX_DATASET_BYTES` (a larger one is refused from its size, before a byte is read), UTF-8."""
+    data = read_input_bytes(path, what="data set", max_bytes=MAX_DATASET_BYTES)
     try:
-        return path.read_text(encoding="utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise UnusableInput(f"not UTF-8 text ({e.reason})", str(path)) from e
-    except OSError as e:
-        raise UnusableInput(f"cannot read data set: {e.strerror or e}", str(path)) from e
+        line = data.count(b"\n", 0, e.start) + 1
+        raise UnusableInput(f"not UTF-8 text ({e.reason})", str(path), line) from e
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) split at "\n" only (and a "\r" before it), as JSON Lines are: ``str.splitlines`` also
+    splits at U+2028, U+0085, form feeds..., which a JSON string may hold raw, and would cut a record in two."""
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        yield lineno, line.removesuffix("\r")
 
 
 def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in _lines(text):
         if not line.strip():
             continue
         try:
@@ -177,14 +191,57 @@ def _load_jsonl(path: Path, text: str, tokenizer: Tokenizer | None, limit: int |
 
 
 def _records_from_columns(path: Path, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """pandas' default ``to_json`` form: ``{"column": {"row": value}}``."""
-    frame = pd.DataFrame(obj)
-    try:
-        frame.index = frame.index.astype(int)
-    except (TypeError, ValueError) as e:
-        raise UnusableInput(f"column-oriented JSON with non-integer row labels ({e})", str(path)) from e
-    frame = frame.sort_index()
-    return [{k: (None if _isna(v) else v) for k, v in rec.items()} for rec in frame.to_dict(orient="records")]
+    """pandas' column-oriented form as records in row order: ``{"column": {"row": value}}`` (``to_json``'s default;
+    a cell a column lacks is None) or ``{"column": [values]}``. Refused, naming the column: lists of other lengths,
+    lists mixed with objects, a row label that is not a row number, two labels of one row ("0" and "00")."""
+    columns = list(obj.items())
+    if all(isinstance(values, list) for _, values in columns):
+        first, n = columns[0][0], len(columns[0][1])
+        for name, values in columns:
+            if len(values) != n:
+                raise UnusableInput(
+                    f"column-oriented JSON: column {_shown(name)} has {len(values)} values, column {_shown(first)} {n}",
+                    str(path),
+                )
+        return [{name: _cell(values[i]) for name, values in columns} for i in range(n)]
+    if not all(isinstance(cells, dict) for _, cells in columns):
+        kinds = {name: type(cells).__name__ for name, cells in columns}
+        lists = next(name for name, kind in kinds.items() if kind == "list")
+        objects = next(name for name, kind in kinds.items() if kind == "dict")
+        raise UnusableInput(
+            f"column-oriented JSON mixes a column of values ({_shown(lists)}) with one of row-labelled cells "
+            f"({_shown(objects)})",
+            str(path),
+        )
+    labels: dict[int, str] = {}
+    for name, cells in columns:
+        for label in cells:
+            if not _ROW_LABEL.fullmatch(label):
+                raise UnusableInput(
+                    f"column-oriented JSON: row label {_shown(label)} of column {_shown(name)} is not a row number",
+                    str(path),
+                )
+            seen = labels.setdefault(int(label), label)
+            if seen != label:
+                raise UnusableInput(
+                    f"column-oriented JSON: duplicate row label: {_shown(seen)} and {_shown(label)} (column "
+                    f"{_shown(name)}) are both row {int(label)}",
+                    str(path),
+                )
+    return [{name: _cell(cells.get(label)) for name, cells in columns} for _, label in sorted(labels.items())]
+
+
+# a row label of pandas' column-oriented JSON: the row number (pandas' default index), at most 18 digits as an int64
+_ROW_LABEL = re.compile(r"[0-9]{1,18}")
+
+
+def _shown(text: str) -> str:
+    """A column name or row label for a message: quoted, at most 40 characters of it."""
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def _cell(v: Any) -> Any:
+    return None if _isna(v) else v
 
 
 def _isna(v: Any) -> bool:
@@ -249,12 +306,40 @@ def _load_pickle(path: Path, tokenizer: Tokenizer | None, limit: int | None) -> 
     return Dataset(name=path.name, samples=tuple(_rows_to_samples(path, rows, tokenizer, None, "row")), source=str(path))
 
 
-def _resolve(spec: str) -> tuple[str, Path]:
-    """(kind, path) for a spec; kind is jsonl, json or pickle."""
-    prefixes = {"jsonl:": "jsonl", "cnndm:": "json", "openorca:": "pickle", "shopify:": "shopify", "shopify-v6.0:": "shopify-v6.0"}
-    for prefix, kind in prefixes.items():
+# the spec prefixes that name a loader for any file name
+_PREFIXES = {
+    "jsonl:": "jsonl",
+    "cnndm:": "json",
+    "openorca:": "pickle",
+    "shopify:": "shopify",
+    "shopify-v6.0:": "shopify-v6.0",
+    "gpt-oss:": "gpt-oss",
+}
+
+
+def dataset_path(spec: str) -> Path | None:
+    """The file or directory a data set spec names, without its loader prefix (``jsonl:ds.jsonl`` names
+    ``ds.jsonl``); None for ``builtin`` (shipped with the package). A command's outputs are judged against it
+    (never the data set, never inside its directory), so it answers for every spec :func:`load_dataset` takes,
+    without reading anything."""
+    if spec == BUILTIN_SPEC:
+        return None
+    prefixed = _prefixed(spec)
+    return prefixed[1] if prefixed is not None else Path(spec)
+
+
+def _prefixed(spec: str) -> tuple[str, Path] | None:
+    for prefix, kind in _PREFIXES.items():
         if spec.startswith(prefix):
             return kind, Path(spec[len(prefix) :])
+    return None
+
+
+def _resolve(spec: str) -> tuple[str, Path]:
+    """(kind, path) for a spec; kind is jsonl, json, pickle, parquet, shopify, shopify-v6.0 or gpt-oss."""
+    prefixed = _prefixed(spec)
+    if prefixed is not None:
+        return prefixed
     path = Path(spec)
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
@@ -284,7 +369,6 @@ def _load_shopify(kind: str, path: Path, limit: int | None) -> Dataset:
 
 # ---------------------------------------------------------------------------------------------- gpt-oss-120b
 
-GPT_OSS_PREFIX = "gpt-oss:"
 _GPT_OSS_IDS = ("tok_input", "input_tokens")  # the reference's order (utils/tokenization.py: tok_input first)
 
 
@@ -313,12 +397,73 @@ def _load_gpt_oss(path: Path, tokenizer: Tokenizer | None, limit: int | None) ->
     if path.suffix.lower() in (".pkl", ".pickle"):
         return _load_pickle(path, tokenizer, limit)
     try:
-        frame = pd.read_parquet(path)
+        frame = _read_gpt_oss_parquet(path, limit)
     except ImportError as e:
         raise UnusableInput(f"reading parquet needs pyarrow: pip install pyarrow ({e})", str(path)) from e
-    except (OSError, ValueError, TypeError) as e:
+    except (OSError, ValueError, TypeError) as e:  # pyarrow's ArrowInvalid / ArrowMemoryError are among them
         raise UnusableInput(f"cannot read the parquet file: {e}", str(path)) from e
     return _gpt_oss_dataset(path, frame, tokenizer, limit)
+
+
+# The most a gpt-oss-120b parquet's columns read may decode to: room for 6,396 prompts (the performance set's rows) of
+# 20,000 int64 token ids each; an 11 KB zstd file can declare 400,000,000 token ids (3.2 GB), which is refused.
+MAX_PARQUET_DECODED_BYTES = 1 << 30
+_GPT_OSS_COLUMNS = ("text_input", "dataset", "ground_truth")  # what a sample takes besides its token ids
+_PARQUET_BATCH_ROWS = 16
+_PHYSICAL_WIDTH = {"INT64": 8, "INT32": 4, "DOUBLE": 8, "FLOAT": 4, "BOOLEAN": 1}
+
+
+def _read_gpt_oss_parquet(path: Path, limit: int | None) -> pd.DataFrame:
+    """The columns a gpt-oss-120b sample takes, of the first ``limit`` rows (all without one), as the DataFrame
+    ``pd.read_parquet`` gives. Bounded (:data:`MAX_PARQUET_DECODED_BYTES`): first from the footer, before any data is
+    read (each numeric column's value count times its width; other columns their stated uncompressed size), then as
+    the rows are decoded, a few at a time, in case the footer understates them; only the rows needed are decoded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fh, _ = open_input(path, what="data set")
+    with fh, pq.ParquetFile(fh) as pf:
+        names = set(pf.schema_arrow.names)
+        ids = next((c for c in _GPT_OSS_IDS if c in names), None)
+        if ids is None:
+            raise _no_gpt_oss_ids(path, names)
+        columns = [c for c in (ids, *_GPT_OSS_COLUMNS) if c in names]
+        meta = pf.metadata
+        declared = 0
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            for c in range(group.num_columns):
+                chunk = group.column(c)
+                if chunk.path_in_schema.split(".")[0] in columns:
+                    width = _PHYSICAL_WIDTH.get(chunk.physical_type)
+                    declared += max(chunk.total_uncompressed_size, chunk.num_values * width if width else 0)
+        if declared > MAX_PARQUET_DECODED_BYTES:
+            raise UnusableInput(
+                f"its columns {', '.join(columns)} decode to {declared} bytes (from the file's metadata), above the "
+                f"{MAX_PARQUET_DECODED_BYTES} byte limit; not read",
+                str(path),
+            )
+        batches, rows, decoded = [], 0, 0
+        for batch in pf.iter_batches(batch_size=_PARQUET_BATCH_ROWS, columns=columns):
+            decoded += batch.nbytes
+            if decoded > MAX_PARQUET_DECODED_BYTES:
+                raise UnusableInput(
+                    f"its columns {', '.join(columns)} decode to more than the {MAX_PARQUET_DECODED_BYTES} byte limit "
+                    f"(at row {rows}), though its metadata says {declared}; not read",
+                    str(path),
+                )
+            batches.append(batch)
+            rows += batch.num_rows
+            if limit is not None and rows >= limit:
+                break
+        table = pa.Table.from_batches(batches, schema=pa.schema([pf.schema_arrow.field(c) for c in columns]))
+    return table.to_pandas()
+
+
+def _no_gpt_oss_ids(path: Path, columns: set[str]) -> UnusableInput:
+    return UnusableInput(
+        f"a gpt-oss-120b data set needs a 'tok_input' or 'input_tokens' column; columns are {sorted(columns)}", str(path)
+    )
 
 
 def _gpt_oss_truth(value: Any) -> str | None:
@@ -345,10 +490,7 @@ def _gpt_oss_dataset(path: Path, frame: pd.DataFrame, tokenizer: Tokenizer | Non
     cols = set(map(str, frame.columns))
     ids_col = next((c for c in _GPT_OSS_IDS if c in cols), None)
     if ids_col is None:
-        raise UnusableInput(
-            f"a gpt-oss-120b data set needs a 'tok_input' or 'input_tokens' column; columns are {sorted(cols)}",
-            str(path),
-        )
+        raise _no_gpt_oss_ids(path, cols)
     if limit is not None:
         frame = frame.iloc[:limit]
     decode = getattr(tokenizer, "decode_special", None) or (tokenizer.decode if tokenizer is not None else None)
@@ -393,9 +535,9 @@ def load_dataset(spec: str, *, tokenizer: Tokenizer | None = None, limit: int | 
         path = Path(str(ref))
         samples = _load_jsonl(path, ref.read_text(encoding="utf-8"), tokenizer, limit)
         return Dataset(name=BUILTIN_SPEC, samples=tuple(samples), source=str(path))
-    if spec.startswith(GPT_OSS_PREFIX) or _is_gpt_oss_parquet(Path(spec)):  # gpt-oss-120b's data sets
-        return _load_gpt_oss(Path(spec.removeprefix(GPT_OSS_PREFIX)), tokenizer, limit)
     kind, path = _resolve(spec)
+    if kind == "gpt-oss" or (kind == "parquet" and _is_gpt_oss_parquet(path)):  # gpt-oss-120b's data sets
+        return _load_gpt_oss(path, tokenizer, limit)
     if kind in ("shopify", "shopify-v6.0", "parquet"):  # qwen3-vl's Shopify catalogue (loadgen_sut.datasets_vl)
         return _load_shopify(kind, path, limit)
     if not path.is_file():

@@ -90,20 +90,26 @@ def _real_inputs(inputs: Iterable[Path | str | None]) -> list[tuple[str, str, tu
     return out
 
 
+CHECKED_TREE = "the checked tree"  # what a directory given to plan_outputs' trees is, unless it is named
+
+
 def plan_outputs(
     outputs: Sequence[tuple[str, Path | str | None]],
     *,
     force: bool = False,
-    trees: Iterable[Path | str | None] = (),
+    trees: Iterable[Path | str | tuple[str, Path | str | None] | None] = (),
     inputs: Iterable[Path | str | None] = (),
 ) -> list[OutputTarget]:
     """Judge every ``(option, path)`` (``path`` None: the option was not given) before any work is done.
 
-    ``trees``: directories the command reads (no report may land inside them); ``inputs``: files it reads
-    (no report may replace one). Raises :class:`UnusableInput` naming the first path refused.
+    ``trees``: directories the command reads (no report may land inside them), each a path or ``(what, path)``
+    where the refusal should say what the directory is ("the tokenizer directory"; default
+    :data:`CHECKED_TREE`); ``inputs``: files it reads (no report may replace one). Raises
+    :class:`UnusableInput` naming the first path refused.
     """
+    named = [t if isinstance(t, tuple) else (CHECKED_TREE, t) for t in trees]
     real_trees = [
-        (str(t), os.path.realpath(t)) for t in trees if t is not None and str(t) and os.path.isdir(t)
+        (what, str(t), os.path.realpath(t)) for what, t in named if t is not None and str(t) and os.path.isdir(t)
     ]
     real_inputs = _real_inputs(inputs)
     targets: list[OutputTarget] = []
@@ -126,7 +132,7 @@ def _judge(
     option: str,
     given: str,
     force: bool,
-    real_trees: list[tuple[str, str]],
+    real_trees: list[tuple[str, str, str]],
     real_inputs: list[tuple[str, str, tuple[int, int] | None]],
 ) -> OutputTarget:
     if given == STDOUT:
@@ -167,11 +173,9 @@ def _judge(
     if not os.access(parent, os.W_OK | os.X_OK):
         raise _refuse(option, given, f"cannot create files in directory {parent} (permission denied)")
     real = os.path.join(os.path.realpath(parent), path.name)
-    for tree_given, tree_real in real_trees:
+    for what, tree_given, tree_real in real_trees:
         if _inside(real, tree_real):
-            raise _refuse(
-                option, given, f"refusing to write inside the checked tree ({tree_given}, {tree_real})"
-            )
+            raise _refuse(option, given, f"refusing to write inside {what} ({tree_given}, {tree_real})")
     identity = (st.st_dev, st.st_ino) if st is not None else None
     for in_given, in_real, in_id in real_inputs:
         if real == in_real or (identity is not None and identity == in_id):

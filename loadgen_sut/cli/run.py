@@ -26,6 +26,7 @@ from loadgen_sut.cli.arg_types import (
 )
 from loadgen_sut.cli.code_exec_args import add_code_execution_arguments, code_execution_from_args
 from loadgen_sut.client_workers import default_client_workers, usable_cpus
+from loadgen_sut.datasets import dataset_path
 from loadgen_sut.engines.factory import EngineSpec
 from loadgen_sut.engines.openai_http import FLAVORS
 from loadgen_sut.package import (
@@ -493,7 +494,7 @@ def run(args: argparse.Namespace) -> int:
         command=_command_line(),
         code_execution=code_execution_from_args(args),
     )
-    dataset_specs(request)  # a test the run does not have, a data set file that is not there: refused now
+    specs = dataset_specs(request)  # a test the run does not have, a data set file that is not there: refused now
     rnd = load_round(round_name)
     tree = args.tree or (args.out / ("submission" if mode is RunMode.SUBMISSION else "trial-submission"))
     package_request = plan = None
@@ -525,11 +526,18 @@ def run(args: argparse.Namespace) -> int:
     # the --html path is judged before the run (checker.report.output): not inside the tree, not an input
     if getattr(args, "html", None) == "-":
         raise UnusableInput("--html -: the run prints its progress on standard output; give a file name")
+    datasets = [dataset_path(spec) for spec in specs.values()]  # the files whatever the spec's prefix (jsonl:PATH)
+    problems = getattr(args, "lcb_problems", None)
     html = plan_outputs(
         [("--html", getattr(args, "html", None))],
         force=getattr(args, "force", False),
-        trees=[tree] if mode.is_submission_flow else [],
-        inputs=[args.user_conf, args.system, args.implementation_json],
+        trees=[
+            *([("the submission tree", tree)] if mode.is_submission_flow else []),
+            *(("the data set directory", d) for d in datasets),
+            ("the tokenizer directory", args.tokenizer),
+            ("the --lcb-problems directory", problems),
+        ],
+        inputs=[args.user_conf, args.system, args.implementation_json, *datasets, problems],
     )
     outcome = run_mode(request)
     for target in html:  # the run's page, written before packaging (it shows the run, not the tree's check)

@@ -24,7 +24,7 @@ from checker.parsers.accuracy_log import TokenDtype, accuracy_log_hash
 from checker.printable import printable
 from checker.report.output import plan_outputs, write_output
 from loadgen_sut.cli.code_exec_args import add_code_execution_arguments, code_execution_from_args
-from loadgen_sut.datasets import load_dataset
+from loadgen_sut.datasets import dataset_path, load_dataset
 from loadgen_sut.engines.tokenizers import HFTokenizer
 from loadgen_sut.scoring.gpt_oss import component_lines
 from loadgen_sut.scoring.score import AccuracyScore, accuracy_txt, score_accuracy
@@ -87,33 +87,42 @@ def _summary(score: AccuracyScore) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    # judged before any work: never the accuracy log (or another input), never inside the tokenizer directory
+    # judged before any work: never an input (the accuracy log, the data set file whatever its spec's prefix, the
+    # problems), never inside a directory it reads (the tokenizer's, a data set's or the problems' directory)
     problems = getattr(args, "lcb_problems", None)
-    dataset_file = Path(args.dataset) if args.dataset and Path(args.dataset).exists() else None
+    dataset = dataset_path(args.dataset)
     outputs = plan_outputs(
         [("--accuracy-txt", args.accuracy_txt)],
         force=getattr(args, "force", False),
-        trees=[args.tokenizer, problems],
-        inputs=[args.accuracy_log, dataset_file, problems],
+        trees=[
+            ("the tokenizer directory", args.tokenizer),
+            ("the data set directory", dataset),
+            ("the --lcb-problems directory", problems),
+        ],
+        inputs=[args.accuracy_log, dataset, problems],
     )
     out = sys.stderr if any(t.to_stdout for t in outputs) else sys.stdout  # stdout holds accuracy.txt
     try:
         _, bench = find_benchmark(args.round or latest_round(), args.benchmark)
     except (UnknownRound, UnknownBenchmark) as exc:
         raise UnusableInput(str(exc)) from exc
+    scenario = Scenario.parse(args.scenario) if args.scenario else None
+    if args.scenario and scenario is None:
+        raise UnusableInput(f"unknown scenario {args.scenario!r} (Offline, Server, Interactive, SingleStream)")
     code = code_execution_from_args(args)
     if args.tokenizer is None and bench.accuracy_log_format != "utf8_text":
         raise UnusableInput(f"--tokenizer DIR is needed: {bench.name}'s accuracy log holds token ids")
     detokenize = HFTokenizer(args.tokenizer).decode if args.tokenizer is not None else None
-    dataset = load_dataset(args.dataset)
     score = score_accuracy(
-        args.accuracy_log, dataset, bench, detokenize, dtype=TokenDtype(args.dtype), code_execution=code
+        args.accuracy_log,
+        load_dataset(args.dataset),
+        bench,
+        detokenize,
+        dtype=TokenDtype(args.dtype),
+        code_execution=code,
     )
     for line in _summary(score):
         print(printable(line), file=out)
-    scenario = Scenario.parse(args.scenario) if args.scenario else None
-    if args.scenario and scenario is None:
-        raise UnusableInput(f"unknown scenario {args.scenario!r} (Offline, Server, Interactive, SingleStream)")
     findings = score.findings(bench, scenario=scenario)
     for f in findings:
         print(printable(f"  {f.severity.value.upper():7} {f.rule}: {f.message}"), file=out)

@@ -59,6 +59,11 @@ class HFTokenizer:
         eos = self._tok.eos_token_id
         self.eos_token_id = int(eos) if isinstance(eos, int) else None
 
+    @property
+    def vocab_size(self) -> int:
+        """Ids 0 to ``vocab_size - 1`` decode (the added and special tokens included): ``len(tokenizer)``."""
+        return len(self._tok)
+
     def encode(self, text: str) -> list[int]:
         return list(self._tok.encode(text, add_special_tokens=False))
 

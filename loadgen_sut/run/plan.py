@@ -15,7 +15,7 @@ from typing import Any
 from checker.checks.rule_registry import WARN, RuleInfo, register, registered_finding
 from checker.findings import Finding, UnusableInput
 from loadgen_sut.compliance import AUDIT_TESTS, TEST07, TEST09, required_samples
-from loadgen_sut.datasets import BUILTIN_SPEC, Dataset, load_dataset
+from loadgen_sut.datasets import BUILTIN_SPEC, Dataset, dataset_path, load_dataset
 from loadgen_sut.engines.factory import EngineSpec, build_tokenizer
 from loadgen_sut.engines.simulated import simulated_vocabulary
 from loadgen_sut.engines.tokenizers import Tokenizer
@@ -164,10 +164,8 @@ def dataset_option(request: RunRequest, test: str) -> str:
 
 def _require_dataset_file(spec: str, option: str) -> None:
     """A data set spec names a file or directory that is there (``builtin``, ``FILE``, ``kind:FILE``)."""
-    if spec == BUILTIN_SPEC or (spec and Path(spec).exists()):
-        return
-    _, sep, rest = spec.partition(":")
-    if sep and rest and Path(rest).exists():
+    path = dataset_path(spec) if spec else None
+    if spec == BUILTIN_SPEC or (path is not None and str(path) and path.exists()):
         return
     raise UnusableInput(f"{option}: no such data set file or directory" if spec else f"{option}: an empty data set name")
 

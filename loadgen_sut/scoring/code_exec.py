@@ -39,8 +39,8 @@ is shared by every process of that uid. Run it in a disposable container when in
 The tests come from the user's local copy of LiveCodeBench ``code_generation_lite`` (the
 reference loads ``release_v1`` through ``lcb_runner``, which downloads it; nothing is downloaded
 here): JSONL records with ``question_id``, ``public_test_cases``, ``private_test_cases`` (JSON, or
-base64 of zlib of a pickled JSON string as the lite release stores them — unpickled with every
-class refused, so only plain strings come out) and ``metadata`` (JSON with ``func_name`` for
+base64 of zlib of a pickled JSON string as the lite release stores them — never unpickled: the one
+string is read from the pickle's bytes, any other pickle refused) and ``metadata`` (JSON with ``func_name`` for
 LeetCode problems). A problem passes when all its public then private tests pass (pass@1 of one
 sample), each within ``test_timeout_s`` (the reference's ``timeout=60``).
 

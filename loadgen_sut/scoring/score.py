@@ -318,13 +318,31 @@ def _check(
     ]
 
 
-def _decode_all(entries: Sequence[AccuracyEntry], dtype: TokenDtype, path: Path) -> list[tuple[int, ...]]:
+def _decode_all(
+    entries: Sequence[AccuracyEntry], dtype: TokenDtype, path: Path, detokenize: Detokenize
+) -> list[tuple[int, ...]]:
+    """Each entry's token ids, every one an id of the tokenizer that decodes them: a negative id (int32 FFFFFFFF) or
+    one past its vocabulary is refused naming the entry. The reference's ``tokenizer.batch_decode`` fails on a negative
+    id (an OverflowError, no score) and drops one past the vocabulary without a word: ids a tokenizer does not have
+    are not the model's output (a wrong --dtype or tokenizer), so both are refused here."""
+    vocab = getattr(getattr(detokenize, "__self__", None), "vocab_size", None)  # tokenizer.decode given
+    size = vocab if isinstance(vocab, int) and not isinstance(vocab, bool) else None
     out = []
     for e in entries:
         try:
-            out.append(e.token_ids(dtype))
+            ids = e.token_ids(dtype)
         except TokenDecodeError as err:
             raise UnusableInput(f"entry {e.index}: {err} (wrong --dtype?)", str(path), e.line) from err
+        if ids and (min(ids) < 0 or (size is not None and max(ids) >= size)):
+            bad = next(i for i in ids if i < 0 or (size is not None and i >= size))
+            known = f"0 to {size - 1}" if size is not None else "none negative"
+            raise UnusableInput(
+                f"entry {e.index} (qsl_idx {e.qsl_idx}): token id {bad} is not in the tokenizer's vocabulary ({known}): "
+                f"the output cannot be decoded (wrong --dtype {dtype.value}, or the model's tokenizer?)",
+                str(path),
+                e.line,
+            )
+        out.append(ids)
     return out
 
 
@@ -395,7 +413,7 @@ def _text_outputs(
             str(path),
             with_nul[0].line,
         )
-    ids = _decode_all(entries, dtype, path)
+    ids = _decode_all(entries, dtype, path, detokenize)
     return [detokenize(x) for x in ids], ids, "token_ids"
 
 
@@ -447,7 +465,7 @@ def score_accuracy(
     else:
         if detokenize is None:
             raise UnusableInput(f"{benchmark.name} logs output token ids: scoring needs the model's tokenizer", str(accuracy_log))
-        ids = _decode_all(unique, dtype, accuracy_log)
+        ids = _decode_all(unique, dtype, accuracy_log, detokenize)
         decode = _special_decoder(benchmark, detokenize, detokenize_special, accuracy_log)
         texts = [decode(x) for x in ids]
     gen_tok_len = sum(len(x) for x in ids) if log_format == "token_ids" else _logged_tokens(unique)

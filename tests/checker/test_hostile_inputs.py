@@ -220,6 +220,20 @@ def test_input_size_cap(tmp_path: Path) -> None:
         read_input_bytes(big, what="table", max_bytes=1024)
 
 
+def test_input_above_the_cap_is_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a sparse 8 GB file costs no read: its size alone refuses it
+    big = tmp_path / "sparse.jsonl"
+    with big.open("wb") as fh:
+        fh.truncate(8 << 30)
+
+    def no_read(fd: int, n: int) -> bytes:
+        raise AssertionError(f"read {n} bytes of a file its size refuses")
+
+    monkeypatch.setattr("checker.safe_io.os.read", no_read)
+    with pytest.raises(UnusableInput, match="larger than the 1024 byte read limit; not read"):
+        read_input_bytes(big, what="data set", max_bytes=1024)
+
+
 @pytest.mark.parametrize(
     ("content", "what"),
     [

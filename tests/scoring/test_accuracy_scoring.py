@@ -175,3 +175,38 @@ def test_scoring_errors(scored_run: tuple[Path, Dataset], tmp_path: Path) -> Non
         score_accuracy(log, no_ref, _llama31_8b(), byte_detokenize)
     with pytest.raises(UnusableInput, match="wrong --dtype"):
         score_accuracy(log, dataset, _llama31_8b(), byte_detokenize, dtype=TokenDtype.INT64)
+
+
+TOKEN_SERVER_TOKENIZER = Path(__file__).resolve().parents[2] / "examples" / "token-server-tokenizer"
+
+
+@pytest.mark.parametrize(
+    ("data", "dtype", "bad"),
+    [
+        ("FFFFFFFF", "int32", "-1"),  # int32 -1
+        ("0000000000000080", "int64", "-9223372036854775808"),
+        ("FFFFFFFFFFFFFF7F", "int64", "9223372036854775807"),
+        ("FFFF", "int16", "-1"),
+        ("FFFFFF7F", "int32", "2147483647"),  # past the vocabulary: the tokenizer would drop it without a word
+        ("01000000" + "94000000", "int32", "148"),  # the first id past this tokenizer's 148
+    ],
+)
+def test_token_ids_the_tokenizer_does_not_have_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: str, dtype: str, bad: str
+) -> None:
+    from loadgen_sut.cli import main
+
+    log = tmp_path / "mlperf_log_accuracy.json"
+    log.write_text(f'[\n{{ "seq_id" : 0, "qsl_idx" : 1, "data" : "{data}", "token_count" : 1 }}\n]\n')
+    argv = ["score", "--accuracy-log", str(log), "--dataset", "builtin", "--benchmark", "llama3.1-8b"]
+    assert main([*argv, "--tokenizer", str(TOKEN_SERVER_TOKENIZER), "--dtype", dtype]) == 2
+    err = capsys.readouterr().err
+    assert f"{log}:2: entry 0 (qsl_idx 1): token id {bad} is not in the tokenizer's vocabulary (0 to 147)" in err
+    assert "internal error" not in err
+
+
+def test_negative_token_ids_are_refused_whatever_the_decoder(tmp_path: Path) -> None:
+    log = tmp_path / "mlperf_log_accuracy.json"
+    log.write_text('[\n{ "seq_id" : 0, "qsl_idx" : 0, "data" : "FFFFFFFF", "token_count" : 1 }\n]\n')
+    with pytest.raises(UnusableInput, match=r"token id -1 is not in the tokenizer's vocabulary \(none negative\)"):
+        score_accuracy(log, load_dataset("builtin"), _llama31_8b(), byte_detokenize)

@@ -7,6 +7,7 @@ import base64
 import json
 import os
 import pickle
+import time
 import zlib
 from pathlib import Path
 
@@ -187,3 +188,117 @@ def test_stdin_as_livecodebench_patches_it() -> None:
     # defining one fails there, and here.
     quirk = run_program("class Solution:\n    pass\nprint(1)", stdin_problem(("\n", "1\n")), ex)
     assert not quirk.passed and "AttributeError" in quirk.reason
+
+
+def _packed_raw(pickled: bytes) -> str:
+    return base64.b64encode(zlib.compress(pickled, 9)).decode()
+
+
+@pytest.mark.parametrize("protocol", [1, 2, 3, 4, 5])
+def test_packed_tests_of_every_pickle_protocol(protocol: int) -> None:
+    for tests in ([{"input": "1\n", "output": "2\n", "testtype": "stdin"}], [{"input": "é" * 70_000, "output": "x", "testtype": "stdin"}]):
+        record = {**DOUBLE, "private_test_cases": _packed_raw(pickle.dumps(json.dumps(tests), protocol=protocol))}
+        assert [t.input for t in problem_from_record(record).tests][1:] == [tests[0]["input"]]
+
+
+@pytest.mark.parametrize(
+    ("pickled", "match"),
+    [
+        pytest.param(pickle.dumps(json.dumps([]), protocol=0), "not a pickle of one string", id="protocol-0"),
+        pytest.param(pickle.dumps([{"input": "1", "output": "2", "testtype": "stdin"}]), "not a pickle of one string", id="a-list"),
+        pytest.param(pickle.dumps("[]")[:-1], "not a pickle of one string", id="no-stop"),
+        pytest.param(pickle.dumps("[]") + b"garbage", "not a pickle of one string", id="trailing"),
+        # a pickle that declares 2 bytes, followed by 64 MiB: inflated no further than the declaration allows
+        pytest.param(pickle.dumps("[]") + b"\0" * (64 << 20), "not a pickle of one string", id="lying-length"),
+        pytest.param(pickle.dumps(b"[]"), "not a pickle of one string", id="bytes"),
+    ],
+)
+def test_packed_tests_must_be_one_pickled_string(pickled: bytes, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        problem_from_record({**DOUBLE, "private_test_cases": _packed_raw(pickled)})
+
+
+def test_packed_tests_above_the_cap_are_refused_from_their_declared_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    # what the red team sent: a 1.9 MB line packing a 1.5 GB string (here 2 MiB over a lowered cap); the pickle's
+    # declared length refuses it before it is inflated
+    monkeypatch.setattr("loadgen_sut.scoring.code_problems.MAX_TEST_CASES_BYTES", 1 << 20)
+    calls: list[int] = []
+    real = zlib.decompressobj
+
+    class Counting:
+        def __init__(self) -> None:
+            self._d = real()
+
+        def decompress(self, data: bytes, max_length: int = 0) -> bytes:
+            out = self._d.decompress(data, max_length)
+            calls.append(len(out))
+            return out
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._d, name)
+
+    monkeypatch.setattr("loadgen_sut.scoring.code_problems.zlib.decompressobj", Counting)
+    bomb = _packed_raw(pickle.dumps(" " * (2 << 20)))
+    with pytest.raises(ValueError, match=f"{(2 << 20)} bytes decompressed, above the {1 << 20} byte limit"):
+        problem_from_record({**DOUBLE, "private_test_cases": bomb})
+    assert sum(calls) < 64  # the head only
+
+
+def test_the_red_team_bomb_is_refused_at_once(tmp_path: Path) -> None:
+    # a 1.5 GB string, zlib-compressed, in one line: refused from its declared length, nothing inflated
+    text = zlib.compressobj(9)
+    head = b"\x80\x04X" + (1_500_000_000).to_bytes(4, "little")
+    blob = text.compress(head) + text.compress(b" " * (16 << 20)) + text.flush()  # the first 16 MiB are enough
+    f = tmp_path / "bomb.jsonl"
+    f.write_text(json.dumps({**DOUBLE, "private_test_cases": base64.b64encode(blob).decode()}) + "\n")
+    with pytest.raises(UnusableInput, match="1500000000 bytes decompressed, above the") as err:
+        load_code_problems(f)
+    assert err.value.line == 1 and err.value.path == str(f)
+
+
+@pytest.mark.parametrize(
+    ("content", "match", "line"),
+    [
+        pytest.param("[" * 100_000 + "]" * 100_000 + "\n", "nested deeper than 100 levels", 1, id="deep"),
+        pytest.param(json.dumps(DOUBLE) + "\n" + json.dumps({**DOUBLE, "public_test_cases": "[" * 5000 + "]" * 5000}) + "\n", "nested deeper", 2, id="deep-tests"),
+        pytest.param(json.dumps(DOUBLE) + "\n" + json.dumps({**DOUBLE, "metadata": '{"a": ' + "1" * 500 + "}"}) + "\n", "number too long", 2, id="metadata"),
+        pytest.param(json.dumps(DOUBLE) + '\n{"question_id": "a\\u0000\u0000"}\n', "NUL byte", 2, id="nul"),
+    ],
+)
+def test_hostile_problem_files_name_file_and_line(tmp_path: Path, content: str, match: str, line: int) -> None:
+    f = tmp_path / "p.jsonl"
+    f.write_text(content)
+    with pytest.raises(UnusableInput, match=match) as err:
+        load_code_problems(f)
+    assert err.value.line == line and err.value.path == str(f)
+
+
+def test_problem_lines_end_at_newline_only(tmp_path: Path) -> None:
+    f = tmp_path / "p.jsonl"
+    titled = {**DOUBLE, "question_title": "a\u2028b\u0085c"}
+    f.write_bytes((json.dumps(titled, ensure_ascii=False) + "\r\n\n" + json.dumps({"question_id": "x"}) + "\n").encode())
+    with pytest.raises(UnusableInput, match="no test cases") as err:
+        load_code_problems(f)
+    assert err.value.line == 3
+
+
+def test_special_and_huge_problem_files_are_refused_unread(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    sparse = tmp_path / "sparse.jsonl"
+    with sparse.open("wb") as fh:
+        fh.truncate(8 << 30)
+    for path, match in ((fifo, "a FIFO"), (Path("/dev/zero"), "a character device"), (sparse, "NUL byte")):
+        t0 = time.perf_counter()
+        with pytest.raises(UnusableInput, match=match):
+            load_code_problems(path)
+        assert time.perf_counter() - t0 < 1.0
+
+
+def test_a_line_longer_than_the_cap_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("loadgen_sut.scoring.code_problems.MAX_LINE_BYTES", 1 << 20)
+    f = tmp_path / "p.jsonl"
+    f.write_text(json.dumps(DOUBLE) + "\n" + json.dumps({**DOUBLE, "question_title": "x" * (3 << 20)}) + "\n")
+    with pytest.raises(UnusableInput, match=f"a line longer than {1 << 20} bytes") as err:
+        load_code_problems(f)
+    assert err.value.line == 2
