@@ -296,7 +296,10 @@ def _reencoded_image(image: Any) -> tuple[str, str]:
                     f"the image is {width}x{height} pixels, more than {MAX_IMAGE_PIXELS:,}; not decoded"
                 )
             buf = io.BytesIO()
-            im.save(buf, format=fmt)
+            try:
+                im.save(buf, format=fmt)
+            except KeyError:  # a format Pillow reads but cannot write (XPM): the references' re-save fails too
+                raise ValueError(f"the image is {fmt}, which Pillow cannot write back") from None
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
         raise ValueError(f"cannot read product_image: {e}") from e
     return base64.b64encode(buf.getvalue()).decode("ascii"), fmt

@@ -148,6 +148,10 @@ def test_bad_input(fx: ModuleType, tmp_path: Path) -> None:
     rows[0] = {**rows[0], "product_image": {"bytes": b"not an image", "path": None}}
     with pytest.raises(UnusableInput, match=r"row 0 .*cannot read product_image"):
         load_dataset(str(_write(tmp_path / "broken.parquet", rows)))
+    xpm = b'/* XPM */\nstatic char *x[] = {\n"2 2 1 1",\n"a c #ff0000",\n"aa",\n"aa"\n};\n'  # read, not written
+    rows[0] = {**rows[0], "product_image": {"bytes": xpm, "path": None}}
+    with pytest.raises(UnusableInput, match=r"row 0 .*the image is XPM, which Pillow cannot write back"):
+        load_dataset(str(_write(tmp_path / "xpm.parquet", rows)))  # a KeyError from Image.save was exit 3
     rows = [{**fx.hf_rows()[0], "ground_truth_category": "  "}]
     with pytest.raises(UnusableInput, match="ground_truth_category is empty"):
         load_dataset(str(_write(tmp_path / "empty.parquet", rows)))
