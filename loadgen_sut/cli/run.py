@@ -536,6 +536,8 @@ def run(args: argparse.Namespace) -> int:
             *(("the data set directory", d) for d in datasets),
             ("the tokenizer directory", args.tokenizer),
             ("the --lcb-problems directory", problems),
+            ("the model directory", Path(args.model) if args.engine == "transformers" and args.model else None),
+            ("the runs under --out", args.out / "runs"),  # an earlier run's record or logs (report reads them)
         ],
         inputs=[args.user_conf, args.system, args.implementation_json, *datasets, problems],
     )
