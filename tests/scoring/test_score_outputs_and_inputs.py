@@ -100,3 +100,16 @@ def test_run_never_replaces_a_prefixed_data_set(tmp_path: Path, capsys: pytest.C
     assert "--html" in err and "is also an input of this command" in err
     assert _digest(ds) == before
     assert not (tmp_path / "out").exists()  # refused before the run
+
+
+def test_run_html_never_lands_among_earlier_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    record = tmp_path / "out" / "runs" / "20260101T000000Z-abcdef" / "run-record.json"
+    record.parent.mkdir(parents=True)
+    record.write_text("{}\n")  # an earlier run's record: `report` reads it
+    argv = [
+        "run", "--engine", "simulated", "--benchmark", "llama3.1-8b", "--scenario", "Offline",
+        "--out", str(tmp_path / "out"), "--html", str(record), "--force",
+    ]  # fmt: skip
+    assert main(argv) == 2
+    assert "refusing to write inside the runs under --out" in capsys.readouterr().err
+    assert record.read_text() == "{}\n"
