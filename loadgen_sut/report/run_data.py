@@ -8,6 +8,7 @@ malformed detail log or timeline is a note on the page (the rest of the run stil
 
 from __future__ import annotations
 
+import errno
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -323,7 +324,11 @@ def load_run(path: Path) -> RunView:
     tests = []
     for t in record.tests:
         directory = run_dir / t.directory
-        inside = directory.resolve().is_relative_to(run_dir.resolve())
+        try:
+            inside = directory.resolve().is_relative_to(run_dir.resolve())
+        except (RuntimeError, OSError) as exc:  # a symlink loop: RuntimeError before Python 3.13, OSError since
+            why = exc.strerror if isinstance(exc, OSError) and exc.errno != errno.ELOOP else "a loop of symbolic links"
+            raise UnusableInput(f"the directory of test {t.name} cannot be resolved ({why})", str(directory)) from None
         if not inside:
             tests.append(TestView(t, directory, None, f"{t.directory} is outside the run directory; not read", None,
                                   "not read"))

@@ -242,3 +242,15 @@ def test_run_refuses_a_bad_html_path_before_running(tmp_path: Path) -> None:
         assert main([*args, "--html", html]) == 2
     assert not (tmp_path / "out").exists()  # refused before anything ran
     assert existing.read_text() == "mine"
+
+
+def test_a_test_directory_that_is_a_symlink_loop_is_unusable_input_naming_it(
+    invalid_run: RealRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = copy_run(invalid_run.run_dir, tmp_path / "run")
+    shutil.rmtree(run_dir / "performance")
+    (run_dir / "performance").symlink_to("performance")  # a link to itself
+    assert main(["report", str(run_dir), "--html", "-"]) == 2
+    err = capsys.readouterr().err
+    assert f"{run_dir / 'performance'}: the directory of test performance cannot be resolved" in err
+    assert "loop of symbolic links" in err
