@@ -5,6 +5,7 @@ malformed text are a :class:`JsonProblem` naming the line, never a recursion err
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -66,6 +67,22 @@ def json_depth_exceeds(value: Any, max_depth: int) -> bool:
                 return True
             stack.extend((c, d + 1) for c in v if isinstance(c, dict | list))
     return False
+
+
+def non_finite_at(value: Any) -> str | None:
+    """The JSON path (``tests/0/wall_s``) of the first NaN or infinity in ``value`` (parsed JSON: ``NaN``,
+    ``Infinity`` and a literal beyond a float's range such as ``1e999`` all parse to one), None when there is none
+    (iterative: no recursion)."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        v, where = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return where or "(top level)"
+        if isinstance(v, dict):
+            stack.extend((c, f"{where}/{k}" if where else str(k)) for k, c in reversed(v.items()))
+        elif isinstance(v, list):
+            stack.extend((c, f"{where}/{i}" if where else str(i)) for i, c in reversed(list(enumerate(v))))
+    return None
 
 
 class _Refused(ValueError):

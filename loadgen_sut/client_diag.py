@@ -461,7 +461,9 @@ def summary_line(diag: ClientDiagnostics) -> str:
     def lag(name: str, s: LagStats | None) -> str:
         if s is None or s.count == 0:
             return f"{name} not measured"
-        return f"{name} p50/p99/max {s.p50_ms:.2f}/{s.p99_ms:.2f}/{s.max_ms:.2f} ms (n={s.count})"
+        # a value is None with a count where it was not finite (the record writes such a value as null)
+        ms = "/".join(f"{v:.2f}" if v is not None else "n/a" for v in (s.p50_ms, s.p99_ms, s.max_ms))
+        return f"{name} p50/p99/max {ms} ms (n={s.count})"
 
     parts = [lag("dispatch lag", diag.dispatch_lag), lag("receive lag", diag.receive_lag), lag("loop lag", diag.loop_lag)]
     cpu = f"CPU {diag.process_cpu_cores:.2f} of {diag.usable_cpus} core(s)"

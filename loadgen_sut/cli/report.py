@@ -18,7 +18,8 @@ the files a table or claim report names (the table, the logs in ``--tree``, the 
 command made them, from the paths as given: run ``report`` from the same directory for the same links. The page is
 written through :mod:`checker.report.output` (``-`` for standard output; an existing file only with ``--force``;
 never a directory, FIFO, device, symlink, one of the files read, or inside the table report's ``--tree``). Exit
-codes: 0 written, 2 unusable input (not one of these; a path refused).
+codes: 0 written, 2 unusable input (not one of these; one that does not conform to its schema, checked before
+anything is drawn; a path refused).
 """
 
 from __future__ import annotations

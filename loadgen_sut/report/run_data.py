@@ -8,6 +8,7 @@ malformed detail log or timeline is a note on the page (the rest of the run stil
 
 from __future__ import annotations
 
+import errno
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,11 +18,13 @@ from pydantic import ValidationError
 
 from checker.findings import UnusableInput
 from checker.parsers.mllog import DetailLog, parse_detail_text
-from checker.safe_io import read_input_bytes
+from checker.safe_io import DEFAULT_MAX_TEXT_BYTES, read_input_bytes, read_input_json
+from checker.safe_json import non_finite_at
 from loadgen_sut.record import RECORD_FILE, RunRecord, TestRecord
 from loadgen_sut.timeline import TIMELINE_FILE, Timeline, parse_timeline
 from rules.models import Benchmark, Round, Scenario, TokenLatencyLimit
 from rules.registry import UnknownRound, load_round
+from schemas import schema_refusal
 
 DETAIL_FILE = "mlperf_log_detail.txt"
 SUMMARY_FILE = "mlperf_log_summary.txt"
@@ -300,17 +303,30 @@ def find_record(path: Path) -> Path:
     return path
 
 
+def read_record(record_path: Path) -> RunRecord:
+    """The run record at ``record_path``, parsed as every JSON input is (:func:`checker.safe_io.read_input_json`:
+    bounded size and depth, a key given twice refused), then checked against ``schemas/run-record.json`` and the
+    model; UnusableInput naming the file when it is not one. Its writer writes a non-finite number as null
+    (pydantic's JSON), so a record holding NaN or Infinity is an edited one, refused as well."""
+    where = str(record_path)
+    data = read_input_json(record_path, "run record", max_bytes=DEFAULT_MAX_TEXT_BYTES)
+    at = non_finite_at(data)
+    if at is not None:
+        raise UnusableInput(f"not a run record: {at} is not a finite number (a run record writes null there)", where)
+    problems = schema_refusal(data, "run-record")
+    if problems is not None:
+        raise UnusableInput(f"not a run record: {problems}", where)
+    try:
+        return RunRecord.model_validate(data)
+    except ValidationError as exc:
+        detail = str(exc).splitlines()
+        raise UnusableInput(f"not a run record ({'; '.join(detail[:3])[:300]})", where) from None
+
+
 def load_run(path: Path) -> RunView:
     """Read a run directory (or its ``run-record.json``); UnusableInput naming the record when it is not one."""
     record_path = find_record(path)
-    raw = read_input_bytes(record_path, what="run record")
-    try:
-        record = RunRecord.model_validate_json(raw)
-    except ValidationError as exc:
-        detail = str(exc).splitlines()
-        raise UnusableInput(
-            f"not a run record ({'; '.join(detail[:3])[:300]})", str(record_path)
-        ) from None
+    record = read_record(record_path)
     run_dir = record_path.parent
     notes: list[str] = []
     rnd: Round | None = None
@@ -323,7 +339,11 @@ def load_run(path: Path) -> RunView:
     tests = []
     for t in record.tests:
         directory = run_dir / t.directory
-        inside = directory.resolve().is_relative_to(run_dir.resolve())
+        try:
+            inside = directory.resolve().is_relative_to(run_dir.resolve())
+        except (RuntimeError, OSError) as exc:  # a symlink loop: RuntimeError before Python 3.13, OSError since
+            why = exc.strerror if isinstance(exc, OSError) and exc.errno != errno.ELOOP else "a loop of symbolic links"
+            raise UnusableInput(f"the directory of test {t.name} cannot be resolved ({why})", str(directory)) from None
         if not inside:
             tests.append(TestView(t, directory, None, f"{t.directory} is outside the run directory; not read", None,
                                   "not read"))

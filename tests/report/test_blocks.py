@@ -9,7 +9,7 @@ import pytest
 
 from checker.report.html.markup import Markup, el, esc, relative_href, safe_url
 from checker.report.html.page import document, fmt_num
-from checker.report.html.plots import Plot, RefLine, Series, cdf_points, render_plot
+from checker.report.html.plots import Bars, Mark, Plot, RefLine, Series, cdf_points, render_bars, render_plot
 from loadgen_sut.report import early_stopping
 from loadgen_sut.report.timeline_stats import over_time, percentile, ttft_trend
 from loadgen_sut.timeline import SampleTiming
@@ -57,6 +57,25 @@ def test_document_is_self_contained_and_deterministic() -> None:
     assert ">limit 2<" in text  # text stays text in the SVG (svg.fonttype none)
     ids = re.findall(r' id="([^"]+)"', text)
     assert ids and all(i.startswith("k-") for i in ids)  # every id of the plot carries its key
+
+
+CONTROLS = "\x1b\u202e\u2066\x07\x9b"  # ESC, bidi overrides, BEL, a C1 control (CSI)
+
+
+def test_no_control_or_bidi_character_reaches_a_plot_or_a_warning(recwarn: pytest.WarningsRecorder) -> None:
+    """Names from a tree (a submitter's directory, a rule id, a system) are a plot's categories and labels: none of
+    their control or bidi characters is written into the SVG, nor into matplotlib's "Glyph missing" warning (which
+    the terminal shows)."""
+    name = f"Red\x1b[31m{CONTROLS}Hat"
+    bars = Bars(key="b", title=name, x_label=name, categories=(name, "other"),
+                stacks=((name, (1.0, 2.0), "#000000"),), lines=(RefLine(1.5, name),))
+    plot = Plot(key="p", title=name, x_label=name, y_label=name, series=(Series(name, [1, 2], [1, 2]),),
+                lines=(RefLine(1.0, name, "y"),), marks=(Mark(1.0, 1.0, name),), y_ticks=((1.0, name),),
+                zoom_y=(0.0, 1.0), zoom_title=name)
+    for svg in (render_bars(bars), render_plot(plot)):
+        assert "Red" in svg and not any(c in svg for c in CONTROLS)
+    for w in recwarn.list:
+        assert not any(c in str(w.message) for c in CONTROLS)
 
 
 def test_numbers_for_people() -> None:

@@ -4,9 +4,11 @@ what the page needs) gives a page that says what it lacks."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from report_helpers import PEER, SUBMISSIONS, html_text, summary_table
@@ -151,3 +153,93 @@ def test_a_report_that_is_not_whole_or_was_edited_is_refused(tmp_path: Path, kin
     path.write_text(json.dumps(data), encoding="utf-8")
     assert main(["report", str(path), "--html", str(tmp_path / "x.html")]) == 2
     assert not (tmp_path / "x.html").exists()
+
+
+@pytest.fixture(scope="module")
+def own_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """A report of each kind as our commands write it: check, table (with --tree: rows with derived values) and
+    claim (two results, rules naming them)."""
+    from checker.cli.check import main as check_main
+
+    work = tmp_path_factory.mktemp("own-reports")
+    assert check_main([str(SUBMISSIONS), "-q", "--json", str(work / "check.json")]) == 1
+    table = summary_table(work, edit_row2=None)
+    assert main(["table", str(table), "--tree", str(SUBMISSIONS), "--json", str(work / "table.json")]) in (0, 1)
+    claim = CLAIMS / "CMP-02" / "break.yaml"
+    assert main(["claim", str(claim), "--table", str(ROWS), "--json", str(work / "claim.json")]) == 1
+    reports = {k: json.loads((work / f"{k}.json").read_text(encoding="utf-8")) for k in ("check", "table", "claim")}
+    assert all(r["derived"] for r in reports["table"]["rows"][:2]) and len(reports["claim"]["results"]) == 2
+    return reports
+
+
+def _set(doc: dict[str, Any], where: str, value: object) -> dict[str, Any]:
+    """A copy of ``doc`` with the value at ``where`` (``rows/0/row``) replaced."""
+    doc = copy.deepcopy(doc)
+    *parents, last = [int(p) if p.isdigit() else p for p in where.split("/")]
+    at: Any = doc
+    for p in parents:
+        at = at[p]
+    at[last] = value
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("kind", "where", "value", "said"),
+    [
+        ("check", "ignore", [None], "ignore/0: None is not of type 'string'"),
+        ("check", "results/1/summary", "x", "results/1/summary: "),
+        ("table", "rows/0/row", float("inf"), "rows/0/row: inf is not of type 'integer'"),
+        ("table", "rows/0/derived/value", "x", "rows/0/derived/value: 'x' is not of type 'number'"),
+        ("table", "tree_counts/match", None, "tree_counts/match: None is not of type 'integer'"),
+        ("table", "rows/1/derived/file", -1, "rows/1/derived/file: -1 is not of type 'string'"),
+        ("claim", "results", "x", "results: 'x' is not of type 'array'"),
+        ("claim", "results", [None], "results/0: None is not of type 'object'"),
+        ("claim", "claim/path", 0, "claim/path: 0 is not of type 'string', 'null'"),
+        ("claim", "claim/path", 10**99, "claim/path: 1000"),  # os.stat took it for a file descriptor
+        # an index that is not its result's position: the page made room for that many results (300,000,000 of
+        # them: 3.7 GB, minutes)
+        ("claim", "results/1/index", 3, "results[1].index is 3, not 2"),
+        ("claim", "results/1/index", 1, "results[1].index is 1, not 2"),
+        ("claim", "rules/0/results", [1, 3], "rules[0].results names result 3, and the report has 2"),
+    ],
+)
+def test_an_edited_report_that_the_page_cannot_draw_is_refused_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], own_reports: dict[str, dict[str, Any]], kind: str,
+    where: str, value: object, said: str,
+) -> None:
+    """Parse, then render: each report is checked against its schema (and a claim report's result numbers against
+    its results) when it is read, so what the page cannot draw is exit 2 naming the file and the problem, never
+    an exception while drawing it (these were exit 3: ValueError, TypeError, OverflowError, AttributeError)."""
+    path = tmp_path / f"{kind}.json"
+    path.write_text(json.dumps(_set(own_reports[kind], where, value)), encoding="utf-8")
+    assert main(["report", str(path), "--html", str(tmp_path / "page.html")]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: not a " in err and said in err, err
+    assert not (tmp_path / "page.html").exists()
+
+
+def test_what_the_schema_allows_the_page_draws(
+    tmp_path: Path, own_reports: dict[str, dict[str, Any]]
+) -> None:
+    """A summary's Result is any string (schemas/check-report.json), a table's number may be Infinity (json.dumps
+    writes a float as it is): the page shows them as they are."""
+    check = _set(own_reports["check"], "results/1/summary/Result", "n/a")
+    table = _set(_set(own_reports["table"], "rows/0/result", float("inf")), "rows/0/result_text", None)
+    for kind, doc, shown in (("check", check, ">n/a"), ("table", table, ">inf ")):
+        path = tmp_path / f"{kind}.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        assert main(["report", str(path), "--html", str(tmp_path / f"{kind}.html")]) == 0
+        assert shown in html_text(tmp_path / f"{kind}.html")
+
+
+def test_a_refusal_names_the_first_few_problems_bounded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], own_reports: dict[str, dict[str, Any]]
+) -> None:
+    doc = _set(own_reports["claim"], "footnote", list(range(100_000)))  # 100,000 problems
+    doc["claim"]["text"] = ["x" * 1_000_000]  # a problem whose value is a megabyte
+    path = tmp_path / "claim.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert main(["report", str(path), "--html", str(tmp_path / "page.html")]) == 2
+    err = capsys.readouterr().err
+    assert len(err) < 2_000 and "claim/text: ['xxxx" in err and err.count("footnote/") == 4, err
+    assert err.rstrip().endswith("(and more)")

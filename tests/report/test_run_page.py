@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -242,3 +244,60 @@ def test_run_refuses_a_bad_html_path_before_running(tmp_path: Path) -> None:
         assert main([*args, "--html", html]) == 2
     assert not (tmp_path / "out").exists()  # refused before anything ran
     assert existing.read_text() == "mine"
+
+
+def test_a_test_directory_that_is_a_symlink_loop_is_unusable_input_naming_it(
+    invalid_run: RealRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = copy_run(invalid_run.run_dir, tmp_path / "run")
+    shutil.rmtree(run_dir / "performance")
+    (run_dir / "performance").symlink_to("performance")  # a link to itself
+    assert main(["report", str(run_dir), "--html", "-"]) == 2
+    err = capsys.readouterr().err
+    assert f"{run_dir / 'performance'}: the directory of test performance cannot be resolved" in err
+    assert "loop of symbolic links" in err
+
+
+def _edited_record(invalid_run: RealRun, tmp_path: Path, edit: Callable[[str], str]) -> Path:
+    run_dir = copy_run(invalid_run.run_dir, tmp_path / "run")
+    record = run_dir / "run-record.json"
+    record.write_text(edit(record.read_text(encoding="utf-8")), encoding="utf-8")
+    return run_dir
+
+
+def test_a_run_record_is_read_as_every_json_input(
+    invalid_run: RealRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through parse_json (docs/trust-and-safety.md, Bounds): a key given twice is refused, not read as its last
+    value; a non-finite number, which the record's writer never writes (null), is refused too (matplotlib raised
+    on an Infinity: exit 3)."""
+    twice = _edited_record(invalid_run, tmp_path / "twice",
+                           lambda t: t.replace('"simulated": true,', '"simulated": false, "simulated": true,', 1))
+    assert main(["report", str(twice), "--html", "-"]) == 2
+    err = capsys.readouterr().err
+    assert f"{twice / 'run-record.json'}: the run record is not JSON (line " in err
+    assert 'key "simulated" appears twice' in err
+
+    def infinite(text: str) -> str:
+        data = json.loads(text)
+        client = data["tests"][0]["client"]
+        client["machine_cpu_busy"] = [float("inf"), *client["machine_cpu_busy"][1:]]
+        return json.dumps(data)
+
+    run_dir = _edited_record(invalid_run, tmp_path / "inf", infinite)
+    assert main(["report", str(run_dir), "--html", "-"]) == 2
+    assert "tests/0/client/machine_cpu_busy/0 is not a finite number" in capsys.readouterr().err
+
+
+def test_a_lag_without_a_value_is_shown_as_not_available(invalid_run: RealRun, tmp_path: Path) -> None:
+    """A lag with a count but no p99 (the record writes a non-finite value as null): 'n/a', not a TypeError."""
+
+    def no_p99(text: str) -> str:
+        data = json.loads(text)
+        lag = data["tests"][0]["client"]["loop_lag"]
+        assert lag["count"] > 0
+        lag["p99_ms"] = None
+        return json.dumps(data)
+
+    run_dir = _edited_record(invalid_run, tmp_path, no_p99)
+    assert re.search(r"loop lag p50/p99/max [0-9.]+/n/a/[0-9.]+ ms", _page(run_dir))

@@ -33,6 +33,7 @@ from checker.report.html.plots import Bars, figure, render_bars
 from checker.report.outcome import all_findings, counts, exit_code, per_rule
 from checker.results import CheckReport, ResultEntry, SummaryRow
 from checker.safe_io import read_input_json
+from schemas import schema_refusal
 
 MAX_LISTED = 300  # findings listed per rule / per submitter; the rest are counted (the --json report has all)
 MAX_BARS = 25
@@ -89,12 +90,23 @@ class _Links:
         return el("a", el("code", rel), href=relative_href(self.base / rel, self.link_dir))
 
 
+def _result_value(value: str | None) -> str:
+    """The summary's ``Result`` for people: a number as :func:`fmt_num` writes it, any other text as it is (a
+    report read back may hold any string there: ``schemas/check-report.json``)."""
+    if value in (None, "", "None"):
+        return "—"
+    try:
+        return fmt_num(float(value))
+    except ValueError:
+        return value
+
+
 def _result_row(r: ResultEntry, links: _Links) -> list[Markup | str | Cell]:
     n = Counter(f.severity for f in r.findings)
     row: SummaryRow | None = r.summary
     value = row.values.get("Result") if row else None
     units = row.values.get("Units") if row else None
-    shown = fmt_num(float(value)) if value not in (None, "", "None") else "—"
+    shown = _result_value(value)
     return [
         badge("VALID" if r.valid else "INVALID"),
         links.directory(r.path),
@@ -278,8 +290,12 @@ def check_page(report: CheckReport, ctx: CheckContext = CheckContext(), *, link_
 
 def load_check_json(path: Path, data: dict[str, Any]) -> tuple[CheckReport, CheckContext]:
     """A ``check-submission --json`` report (``schemas/check-report.json``) read back; UnusableInput naming the
-    file when it is not one."""
+    file when it is not one: parse, then render, so one that does not conform to its schema is refused here,
+    never an exception while the page is drawn."""
     where = str(path)
+    problems = schema_refusal(data, "check-report")
+    if problems is not None:
+        raise UnusableInput(f"not a check-submission --json report: {problems}", where)
     try:
         results = tuple(
             ResultEntry(

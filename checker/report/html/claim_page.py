@@ -35,6 +35,7 @@ from checker.report.html.page import (
 )
 from checker.report.html.plots import Bars, figure, render_bars
 from rules.models import Scenario
+from schemas import schema_refusal
 
 QUOTED_MISSING = "the number the claim quotes for each result (the report's results[].quoted: the 'claim quotes' column)"
 
@@ -195,6 +196,22 @@ def _result(r: dict[str, Any]) -> ResolvedResult:
     )
 
 
+def _check_indices(data: dict[str, Any], where: str) -> None:
+    """The claim writes its results in order, numbered 1, 2, ... (``checker.audit.claim.resolve``), and a rule
+    names results by those numbers: an index that is not its result's position, or that names no result, is an
+    edited report (and the page would look up, or make room for, results that are not there)."""
+    results = data["results"]
+    for k, r in enumerate(results, start=1):
+        if r["index"] != k:
+            raise UnusableInput(f"not a claim --json report: results[{k - 1}].index is {r['index']}, not {k} (results "
+                                "are numbered 1, 2, ... in order)", where)
+    for j, rule in enumerate(data["rules"]):
+        for k in rule.get("results", ()):
+            if not 1 <= k <= len(results):
+                raise UnusableInput(f"not a claim --json report: rules[{j}].results names result {k}, and the report "
+                                    f"has {len(results)}", where)
+
+
 def load_claim_json(path: Path, data: dict[str, Any]) -> tuple[ClaimAudit, tuple[str, ...]]:
     """A ``claim --json`` report (``schemas/claim-report.json``) read back, and what of the page it lacks (a report
     of an earlier version has no ``quoted``); UnusableInput naming the file when it is not one.
@@ -202,10 +219,14 @@ def load_claim_json(path: Path, data: dict[str, Any]) -> tuple[ClaimAudit, tuple
     The claim comes back as far as the report records it: its text and, per result, the number it quotes (what
     the page shows of it)."""
     where = str(path)
+    problems = schema_refusal(data, "claim-report")
+    if problems is not None:  # parse, then render: nothing the schema refuses reaches the page
+        raise UnusableInput(f"not a claim --json report: {problems}", where)
+    _check_indices(data, where)
     try:
         results = tuple(_result(r) for r in data["results"])
-        quotes = {int(r["index"]): r.get("quoted") for r in data["results"]}
-        specs = tuple(ClaimResultSpec(result=quotes.get(i)) for i in range(1, max(quotes, default=0) + 1))
+        # results[k] is the claim's result k + 1 (_check_indices): what it quotes for each
+        specs = tuple(ClaimResultSpec(result=r.get("quoted")) for r in data["results"])
         claim = Claim(text=data["claim"]["text"], results=specs)
         issues = tuple(
             Issue(

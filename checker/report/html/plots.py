@@ -10,16 +10,23 @@ Deterministic output: ``svg.hashsalt`` is fixed per plot, the date and creator m
 ``id`` in a plot is prefixed with the plot's key (several plots on one page never share an id). Text stays
 text (``svg.fonttype: none``), so the numbers on the axes are in the page's DOM; mathtext is off
 (``text.parse_math: False``), so a ``$`` in a name from a file is a dollar sign.
+
+Every text of a plot (title, axis labels, categories, tick and legend labels) is made printable
+(:func:`checker.printable.printable`) before matplotlib sees it: a name from a file can hold an escape sequence or
+a bidi control, which would otherwise be written raw into the SVG and into matplotlib's "Glyph missing" warning
+on the terminal.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
+from checker.printable import printable
 from checker.report.html.markup import Child, Markup, el
 
 # colours that stay apart for colour-blind readers (Okabe-Ito)
@@ -122,6 +129,23 @@ class Bars:
     x_max: float | None = None
 
 
+_T = TypeVar("_T")
+
+
+def _printable_texts(value: _T) -> _T:
+    """``value`` (a :class:`Plot`, :class:`Bars` or a part of one) with every string in it made printable, at any
+    depth (a category, a series' or line's label, a tick label): the one place a plot's texts are sanitised.
+    Colours, markers and the key are printable already and stay as they are."""
+    if isinstance(value, str):
+        return cast(_T, printable(value, None))
+    if isinstance(value, tuple):
+        return cast(_T, tuple(_printable_texts(v) for v in value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: _printable_texts(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return dataclasses.replace(value, **changes)
+    return value
+
+
 def _svg(fig: Any, key: str) -> Markup:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
@@ -209,6 +233,7 @@ def _draw(ax: Any, p: Plot, *, legend: bool, title: str) -> None:
 def render_plot(p: Plot) -> Markup:
     """The plot as an inline ``<svg>``; with ``zoom_y`` a second panel shows the same data over that y range
     (the tail of a CDF, where p99 is decided)."""
+    p = _printable_texts(p)
     if p.zoom_y is None:
         return _render(p.key, lambda ax: _draw(ax, p, legend=True, title=p.title), p.width_in, p.height_in)
 
@@ -224,6 +249,7 @@ def render_plot(p: Plot) -> Markup:
 
 
 def render_bars(b: Bars) -> Markup:
+    b = _printable_texts(b)
     height = max(1.6, 0.32 * len(b.categories) + 1.0)
 
     def draw(ax: Any) -> None:

@@ -39,6 +39,7 @@ from checker.report.html.page import (
     table,
 )
 from checker.report.html.plots import LIMIT_COLOR, Plot, RefLine, Series, figure, render_plot
+from schemas import schema_refusal
 
 MAX_ROWS = 2000  # rows listed besides every mismatched / unreadable one
 MAX_MISSING = 200
@@ -353,6 +354,9 @@ def load_table_json(
     ``table --html`` lists (every error, the first warnings and notes of each rule, the rest counted), with it
     every finding (``table -v --html``)."""
     where = str(path)
+    problems = schema_refusal(data, "table-report")
+    if problems is not None:  # parse, then render: nothing the schema refuses reaches the page
+        raise UnusableInput(f"not a table --json report: {problems}", where)
     lacks: set[str] = set()
     try:
         t = data["table"]
